@@ -1,0 +1,38 @@
+# Two commands for a fresh machine: `make run` and `make test`.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test install lint bench bench-full fuzz clean
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/perfkb init
+	$(BIN)/perfkb serve
+
+test: $(STAMP)
+	bash scripts/ensure-chromium.sh
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks --quick
+
+bench-full: $(STAMP)
+	$(BIN)/python -m benchmarks --full
+
+clean:
+	rm -rf $(VENV) data .pytest_cache .ruff_cache

@@ -1,0 +1,230 @@
+"""The catalogue of fact names: the contract between parsers (which produce them) and signatures
+(which test them). A signature naming a fact that is not here, or a fact its sources never
+produce, fails validation. Keyed facts are tables: `syscall.avg_ms` keyed by `shmdt`.
+
+Units are in the name where there is one (`_ms`, `_s`, `_pct`). Percentages are 0..100.
+truss and strace produce the same syscall facts under the same names, so one signature covers
+both; tkprof and waits share the `event.*` facts for the same reason.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+SYSCALL_SOURCES = ("truss", "strace")
+EVENT_SOURCES = ("tkprof", "waits")
+FUNCTION_SOURCES = ("stack", "dtrace")
+
+
+class FactSpec(BaseModel):
+    name: str
+    sources: tuple[str, ...]
+    keyed_by: str | None = None  # what the key is ("syscall", "event", ...); None for scalars
+    kind: str = "number"  # number | string
+    doc: str
+
+
+def _specs() -> list[FactSpec]:
+    S, E, F = SYSCALL_SOURCES, EVENT_SOURCES, FUNCTION_SOURCES
+    f = FactSpec
+    return [
+        # ---- syscalls: truss (Solaris) and strace (Linux) ---------------------------------
+        f(name="syscall.count", sources=S, keyed_by="syscall", doc="calls of the syscall"),
+        f(
+            name="syscall.total_ms",
+            sources=S,
+            keyed_by="syscall",
+            doc="time in the syscall: from -E / -T when present, else from -D deltas, else from "
+            "-d / -t timestamps (the gap to the next line of the same pid, as people read it)",
+        ),
+        f(name="syscall.avg_ms", sources=S, keyed_by="syscall", doc="total_ms / timed calls"),
+        f(name="syscall.p50_ms", sources=S, keyed_by="syscall", doc="median call time"),
+        f(name="syscall.max_ms", sources=S, keyed_by="syscall", doc="slowest call"),
+        f(
+            name="syscall.delta_ms",
+            sources=S,
+            keyed_by="syscall",
+            doc="sum of -D deltas (truss) / -r deltas (strace) of the calls: wall time since the "
+            "previous event, which includes time blocked and user CPU before the call",
+        ),
+        f(name="syscall.errors", sources=S, keyed_by="syscall", doc="calls that failed"),
+        f(
+            name="syscall.share_pct",
+            sources=S,
+            keyed_by="syscall",
+            doc="share of all syscall time (or of calls, when untimed) taken by this syscall",
+        ),
+        f(
+            name="syscall.max_per_process",
+            sources=S,
+            keyed_by="syscall",
+            doc="most calls of this syscall made by any one process",
+        ),
+        f(name="errno.count", sources=S, keyed_by="errno", doc="failed calls by errno (ENOENT...)"),
+        f(
+            name="repeat.count",
+            sources=S,
+            keyed_by="syscall",
+            doc="size of the largest group of identical calls (same syscall, fd and size argument)",
+        ),
+        f(name="repeat.size", sources=S, keyed_by="syscall", doc="size argument of that group"),
+        f(name="repeat.fd", sources=S, keyed_by="syscall", doc="fd argument of that group"),
+        f(name="trace.calls", sources=S, doc="syscall lines parsed"),
+        f(name="trace.processes", sources=S, doc="distinct pids seen"),
+        f(name="trace.span_s", sources=S, doc="last timestamp minus first, when timestamped"),
+        f(name="trace.syscall_ms", sources=S, doc="sum of syscall.total_ms over all syscalls"),
+        f(name="trace.max_gap_ms", sources=S, doc="biggest gap between consecutive lines of a pid"),
+        f(name="trace.errors", sources=S, doc="failed calls"),
+        f(name="trace.signals", sources=S, doc="signals delivered"),
+        f(name="fork.avg_ms", sources=S, doc="average fork/fork1/vfork/clone time in the parent"),
+        f(name="fork.max_ms", sources=S, doc="slowest fork/fork1/vfork/clone"),
+        f(name="exec.avg_ms", sources=S, doc="average execve time"),
+        # ---- Oracle events: tkprof wait tables and AWR/Statspack/session event tables -------
+        f(name="event.waited_s", sources=E, keyed_by="event", doc="total time waited (seconds)"),
+        f(name="event.count", sources=E, keyed_by="event", doc="times waited"),
+        f(name="event.avg_ms", sources=E, keyed_by="event", doc="average wait (ms)"),
+        f(name="event.max_ms", sources=E, keyed_by="event", doc="longest wait (ms), when shown"),
+        f(
+            name="event.pct_of_waited",
+            sources=E,
+            keyed_by="event",
+            doc="share of all waited time in the table(s)",
+        ),
+        f(
+            name="event.pct_of_db_time",
+            sources=("waits",),
+            keyed_by="event",
+            doc="% DB time as AWR prints it (Top Timed Events)",
+        ),
+        f(name="event.timeouts", sources=("waits",), keyed_by="event", doc="time-outs"),
+        f(name="waits.total_s", sources=E, doc="total waited time over all events (seconds)"),
+        f(name="waits.events", sources=E, doc="number of distinct events"),
+        f(name="waits.top_event", sources=E, kind="string", doc="event with the most time"),
+        f(name="waits.top_pct", sources=E, doc="its share of waited time"),
+        f(
+            name="enqueue.requests",
+            sources=("waits",),
+            keyed_by="enqueue",
+            doc="enqueue activity requests, keyed by type (CF, TX, HW...)",
+        ),
+        f(name="enqueue.waits", sources=("waits",), keyed_by="enqueue", doc="enqueue waits"),
+        f(
+            name="enqueue.wait_ms",
+            sources=("waits",),
+            keyed_by="enqueue",
+            doc="enqueue total wait time (ms)",
+        ),
+        f(
+            name="stat.value",
+            sources=("waits",),
+            keyed_by="statistic",
+            doc="session/system statistic values ('messages sent', 'redo size'...)",
+        ),
+        # ---- tkprof ------------------------------------------------------------------------
+        f(name="tkprof.statements", sources=("tkprof",), doc="statements in the report"),
+        f(name="tkprof.elapsed_s", sources=("tkprof",), doc="elapsed of the totals"),
+        f(name="tkprof.cpu_s", sources=("tkprof",), doc="cpu of the totals"),
+        f(name="tkprof.waited_s", sources=("tkprof",), doc="sum of waited time"),
+        f(name="tkprof.accounted_s", sources=("tkprof",), doc="cpu + waited"),
+        f(name="tkprof.unaccounted_s", sources=("tkprof",), doc="elapsed - cpu - waited"),
+        f(name="tkprof.unaccounted_pct", sources=("tkprof",), doc="unaccounted share of elapsed"),
+        f(name="tkprof.parse_count", sources=("tkprof",), doc="parse calls"),
+        f(name="tkprof.execute_count", sources=("tkprof",), doc="execute calls"),
+        f(name="tkprof.fetch_count", sources=("tkprof",), doc="fetch calls"),
+        f(name="tkprof.parse_cpu_s", sources=("tkprof",), doc="cpu of parse calls"),
+        f(name="tkprof.parse_cpu_pct", sources=("tkprof",), doc="parse cpu share of all cpu"),
+        f(name="tkprof.hard_parses", sources=("tkprof",), doc="misses in library cache (parse)"),
+        f(name="tkprof.disk", sources=("tkprof",), doc="physical reads (blocks)"),
+        f(name="tkprof.query", sources=("tkprof",), doc="consistent gets"),
+        f(name="tkprof.current", sources=("tkprof",), doc="current gets"),
+        f(name="tkprof.rows", sources=("tkprof",), doc="rows processed"),
+        f(name="tkprof.rows_per_fetch", sources=("tkprof",), doc="rows / fetch calls"),
+        f(name="tkprof.lio_per_row", sources=("tkprof",), doc="(query + current) / rows"),
+        # ---- mpstat ------------------------------------------------------------------------
+        f(name="cpu.count", sources=("mpstat",), doc="CPUs reported"),
+        f(name="cpu.intervals", sources=("mpstat",), doc="samples (the since-boot one excluded)"),
+        f(name="cpu.usr_pct", sources=("mpstat",), doc="average user %"),
+        f(name="cpu.sys_pct", sources=("mpstat",), doc="average system %"),
+        f(name="cpu.wait_pct", sources=("mpstat",), doc="average wait/iowait %"),
+        f(name="cpu.idle_pct", sources=("mpstat",), doc="average idle %"),
+        f(name="cpu.steal_pct", sources=("mpstat",), doc="average steal % (Linux)"),
+        f(name="cpu.irq_pct", sources=("mpstat",), doc="average irq + soft % (Linux)"),
+        f(name="cpu.max_sys_pct", sources=("mpstat",), doc="highest per-CPU system %"),
+        f(
+            name="cpu.share_sys_over_50_pct",
+            sources=("mpstat",),
+            doc="share of CPUs whose system % is above 50",
+        ),
+        f(
+            name="cpu.share_sys_over_80_pct",
+            sources=("mpstat",),
+            doc="share of CPUs whose system % is above 80",
+        ),
+        f(name="cpu.sys_usr_ratio", sources=("mpstat",), doc="sys % / usr % (usr floored at 1)"),
+        f(
+            name="cpu.intr_top_share_pct",
+            sources=("mpstat",),
+            doc="share of all interrupts taken by the busiest CPU (Solaris intr column)",
+        ),
+        f(name="cpu.max_smtx", sources=("mpstat",), doc="highest per-CPU smtx (mutex spins)"),
+        f(name="cpu.max_xcal", sources=("mpstat",), doc="highest per-CPU xcal"),
+        f(name="cpu.max_migr", sources=("mpstat",), doc="highest per-CPU migr"),
+        f(name="cpu.sys_skew", sources=("mpstat",), doc="max - min per-CPU system %"),
+        f(name="cpu.sys", sources=("mpstat",), keyed_by="cpu", doc="system % per CPU id"),
+        f(name="cpu.intr", sources=("mpstat",), keyed_by="cpu", doc="interrupts per CPU id"),
+        # ---- functions: stacks (pstack, gdb, ustack) and DTrace ----------------------------
+        f(
+            name="frame.count",
+            sources=F,
+            keyed_by="function",
+            doc="frames naming the function (a DTrace ustack counts as often as it was seen)",
+        ),
+        f(
+            name="frame.top",
+            sources=F,
+            keyed_by="function",
+            doc="stacks (weighted by DTrace counts) whose innermost non-libc frame is the function",
+        ),
+        f(
+            name="layer.count",
+            sources=F,
+            keyed_by="layer",
+            doc="frames per Oracle kernel layer prefix (kge, kgl, opi, sl, ...), from "
+            "ingest/data/oracle_prefixes.tsv",
+        ),
+        f(name="stack.stacks", sources=F, doc="stacks/threads seen"),
+        f(name="stack.frames", sources=F, doc="frames seen"),
+        f(
+            name="probe.count",
+            sources=("dtrace",),
+            keyed_by="function",
+            doc="DTrace aggregation counts by function/probe name (`name count`, `module "
+            "function count`, printf lines 'X executed N times')",
+        ),
+        f(
+            name="probe.time_ms",
+            sources=("dtrace",),
+            keyed_by="function",
+            doc="time per function from DTrace printf lines ('waited in ms: N')",
+        ),
+        f(
+            name="probe.max_count",
+            sources=("dtrace",),
+            doc="largest aggregation count in the output",
+        ),
+        f(
+            name="hist.p50",
+            sources=("dtrace",),
+            keyed_by="aggregation",
+            doc="median bucket value of a quantize/lquantize histogram, keyed by its label",
+        ),
+        f(name="hist.max", sources=("dtrace",), keyed_by="aggregation", doc="highest bucket"),
+        f(name="hist.count", sources=("dtrace",), keyed_by="aggregation", doc="values counted"),
+    ]
+
+
+FACTS: dict[str, FactSpec] = {s.name: s for s in _specs()}
+
+
+def facts_for(source: str) -> set[str]:
+    return {name for name, spec in FACTS.items() if source in spec.sources}

@@ -1,0 +1,74 @@
+"""Typed evidence: what ingest hands to kb. Parsers fill these; nothing downstream re-reads raw text
+except the optional literal/regex text conditions, which only see the capped `Block.text`."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+Format = Literal["tkprof", "truss", "strace", "mpstat", "stack", "dtrace", "waits", "unknown"]
+FORMATS: tuple[str, ...] = (
+    "tkprof",
+    "truss",
+    "strace",
+    "mpstat",
+    "stack",
+    "dtrace",
+    "waits",
+    "unknown",
+)
+Platform = Literal["solaris", "linux", "aix", "hpux", "windows", "any"]
+
+# A fact value is a number, a short string, or a table keyed by a name (syscall, event...).
+FactValue = float | int | str | dict[str, float]
+
+# How much of a block's raw text is kept for text conditions and display (bytes of UTF-8).
+TEXT_CAP = 256 * 1024
+
+
+class Block(BaseModel):
+    """One evidence block found in the input, already parsed."""
+
+    format: Format
+    platform: Platform | None = None
+    start_line: int = Field(description="1-based first line of the block in the input")
+    end_line: int = Field(description="1-based last line of the block in the input")
+    lines: int = 0
+    malformed_lines: int = Field(0, description="lines of the format that did not parse")
+    facts: dict[str, FactValue] = Field(
+        default_factory=dict,
+        description="named facts (see ingest/facts.py): what signatures read",
+    )
+    details: dict = Field(
+        default_factory=dict,
+        description="format-specific structured view for people: tables, per-process rows, ...",
+    )
+    identifiers: list[str] = Field(
+        default_factory=list,
+        description="names in the evidence (syscalls, functions, events) for text ranking",
+    )
+    text: str = Field("", description="raw text of the block, capped at TEXT_CAP")
+    text_truncated: bool = False
+
+
+class Context(BaseModel):
+    """What the prose and the evidence say about the environment."""
+
+    versions: list[str] = Field(default_factory=list, description="Oracle versions, as written")
+    platform: Platform | None = None
+    platform_hints: list[str] = Field(default_factory=list)
+    ora_errors: list[str] = Field(default_factory=list)
+    processes: list[str] = Field(default_factory=list)
+    pids: list[int] = Field(default_factory=list)
+    sids: list[int] = Field(default_factory=list)
+    prose: str = Field("", description="non-evidence text, capped")
+
+
+class Evidence(BaseModel):
+    """Everything ingest found in one input."""
+
+    blocks: list[Block] = Field(default_factory=list)
+    context: Context = Field(default_factory=Context)
+    total_lines: int = 0
+    total_bytes: int = 0

@@ -1,0 +1,185 @@
+"""The incident entry: what a team learned in a postmortem, in a shape perfkb can match against."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from kb.signatures import Signature
+from kb.versions import InvalidVersion, Version
+
+Platform = Literal["solaris", "linux", "aix", "hpux", "windows", "any"]
+PLATFORMS: tuple[str, ...] = ("solaris", "linux", "aix", "hpux", "windows", "any")
+SLUG = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+
+
+def _now() -> datetime:
+    return datetime.now(UTC).replace(microsecond=0)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class VersionRange(_Strict):
+    """One product's affected range: introduced in `introduced` (None: all earlier versions too),
+    fixed in each release line listed in `fixed` (19.14 fixes 19.x from 19.14 on)."""
+
+    product: str = Field("oracle", min_length=1, max_length=40)
+    introduced: str | None = None
+    fixed: list[str] = Field(default_factory=list)
+    note: str = ""
+
+    @field_validator("introduced")
+    @classmethod
+    def _introduced(cls, v: str | None) -> str | None:
+        if v is not None:
+            Version(v)
+        return v
+
+    @field_validator("fixed")
+    @classmethod
+    def _fixed(cls, v: list[str]) -> list[str]:
+        for item in v:
+            Version(item)
+        return v
+
+    def verdict(self, version: str) -> tuple[bool, str]:
+        """(affected?, why) for one version of this product."""
+        try:
+            v = Version(version)
+        except InvalidVersion:
+            return True, f"cannot compare '{version}'"
+        if self.introduced and v < Version(self.introduced):
+            return False, f"introduced in {self.introduced}; you run {version}"
+        fixes = sorted(Version(f) for f in self.fixed)
+        for f in fixes:
+            if f.major == v.major and v >= f:
+                return False, f"fixed in {f}; you run {version}"
+        if fixes and v.major > fixes[-1].major:
+            return False, f"fixed in {fixes[-1]} and later releases; you run {version}"
+        where = f"introduced in {self.introduced}" if self.introduced else "affected"
+        if fixes:
+            return True, f"{where}, fixed in {', '.join(map(str, fixes))}; you run {version}"
+        return True, f"{where}, no fix listed; you run {version}"
+
+    def describe(self) -> str:
+        parts = [self.product]
+        parts.append(f"from {self.introduced}" if self.introduced else "all versions")
+        if self.fixed:
+            parts.append("fixed in " + ", ".join(self.fixed))
+        return " ".join(parts) + (f" ({self.note})" if self.note else "")
+
+
+class NextCommand(_Strict):
+    command: str = Field(min_length=1, max_length=2000)
+    platform: Platform
+    why: str = Field(min_length=1, max_length=2000)
+
+
+class Entry(_Strict):
+    id: str = Field(pattern=SLUG, max_length=100)
+    title: str = Field(min_length=3, max_length=200)
+    symptom: str = Field(min_length=1)
+    root_cause: str = Field(min_length=1)
+    fix: str = Field(min_length=1)
+    affected_versions: list[VersionRange] = Field(default_factory=list)
+    platforms: list[Platform] = Field(min_length=1)
+    tags: list[str] = Field(default_factory=list)
+    references: list[str] = Field(default_factory=list)
+    next_commands: list[NextCommand] = Field(default_factory=list)
+    signatures: list[Signature] = Field(default_factory=list)
+    author: str = Field("perfkb", min_length=1, max_length=200)
+    created: datetime = Field(default_factory=_now)
+    updated: datetime = Field(default_factory=_now)
+
+    @field_validator("tags")
+    @classmethod
+    def _tags(cls, v: list[str]) -> list[str]:
+        out = []
+        for t in v:
+            t = t.strip().lower()
+            if not re.fullmatch(r"[a-z0-9][a-z0-9._:+-]*", t):
+                raise ValueError(f"tag '{t}' must be lowercase letters, digits and . _ : + -")
+            if t not in out:
+                out.append(t)
+        return out
+
+    @field_validator("references")
+    @classmethod
+    def _refs(cls, v: list[str]) -> list[str]:
+        for url in v:
+            if not re.fullmatch(r"https?://[^\s<>\"]+", url):
+                raise ValueError(f"reference '{url}' is not an http(s) URL")
+        return v
+
+    @model_validator(mode="after")
+    def _unique_signature_names(self) -> Entry:
+        names = [s.name for s in self.signatures]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"signature names repeat: {', '.join(dupes)}")
+        return self
+
+    def searchable_identifiers(self) -> list[str]:
+        out: list[str] = []
+        for sig in self.signatures:
+            out += [k for k in sig.identifiers() if k not in out]
+        return out
+
+    def sources(self) -> list[str]:
+        out: list[str] = []
+        for sig in self.signatures:
+            out += [s for s in sig.sources if s not in out]
+        return out
+
+
+class EntryError(ValueError):
+    """A validation failure, phrased for people: entry, field, what is wrong."""
+
+    def __init__(self, entry_id: str, problems: list[tuple[str, str]]) -> None:
+        self.entry_id = entry_id
+        self.problems = problems  # (field path, message)
+        lines = [f"{path}: {msg}" if path else msg for path, msg in problems]
+        super().__init__(f"entry '{entry_id}': " + "; ".join(lines))
+
+
+_UNION_TAGS = {"all", "any", "not", "fact", "text"}
+
+
+def field_path(loc: tuple) -> str:
+    """('signatures', 0, 'when', 'all', 'all', 1, 'fact') -> 'signatures[0].when.all[1]'.
+
+    pydantic puts the union tag of each condition node into the location; people do not need it.
+    """
+    out = ""
+    parts = list(loc)
+    for i, part in enumerate(parts):
+        prev = parts[i - 1] if i else None
+        before_prev = parts[i - 2] if i > 1 else None
+        condition_slot = prev in ("when", "not") or (
+            isinstance(prev, int) and before_prev in ("all", "any")
+        )
+        if part in _UNION_TAGS and condition_slot:
+            continue
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+def validate_entry(data: dict, *, source: str | None = None) -> Entry:
+    """Validate raw entry data, raising EntryError with one readable line per problem."""
+    entry_id = str(data.get("id", source or "?")) if isinstance(data, dict) else (source or "?")
+    try:
+        return Entry.model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            msg = err["msg"].removeprefix("Value error, ")
+            problems.append((field_path(err["loc"]), msg))
+        raise EntryError(entry_id, problems) from None

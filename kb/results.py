@@ -1,0 +1,57 @@
+"""What an analysis returns: the one object the bot, the web page, the API and the CLI render."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from ingest.model import Block, Context
+
+Confidence = Literal["high", "medium", "low"]
+
+
+class ConditionOutcome(BaseModel):
+    """One condition of a signature and what the evidence showed for it."""
+
+    condition: str  # readable form of the condition
+    held: bool
+    observed: str  # "shmdt: 10 calls, avg 24.2 ms ≥ 5 ms"
+
+
+class SignatureOutcome(BaseModel):
+    name: str
+    weight: float
+    held: bool
+    specific: bool
+    block_formats: list[str] = Field(default_factory=list)
+    conditions: list[ConditionOutcome] = Field(default_factory=list)
+
+
+class Match(BaseModel):
+    id: str
+    title: str
+    score: float
+    confidence: Confidence
+    evidence: list[str] = Field(default_factory=list, description="observations that held")
+    versions: list[str] = Field(default_factory=list, description="version verdicts")
+    signatures: list[SignatureOutcome] = Field(default_factory=list)
+    related_only: bool = Field(False, description="surfaced by text similarity, no signature held")
+    feedback: dict[str, int] = Field(default_factory=dict)
+
+
+class SuggestedCommand(BaseModel):
+    command: str
+    platform: str
+    why: str
+    source: str = Field("playbook", description="entry id or 'playbook'")
+
+
+class AnalysisResult(BaseModel):
+    blocks: list[Block] = Field(default_factory=list)
+    context: Context = Field(default_factory=Context)
+    matches: list[Match] = Field(default_factory=list)
+    next_commands: list[SuggestedCommand] = Field(default_factory=list)
+    platform: str | None = None
+    fingerprint: str = ""
+    elapsed_ms: float = 0.0

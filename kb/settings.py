@@ -1,0 +1,54 @@
+"""All configuration comes from PERFKB_* environment variables (and SLACK_* for the bot)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import AliasChoices, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="PERFKB_", extra="ignore")
+
+    data_dir: Path = Path("./data")
+    base_url: str = "http://127.0.0.1:8000"
+    host: str = "127.0.0.1"
+    port: int = 8000
+    api_token: str | None = None
+    proxy_user_header: str | None = Field(
+        None, description="trusted reverse-proxy identity header, e.g. X-Forwarded-User"
+    )
+    secret_key: str | None = Field(None, description="signs CSRF tokens and login cookies")
+    max_body_bytes: int = 10 * 1024 * 1024
+    max_file_bytes: int = 50 * 1024 * 1024
+    log_level: str = "INFO"
+
+    slack_bot_token: str | None = Field(
+        None, validation_alias=AliasChoices("SLACK_BOT_TOKEN", "PERFKB_SLACK_BOT_TOKEN")
+    )
+    slack_app_token: str | None = Field(
+        None, validation_alias=AliasChoices("SLACK_APP_TOKEN", "PERFKB_SLACK_APP_TOKEN")
+    )
+    slack_signing_secret: str | None = Field(
+        None,
+        validation_alias=AliasChoices("SLACK_SIGNING_SECRET", "PERFKB_SLACK_SIGNING_SECRET"),
+    )
+    slack_api_url: str = Field(
+        "https://slack.com/api/",
+        validation_alias=AliasChoices("SLACK_API_URL", "PERFKB_SLACK_API_URL"),
+    )
+
+    @property
+    def db_path(self) -> Path:
+        return self.data_dir / "perfkb.sqlite3"
+
+    @property
+    def index_dir(self) -> Path:
+        return self.data_dir / "index"
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

@@ -1,0 +1,266 @@
+"""The signature language, defined once here and documented in docs/signatures.md.
+
+A signature says which evidence sources it reads and a condition tree over the facts those
+sources produce (ingest/facts.py) and/or the raw text:
+
+    signatures:
+      - name: slow-shmdt
+        sources: [truss, strace]
+        weight: 0.7
+        when:
+          all:
+            - {fact: syscall.count, key: shmdt, op: ">=", value: 5}
+            - {fact: syscall.avg_ms, key: shmdt, op: ">=", value: 5}
+
+Condition nodes (exactly one form each):
+  - {all: [...]}, {any: [...]}, {not: {...}}
+  - {fact: NAME, key: KEY?, op: OP, value: NUMBER|STRING}
+  - {fact: NAME, key: KEY?, op: OP, ref: {fact: NAME, key: KEY?, times: N, plus: [{fact, key}]}}
+  - {text: LITERAL | regex: PATTERN, min_count: N, case_sensitive: BOOL}
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from ingest.facts import FACTS
+from kb.regex_safety import UnsafeRegex, check_regex
+
+Source = Literal["tkprof", "truss", "strace", "mpstat", "stack", "dtrace", "waits", "text"]
+Op = Literal[">", ">=", "<", "<=", "==", "!="]
+
+OP_SYMBOL = {">": ">", ">=": "≥", "<": "<", "<=": "≤", "==": "=", "!=": "≠"}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _check_fact(name: str, key: str | None) -> None:
+    spec = FACTS.get(name)
+    if spec is None:
+        close = difflib.get_close_matches(name, FACTS, n=1)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        raise ValueError(f"unknown fact '{name}'{hint}")
+    if spec.keyed_by and not key:
+        raise ValueError(f"fact '{name}' is a table keyed by {spec.keyed_by}: give a key")
+    if not spec.keyed_by and key:
+        raise ValueError(f"fact '{name}' is a single value: it takes no key")
+
+
+class FactRef(_Strict):
+    """The right-hand side when a fact is compared with another: times * (fact + plus...)."""
+
+    fact: str
+    key: str | None = None
+    times: float = 1.0
+    plus: list[FactOperand] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _known(self) -> FactRef:
+        _check_fact(self.fact, self.key)
+        return self
+
+
+class FactOperand(_Strict):
+    fact: str
+    key: str | None = None
+
+    @model_validator(mode="after")
+    def _known(self) -> FactOperand:
+        _check_fact(self.fact, self.key)
+        return self
+
+
+class FactCondition(_Strict):
+    fact: str
+    key: str | None = None
+    op: Op
+    value: float | str | None = None
+    ref: FactRef | None = None
+
+    @model_validator(mode="after")
+    def _shape(self) -> FactCondition:
+        _check_fact(self.fact, self.key)
+        if (self.value is None) == (self.ref is None):
+            raise ValueError("give exactly one of 'value' or 'ref'")
+        spec = FACTS[self.fact]
+        if spec.kind == "string" and self.op not in ("==", "!="):
+            raise ValueError(f"fact '{self.fact}' is text: only == and != apply")
+        if spec.kind == "number" and isinstance(self.value, str):
+            raise ValueError(f"fact '{self.fact}' is a number: value must be a number")
+        return self
+
+    def facts(self) -> list[str]:
+        names = [self.fact]
+        if self.ref:
+            names.append(self.ref.fact)
+            names += [p.fact for p in self.ref.plus]
+        return names
+
+    def fact_keys(self) -> list[str]:
+        keys = [self.key] if self.key else []
+        if self.ref:
+            keys += [k for k in [self.ref.key, *[p.key for p in self.ref.plus]] if k]
+        return keys
+
+    def describe(self) -> str:
+        left = f"{self.fact}[{self.key}]" if self.key else self.fact
+        if self.ref is not None:
+            right = self.ref.fact + (f"[{self.ref.key}]" if self.ref.key else "")
+            for p in self.ref.plus:
+                right += " + " + p.fact + (f"[{p.key}]" if p.key else "")
+            if self.ref.plus:
+                right = f"({right})"
+            if self.ref.times != 1:
+                right = f"{self.ref.times:g} × {right}"
+        elif isinstance(self.value, float):
+            right = f"{self.value:g}"
+        else:
+            right = repr(self.value)
+        return f"{left} {OP_SYMBOL[self.op]} {right}"
+
+
+class TextCondition(_Strict):
+    text: str | None = None
+    regex: str | None = None
+    min_count: int = Field(1, ge=1)
+    case_sensitive: bool = False
+
+    @model_validator(mode="after")
+    def _shape(self) -> TextCondition:
+        if (self.text is None) == (self.regex is None):
+            raise ValueError("give exactly one of 'text' or 'regex'")
+        if self.text is not None and not self.text.strip():
+            raise ValueError("'text' must not be empty")
+        if self.regex is not None:
+            try:
+                check_regex(self.regex)
+            except UnsafeRegex as exc:
+                raise ValueError(str(exc)) from None
+        return self
+
+    def describe(self) -> str:
+        what = f"text '{self.text}'" if self.text is not None else f"regex /{self.regex}/"
+        return what + (f" seen ≥ {self.min_count} times" if self.min_count > 1 else " present")
+
+
+class AllOf(_Strict):
+    all: list[Condition] = Field(min_length=1)
+
+
+class AnyOf(_Strict):
+    any: list[Condition] = Field(min_length=1)
+
+
+class NotOf(_Strict):
+    not_: Condition = Field(alias="not")
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+def _condition_kind(v: Any) -> str:
+    if isinstance(v, dict):
+        for kind, keys in (
+            ("all", ("all",)),
+            ("any", ("any",)),
+            ("not", ("not", "not_")),
+            ("fact", ("fact",)),
+            ("text", ("text", "regex")),
+        ):
+            if any(k in v for k in keys):
+                return kind
+        return "fact"  # let FactCondition report what is missing
+    return {AllOf: "all", AnyOf: "any", NotOf: "not", FactCondition: "fact"}.get(type(v), "text")
+
+
+from pydantic import Discriminator, Tag  # noqa: E402
+
+Condition = Annotated[
+    Annotated[AllOf, Tag("all")]
+    | Annotated[AnyOf, Tag("any")]
+    | Annotated[NotOf, Tag("not")]
+    | Annotated[FactCondition, Tag("fact")]
+    | Annotated[TextCondition, Tag("text")],
+    Discriminator(_condition_kind),
+]
+
+AllOf.model_rebuild()
+AnyOf.model_rebuild()
+NotOf.model_rebuild()
+FactRef.model_rebuild()
+
+
+def walk(cond: Condition):
+    """Yield every leaf condition under `cond`."""
+    if isinstance(cond, AllOf):
+        for c in cond.all:
+            yield from walk(c)
+    elif isinstance(cond, AnyOf):
+        for c in cond.any:
+            yield from walk(c)
+    elif isinstance(cond, NotOf):
+        yield from walk(cond.not_)
+    else:
+        yield cond
+
+
+class Signature(_Strict):
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$", max_length=80)
+    description: str = ""
+    sources: list[Source] = Field(min_length=1)
+    weight: float = Field(0.5, gt=0, le=1)
+    specific: bool = Field(
+        True,
+        description="False for generic symptoms (high %sys alone, unaccounted time alone): "
+        "a match on generic signatures alone is never called high confidence",
+    )
+    when: Condition
+
+    @field_validator("sources")
+    @classmethod
+    def _unique_sources(cls, v: list[str]) -> list[str]:
+        if len(set(v)) != len(v):
+            raise ValueError("sources repeat")
+        return v
+
+    @model_validator(mode="after")
+    def _facts_fit_sources(self) -> Signature:
+        sources = set(self.sources)
+        for leaf in walk(self.when):
+            if isinstance(leaf, FactCondition):
+                for name in leaf.facts():
+                    if not sources & set(FACTS[name].sources):
+                        raise ValueError(
+                            f"fact '{name}' comes from {', '.join(FACTS[name].sources)}, "
+                            f"not from this signature's sources ({', '.join(self.sources)})"
+                        )
+        return self
+
+    def identifiers(self) -> list[str]:
+        """Keys the signature names (syscalls, functions, events): for prefiltering and search."""
+        out: list[str] = []
+        for leaf in walk(self.when):
+            if isinstance(leaf, FactCondition):
+                out += [k for k in leaf.fact_keys() if k not in out]
+        return out
+
+    def required_identifiers(self) -> list[str]:
+        """Keys that must be present in the evidence for the signature to hold at all (keys of
+        fact conditions reached only through all-nodes with a lower bound): used to prefilter."""
+        return _required(self.when)
+
+
+def _required(cond) -> list[str]:
+    if isinstance(cond, AllOf):
+        out: list[str] = []
+        for c in cond.all:
+            out += [k for k in _required(c) if k not in out]
+        return out
+    if isinstance(cond, FactCondition) and cond.key and cond.ref is None:
+        lower_bound = cond.op in (">", ">=") and isinstance(cond.value, float) and cond.value > 0
+        lower_bound |= cond.op == ">" and cond.value == 0
+        return [cond.key] if lower_bound else []
+    return []

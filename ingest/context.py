@@ -1,0 +1,104 @@
+"""Context from prose and headers: which Oracle version and platform the user runs, ORA- errors,
+process names and ids. These steer version demotion, platform rendering and placeholder filling."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from ingest.model import Context
+
+_VERSION_NEAR_WORD = re.compile(
+    r"\b(?:oracle|release|version|database|rdbms|db|ru|patch(?:ed)?|upgraded?\s+to|running|tested"
+    r"\s+(?:it\s+)?on|on)\s+(?:database\s+)?v?"
+    r"(\d{1,2}(?:\.\d{1,2}){1,4}|\d{1,2}\s?[cgi](?:\s?r\d)?)\b",
+    re.IGNORECASE,
+)
+_MARKETING = re.compile(r"\b(\d{1,2}[cgi](?:R\d)?)\b")
+_LONG_VERSION = re.compile(r"\b(\d{1,2}\.\d\.\d\.\d(?:\.\d{1,2})?)\b")
+_PLATFORM_HINTS = (
+    ("solaris", re.compile(r"\b(SunOS|Solaris|illumos|SPARC|sparcv9|pstack|truss|prstat|mdb)\b")),
+    (
+        "linux",
+        re.compile(r"\b(Linux|GNU/Linux|el[6789]|RHEL|Red Hat|Oracle Linux|Ubuntu|strace)\b"),
+    ),
+    ("aix", re.compile(r"\bAIX\b")),
+    ("hpux", re.compile(r"\bHP-UX\b")),
+    ("windows", re.compile(r"\bWindows\b")),
+)
+_ORA = re.compile(r"\bORA-\d{5}\b")
+_PROCESS = re.compile(
+    r"\b(tnslsnr|ora_[a-z0-9]{3,5}_\w+|ora_[a-z0-9]{3,5}\b|oracle[A-Z0-9_]+|sqlplus|rman|lsnrctl)\b"
+)
+_PID = re.compile(r"(?:\bpid[ =:]+|-p\s+|\bprocess\s+|\bspid[ =:]+)(\d{2,9})\b", re.IGNORECASE)
+_SID = re.compile(r"\bsid[ =:]+(\d{1,6})\b", re.IGNORECASE)
+
+PROSE_CAP = 16 * 1024
+MAX_ITEMS = 20
+
+
+class ContextExtractor:
+    """Incremental: feed lines (prose, and the first lines of each block), then build()."""
+
+    def __init__(self) -> None:
+        self.versions: list[str] = []
+        self.platforms: Counter[str] = Counter()
+        self.platform_hints: list[str] = []
+        self.ora_errors: list[str] = []
+        self.processes: list[str] = []
+        self.pids: list[int] = []
+        self.sids: list[int] = []
+        self._prose: list[str] = []
+        self._prose_len = 0
+
+    @staticmethod
+    def _add(items: list, value, cap: int = MAX_ITEMS) -> None:
+        if value not in items and len(items) < cap:
+            items.append(value)
+
+    def feed(self, line: str, *, prose: bool) -> None:
+        if len(line) > 4000:
+            line = line[:4000]
+        if prose and self._prose_len < PROSE_CAP and line.strip():
+            self._prose.append(line)
+            self._prose_len += len(line) + 1
+        for m in _VERSION_NEAR_WORD.finditer(line):
+            self._add(self.versions, m.group(1).replace(" ", ""))
+        for rx in (_LONG_VERSION, _MARKETING):
+            for m in rx.finditer(line):
+                self._add(self.versions, m.group(1))
+        for name, rx in _PLATFORM_HINTS:
+            m = rx.search(line)
+            if m:
+                self.platforms[name] += 1
+                self._add(self.platform_hints, m.group(1))
+        for m in _ORA.finditer(line):
+            self._add(self.ora_errors, m.group(0))
+        for m in _PROCESS.finditer(line):
+            self._add(self.processes, m.group(1))
+        if prose:
+            for m in _PID.finditer(line):
+                self._add(self.pids, int(m.group(1)))
+            for m in _SID.finditer(line):
+                self._add(self.sids, int(m.group(1)))
+
+    def build(self, block_platforms: list[str | None]) -> Context:
+        platform = None
+        if self.platforms:
+            platform = self.platforms.most_common(1)[0][0]
+        votes = Counter(p for p in block_platforms if p and p != "any")
+        if votes:
+            best, n = votes.most_common(1)[0]
+            # evidence formats outvote a passing mention in prose
+            if platform is None or n >= self.platforms.get(platform, 0):
+                platform = best
+        return Context(
+            versions=self.versions,
+            platform=platform,
+            platform_hints=self.platform_hints,
+            ora_errors=self.ora_errors,
+            processes=self.processes,
+            pids=self.pids,
+            sids=self.sids,
+            prose="\n".join(self._prose),
+        )

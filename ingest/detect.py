@@ -1,0 +1,281 @@
+"""Find evidence blocks in arbitrary text and parse each with its format's parser, in one pass.
+
+Input may be a Slack message with prose around ``` fences, a file mixing several outputs, a
+capture with a shell prompt on top, or a 1 GB trace: everything is handled line by line, and
+each line is looked at by at most a few parsers. What is not evidence becomes context.
+
+How a block opens: a line one parser scores 2 (a header or an unmistakable shape) opens it at
+once; lines scored 1 open tentative candidates that must accept the next lines too
+(CONFIRM_LINES in all) before they count, so a stray `name  123` line is not a DTrace table.
+A block closes when its parser rejects a line, when a fence opens or closes, or when another
+parser scores a line 2 that the current parser does not.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Iterable, Iterator
+
+from ingest.base import Parser
+from ingest.context import ContextExtractor
+from ingest.model import TEXT_CAP, Block, Evidence
+from ingest.parsers import PARSERS
+
+CONFIRM_LINES = 3
+CONTEXT_LINES_PER_BLOCK = 50  # header lines of a block also feed context (TKPROF: Release ...)
+MAX_LINE = 64 * 1024  # longer lines are cut: nothing we parse needs more, and regexes stay cheap
+_FENCE = "```"
+_FENCE_LANG = re.compile(r"^[A-Za-z0-9_+.-]{1,20}$")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+class _Open:
+    """A parser with the line range it has taken so far."""
+
+    __slots__ = ("parser", "start", "end", "accepted")
+
+    def __init__(self, parser: Parser, start: int) -> None:
+        self.parser = parser
+        self.start = start
+        self.end = start
+        self.accepted = 0
+
+
+class Detector:
+    def __init__(self, parsers: tuple[type[Parser], ...] = PARSERS) -> None:
+        self.parser_types = parsers
+        self.blocks: list[Block] = []
+        self.context = ContextExtractor()
+        self.current: _Open | None = None
+        self.candidates: list[_Open] = []
+        self.held: list[tuple[int, str]] = []  # lines seen by candidates, not yet owned
+        self.in_fence = False
+        self.unknown: list[tuple[int, str]] = []  # unclaimed lines inside a fence
+        self.unknown_bytes = 0
+        self.total_lines = 0
+        self.total_bytes = 0
+
+    # -- public ---------------------------------------------------------------------------------
+
+    def feed_lines(self, lines: Iterable[str]) -> None:
+        for raw in lines:
+            self.total_lines += 1
+            self.total_bytes += len(raw)
+            lineno = self.total_lines
+            line = raw.rstrip("\r\n")
+            if len(line) > MAX_LINE:
+                line = line[:MAX_LINE]
+            if "\x00" in line or _CONTROL.search(line):
+                line = _CONTROL.sub(" ", line)
+            if _FENCE in line:
+                self._fenced(line, lineno)
+                continue
+            self._line(line, lineno)
+
+    def finish(self) -> Evidence:
+        self._boundary()
+        if not self.blocks and self.unknown_bytes == 0 and self.context._prose:
+            # nothing recognisable at all: the whole input is one unknown block
+            self.unknown = [(1, line) for line in self.context._prose]
+            self.unknown[-1] = (self.total_lines, self.unknown[-1][1])
+            self._flush_unknown()
+        platforms = [b.platform for b in self.blocks]
+        return Evidence(
+            blocks=self.blocks,
+            context=self.context.build(platforms),
+            total_lines=self.total_lines,
+            total_bytes=self.total_bytes,
+        )
+
+    # -- internals ------------------------------------------------------------------------------
+
+    def _fenced(self, line: str, lineno: int) -> None:
+        """Split a line at ``` markers: each marker is a block boundary."""
+        parts = line.split(_FENCE)
+        for i, part in enumerate(parts):
+            if i > 0:
+                self._boundary()
+                self.in_fence = not self.in_fence
+                if self.in_fence and _FENCE_LANG.match(part.strip()) and i == len(parts) - 1:
+                    continue  # ```text : a language tag, not content
+            if part.strip():
+                self._line(part, lineno)
+
+    def _boundary(self) -> None:
+        self._settle_candidates(eof=True)
+        self._close()
+        self._flush_unknown()
+
+    def _to_context(self, line: str, lineno: int) -> None:
+        self.context.feed(line, prose=True)
+        if self.in_fence and line.strip() and self.unknown_bytes < TEXT_CAP:
+            self.unknown.append((lineno, line))
+            self.unknown_bytes += len(line) + 1
+
+    def _flush_unknown(self) -> None:
+        """Fenced text no parser claimed is still evidence the user meant us to read."""
+        if not self.unknown:
+            return
+        text = "\n".join(line for _, line in self.unknown)
+        self.blocks.append(
+            Block(
+                format="unknown",
+                start_line=self.unknown[0][0],
+                end_line=self.unknown[-1][0],
+                lines=len(self.unknown),
+                text=text[:TEXT_CAP],
+                text_truncated=len(text) > TEXT_CAP,
+            )
+        )
+        self.unknown = []
+        self.unknown_bytes = 0
+
+    def _line(self, line: str, lineno: int) -> None:
+        cur = self.current
+        if cur is not None:
+            parser = cur.parser
+            if type(parser).start_score(line) == 2 or not self._strong_other(line, type(parser)):
+                if parser.feed(line):
+                    self._take(cur, line, lineno)
+                    return
+                if not line.strip():
+                    return  # a blank line the parser did not want: wait for the next one
+            self._close()
+        if self.candidates:
+            self._feed_candidates(line, lineno)
+            return
+        self._start(line, lineno)
+
+    def _strong_other(self, line: str, current: type[Parser]) -> bool:
+        for ptype in self.parser_types:
+            if ptype is not current and ptype.start_score(line) == 2:
+                return True
+        return False
+
+    def _start(self, line: str, lineno: int) -> None:
+        if not line.strip():
+            return
+        best: list[type[Parser]] = []
+        strong: type[Parser] | None = None
+        for ptype in self.parser_types:
+            score = ptype.start_score(line)
+            if score == 2:
+                strong = ptype
+                break
+            if score == 1:
+                best.append(ptype)
+        if strong is not None:
+            opened = _Open(strong(), lineno)
+            if opened.parser.feed(line):
+                self.current = opened
+                self._take(opened, line, lineno)
+                return
+        for ptype in best:
+            cand = _Open(ptype(), lineno)
+            if cand.parser.feed(line):
+                cand.accepted = 1
+                cand.end = lineno
+                self.candidates.append(cand)
+        if self.candidates:
+            self.held = [(lineno, line)]
+            self._settle_candidates(eof=False)
+        else:
+            self._to_context(line, lineno)
+
+    def _feed_candidates(self, line: str, lineno: int) -> None:
+        if any(pt.start_score(line) == 2 for pt in self.parser_types):
+            # a strong start beats any tentative reading
+            self._settle_candidates(eof=True)
+            self._close()
+            self._start(line, lineno)
+            return
+        alive = []
+        for cand in self.candidates:
+            if cand.parser.feed(line):
+                if line.strip():
+                    cand.accepted += 1
+                cand.end = lineno
+                alive.append(cand)
+            elif not line.strip():
+                alive.append(cand)  # blank line: no verdict yet
+        if not alive:
+            # nobody took this line: settle what the candidates had, then start afresh here
+            self._settle_candidates(eof=True)
+            self._start(line, lineno)
+            return
+        self.candidates = alive
+        self.held.append((lineno, line))
+        self._settle_candidates(eof=False)
+
+    def _settle_candidates(self, *, eof: bool) -> None:
+        if not self.candidates:
+            return
+        ready = [c for c in self.candidates if c.accepted >= CONFIRM_LINES]
+        if not ready and eof:
+            # at a boundary, a candidate that took every line it saw (at least two) wins
+            ready = [c for c in self.candidates if c.accepted >= 2]
+            if not ready and not self.blocks and self.current is None:
+                ready = [c for c in self.candidates if c.accepted >= 1]
+        if ready:
+            chosen = ready[0]  # PARSERS order is the tie-break
+            self.candidates = []
+            self.current = chosen
+            for lineno, line in self.held:
+                if lineno <= chosen.end:
+                    self._account(chosen, line, lineno)
+            self.held = []
+            return
+        if eof:
+            for lineno, line in self.held:
+                self._to_context(line, lineno)
+            self.candidates = []
+            self.held = []
+
+    def _take(self, opened: _Open, line: str, lineno: int) -> None:
+        opened.end = lineno
+        self._account(opened, line, lineno)
+
+    def _account(self, opened: _Open, line: str, lineno: int) -> None:
+        p = opened.parser
+        p.lines += 1
+        p.keep(line)
+        if p.lines <= CONTEXT_LINES_PER_BLOCK:
+            self.context.feed(line, prose=False)
+
+    def _close(self) -> None:
+        cur = self.current
+        if cur is None:
+            return
+        self.current = None
+        try:
+            block = cur.parser.finish(cur.start, cur.end)
+        except Exception as exc:  # a parser bug must not lose the user's other evidence
+            block = Block(
+                format="unknown",
+                start_line=cur.start,
+                end_line=cur.end,
+                lines=cur.parser.lines,
+                malformed_lines=cur.parser.lines,
+                details={"error": f"{type(cur.parser).__name__} failed: {exc}"},
+                text="\n".join(cur.parser._text),
+            )
+        self.blocks.append(block)
+
+
+def parse_lines(lines: Iterable[str]) -> Evidence:
+    """Parse a stream of lines (a file object works) in bounded memory."""
+    detector = Detector()
+    detector.feed_lines(lines)
+    return detector.finish()
+
+
+def parse_text(text: str) -> Evidence:
+    return parse_lines(io.StringIO(text))
+
+
+def iter_text_lines(data: bytes | str) -> Iterator[str]:
+    """Decode bytes leniently: pasted captures mix encodings; a bad byte must not stop analysis."""
+    if isinstance(data, bytes):
+        data = data.decode("utf-8", errors="replace")
+    return iter(io.StringIO(data))

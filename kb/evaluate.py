@@ -1,0 +1,172 @@
+"""Evaluate one signature condition tree against the facts of a block (or of several blocks), and
+say in words what was observed, so a DBA can check perfkb read the evidence as they would."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from ingest.facts import FACTS
+from kb.regex_safety import compile_safe
+from kb.results import ConditionOutcome
+from kb.signatures import (
+    OP_SYMBOL,
+    AllOf,
+    AnyOf,
+    FactCondition,
+    FactRef,
+    NotOf,
+    TextCondition,
+)
+
+# Text conditions count matches up to this many: enough for any min_count people write, and a
+# bound on the work one condition can do on a huge paste.
+MAX_TEXT_MATCHES = 100_000
+
+
+def _unit(name: str) -> str:
+    for suffix, unit in (("_ms", " ms"), ("_s", " s"), ("_pct", " %")):
+        if name.endswith(suffix):
+            return unit
+    return ""
+
+
+def _label(name: str) -> str:
+    """'syscall.avg_ms' -> 'avg', 'event.pct_of_waited' -> 'pct of waited'."""
+    tail = name.split(".", 1)[1]
+    for suffix in ("_ms", "_s", "_pct"):
+        if tail.endswith(suffix) and tail != suffix.lstrip("_"):
+            tail = tail[: -len(suffix)]
+    return tail.replace("_", " ")
+
+
+def fmt_number(v: float) -> str:
+    if isinstance(v, float) and not math.isfinite(v):
+        return str(v)
+    if abs(v) >= 100 or float(v).is_integer():
+        return f"{v:,.0f}"
+    if abs(v) >= 1:
+        return f"{v:.2f}".rstrip("0").rstrip(".")
+    return f"{v:.3g}"
+
+
+def lookup(facts: Mapping, name: str, key: str | None):
+    value = facts.get(name)
+    if key is None:
+        return value
+    if isinstance(value, Mapping):
+        return value.get(key)
+    return None
+
+
+def _compare(left, op: str, right) -> bool:
+    if isinstance(left, str) or isinstance(right, str):
+        if op == "==":
+            return str(left).lower() == str(right).lower()
+        if op == "!=":
+            return str(left).lower() != str(right).lower()
+        return False
+    if not (math.isfinite(left) and math.isfinite(right)):
+        return False
+    return {
+        ">": left > right,
+        ">=": left >= right,
+        "<": left < right,
+        "<=": left <= right,
+        "==": math.isclose(left, right, rel_tol=1e-9, abs_tol=1e-9),
+        "!=": not math.isclose(left, right, rel_tol=1e-9, abs_tol=1e-9),
+    }[op]
+
+
+def _ref_value(facts: Mapping, ref: FactRef) -> tuple[float | None, str]:
+    parts = [(ref.fact, ref.key)] + [(p.fact, p.key) for p in ref.plus]
+    total = 0.0
+    words = []
+    for name, key in parts:
+        v = lookup(facts, name, key)
+        if not isinstance(v, int | float):
+            return None, f"{name}{f'[{key}]' if key else ''} not seen"
+        total += float(v)
+        words.append(f"{_label(name)} {fmt_number(float(v))}{_unit(name)}")
+    text = " + ".join(words)
+    if ref.times != 1:
+        text = f"{ref.times:g} × ({text})" if len(words) > 1 else f"{ref.times:g} × {text}"
+    return total * ref.times, text
+
+
+def eval_fact(cond: FactCondition, facts: Mapping) -> ConditionOutcome:
+    subject = cond.key or FACTS[cond.fact].name.split(".")[0]
+    value = lookup(facts, cond.fact, cond.key)
+    unit = _unit(cond.fact)
+    if value is None or (isinstance(value, Mapping)):
+        return ConditionOutcome(
+            condition=cond.describe(), held=False, observed=f"{subject}: not seen in the evidence"
+        )
+    label = _label(cond.fact)
+    shown = value if isinstance(value, str) else f"{fmt_number(float(value))}{unit}"
+    if cond.ref is not None:
+        right, right_text = _ref_value(facts, cond.ref)
+        if right is None:
+            return ConditionOutcome(
+                condition=cond.describe(), held=False, observed=f"{subject}: {right_text}"
+            )
+        held = _compare(float(value), cond.op, right)
+        observed = (
+            f"{subject}: {label} {shown} {OP_SYMBOL[cond.op] if held else 'vs'} {right_text}"
+            f" = {fmt_number(right)}{_unit(cond.ref.fact)}"
+        )
+        return ConditionOutcome(condition=cond.describe(), held=held, observed=observed)
+    held = _compare(value if isinstance(value, str) else float(value), cond.op, cond.value)
+    target = cond.value if isinstance(cond.value, str) else f"{fmt_number(cond.value)}{unit}"
+    relation = OP_SYMBOL[cond.op] if held else f"(needs {OP_SYMBOL[cond.op]}"
+    observed = f"{subject}: {label} {shown} {relation} {target}" + ("" if held else ")")
+    return ConditionOutcome(condition=cond.describe(), held=held, observed=observed)
+
+
+def eval_text(cond: TextCondition, text: str) -> ConditionOutcome:
+    if cond.regex is not None:
+        rx = compile_safe(cond.regex, cond.case_sensitive)
+        count = 0
+        for count, _ in enumerate(rx.finditer(text), start=1):  # noqa: B007
+            if count >= MAX_TEXT_MATCHES:
+                break
+    else:
+        needle = cond.text or ""
+        hay = text if cond.case_sensitive else text.lower()
+        count = hay.count(needle if cond.case_sensitive else needle.lower())
+    held = count >= cond.min_count
+    what = f"'{cond.text}'" if cond.text is not None else f"/{cond.regex}/"
+    observed = f"{what} seen {count} time{'s' if count != 1 else ''}"
+    if cond.min_count > 1:
+        observed += f" ({'≥' if held else 'needs ≥'} {cond.min_count})"
+    return ConditionOutcome(condition=cond.describe(), held=held, observed=observed)
+
+
+def evaluate(cond, facts: Mapping, text: str) -> tuple[bool, list[ConditionOutcome]]:
+    """(held, leaf outcomes). Outcomes under a `not` are reported with the negation applied."""
+    if isinstance(cond, AllOf):
+        held, outs = True, []
+        for c in cond.all:
+            h, o = evaluate(c, facts, text)
+            held &= h
+            outs += o
+        return held, outs
+    if isinstance(cond, AnyOf):
+        held, outs = False, []
+        for c in cond.any:
+            h, o = evaluate(c, facts, text)
+            held |= h
+            outs += o
+        return held, outs
+    if isinstance(cond, NotOf):
+        h, o = evaluate(cond.not_, facts, text)
+        negated = [
+            ConditionOutcome(condition=f"not ({x.condition})", held=not x.held, observed=x.observed)
+            for x in o
+        ]
+        return not h, negated
+    if isinstance(cond, FactCondition):
+        out = eval_fact(cond, facts)
+        return out.held, [out]
+    out = eval_text(cond, text)
+    return out.held, [out]

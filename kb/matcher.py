@@ -1,0 +1,387 @@
+"""Match parsed evidence against the knowledge base: which known incidents fit, why, how sure we
+are, and what to run next. The scoring is documented in docs/matching.md; keep the two in step.
+
+score = 0.80 * held + 0.10 * near + 0.10 * similarity + feedback, then x0.5 when the user's
+version is outside the entry's affected range.
+  held        noisy-or of the weights of signatures that held: 1 - prod(1 - w)
+  near        best partial signature: weight x share of its conditions that held
+  similarity  share of the entry's identifiers (IDF-weighted) present in the evidence
+  feedback    +0.10 per "right cause" (max 2) for this evidence fingerprint; each "wrong cause"
+              (max 2) halves the score, so two people saying "wrong" bury a confident match
+confidence  high   score >= 0.60 and a specific signature held and no version demotion
+            medium score >= 0.30, or a high candidate held back by the rules above
+            low    everything else (related only)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import math
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from ingest.detect import parse_lines
+from ingest.model import Block, Evidence
+from kb.evaluate import evaluate
+from kb.models import Entry
+from kb.platform import fill, translate
+from kb.playbook import render_step, suggestions
+from kb.results import AnalysisResult, ConditionOutcome, Match, SignatureOutcome, SuggestedCommand
+from kb.signatures import Signature, walk
+
+HIGH, MEDIUM = 0.60, 0.30
+MIN_SCORE = 0.05
+MAX_MATCHES = 10
+MAX_COMMANDS = 12
+W_HELD, W_NEAR, W_SIM = 0.80, 0.10, 0.10
+
+
+@dataclass
+class _Sig:
+    entry: int
+    sig: Signature
+    sources: frozenset[str]
+    required: frozenset[str]
+    leaves: int
+
+
+@dataclass
+class _EntryScore:
+    held: list[SignatureOutcome] = field(default_factory=list)
+    tried: list[SignatureOutcome] = field(default_factory=list)
+    near: float = 0.0
+
+
+class Matcher:
+    """Compiled form of a set of entries: signatures grouped by source, with the identifiers
+    each requires, so analysis touches only signatures that can possibly hold."""
+
+    def __init__(self, entries: list[Entry]) -> None:
+        self.entries = list(entries)
+        self.by_source: dict[str, list[_Sig]] = defaultdict(list)
+        self.entry_terms: list[set[str]] = []
+        df: dict[str, int] = defaultdict(int)
+        for i, entry in enumerate(self.entries):
+            terms = {t.lower() for t in entry.searchable_identifiers()}
+            self.entry_terms.append(terms)
+            for t in terms:
+                df[t] += 1
+            for sig in entry.signatures:
+                compiled = _Sig(
+                    entry=i,
+                    sig=sig,
+                    sources=frozenset(sig.sources),
+                    required=frozenset(k.lower() for k in sig.required_identifiers()),
+                    leaves=sum(1 for _ in walk(sig.when)),
+                )
+                for source in sig.sources:
+                    self.by_source[source].append(compiled)
+        n = max(1, len(self.entries))
+        self.idf = {t: math.log(1 + n / c) for t, c in df.items()}
+        self.entry_idf_total = [sum(self.idf[t] for t in terms) for terms in self.entry_terms]
+        self.term_entries: dict[str, list[int]] = defaultdict(list)
+        for i, terms in enumerate(self.entry_terms):
+            for t in terms:
+                self.term_entries[t].append(i)
+
+    # -- evaluation -----------------------------------------------------------------------------
+
+    def _candidates(self, evidence: Evidence) -> dict[int, list[_Sig]]:
+        keys_by_format: dict[str, set[str]] = defaultdict(set)
+        for block in evidence.blocks:
+            keys = keys_by_format[block.format]
+            for value in block.facts.values():
+                if isinstance(value, Mapping):
+                    keys.update(k.lower() for k in value)
+        formats = set(keys_by_format) | {"text"}
+        out: dict[int, list[_Sig]] = defaultdict(list)
+        seen: set[int] = set()
+        for fmt in formats:
+            for cs in self.by_source.get(fmt, ()):
+                if id(cs) in seen:
+                    continue
+                seen.add(id(cs))
+                if cs.required:
+                    present = set().union(*(keys_by_format.get(s, set()) for s in cs.sources))
+                    if not cs.required <= present:
+                        continue
+                out[cs.entry].append(cs)
+        return out
+
+    @staticmethod
+    def _views(
+        cs: _Sig, evidence: Evidence, full_text: str
+    ) -> list[tuple[list[Block], Mapping, str]]:
+        blocks = [b for b in evidence.blocks if b.format in cs.sources]
+        views: list[tuple[list[Block], Mapping, str]] = [([b], b.facts, b.text) for b in blocks]
+        formats = {b.format for b in blocks}
+        if len(blocks) > 1 and (len(formats) > 1 or "text" in cs.sources):
+            merged: dict = {}
+            for b in blocks:
+                for name, value in b.facts.items():
+                    if isinstance(value, Mapping):
+                        table = merged.setdefault(name, {})
+                        if isinstance(table, dict):
+                            for k, v in value.items():
+                                table[k] = max(table.get(k, v), v)
+                    else:
+                        merged.setdefault(name, value)
+            views.append((blocks, merged, "\n".join(b.text for b in blocks)))
+        if "text" in cs.sources:
+            views.append(([], {}, full_text))
+        return views
+
+    def _eval_sig(self, cs: _Sig, evidence: Evidence, full_text: str) -> SignatureOutcome | None:
+        best: tuple[tuple[bool, int], SignatureOutcome] | None = None
+        for blocks, facts, text in self._views(cs, evidence, full_text):
+            held, outcomes = evaluate(cs.sig.when, facts, text)
+            n_held = sum(o.held for o in outcomes)
+            rank = (held, n_held)
+            if best is None or rank > best[0]:
+                best = (
+                    rank,
+                    SignatureOutcome(
+                        name=cs.sig.name,
+                        weight=cs.sig.weight,
+                        held=held,
+                        specific=cs.sig.specific,
+                        block_formats=sorted({b.format for b in blocks}) or ["text"],
+                        conditions=outcomes,
+                    ),
+                )
+        return best[1] if best else None
+
+    def similarity(self, evidence: Evidence) -> dict[int, float]:
+        terms = {t.lower() for b in evidence.blocks for t in b.identifiers}
+        for b in evidence.blocks:
+            for value in b.facts.values():
+                if isinstance(value, Mapping):
+                    terms.update(k.lower() for k in value)
+        gained: dict[int, float] = defaultdict(float)
+        for t in terms:
+            for i in self.term_entries.get(t, ()):
+                gained[i] += self.idf[t]
+        return {
+            i: g / self.entry_idf_total[i] for i, g in gained.items() if self.entry_idf_total[i]
+        }
+
+    def match(
+        self,
+        evidence: Evidence,
+        *,
+        full_text: str = "",
+        feedback: Mapping[str, Mapping[str, int]] | None = None,
+    ) -> list[Match]:
+        feedback = feedback or {}
+        sims = self.similarity(evidence)
+        scores: dict[int, _EntryScore] = defaultdict(_EntryScore)
+        for i, sigs in self._candidates(evidence).items():
+            es = scores[i]
+            for cs in sigs:
+                outcome = self._eval_sig(cs, evidence, full_text)
+                if outcome is None:
+                    continue
+                es.tried.append(outcome)
+                if outcome.held:
+                    es.held.append(outcome)
+                else:
+                    share = sum(c.held for c in outcome.conditions) / max(1, cs.leaves)
+                    es.near = max(es.near, cs.sig.weight * share)
+        versions = evidence.context.versions
+        matches: list[Match] = []
+        for i in set(scores) | set(sims):
+            entry = self.entries[i]
+            es = scores.get(i, _EntryScore())
+            miss = 1.0
+            for o in es.held:
+                miss *= 1 - o.weight
+            held_part = 1 - miss if es.held else 0.0
+            sim = sims.get(i, 0.0)
+            score = W_HELD * held_part + W_NEAR * es.near + W_SIM * sim
+            votes = feedback.get(entry.id, {})
+            score += 0.10 * min(votes.get("right", 0), 2)
+            score *= 0.5 ** min(votes.get("wrong", 0), 2)
+            verdicts, excluded = _version_verdicts(entry, versions)
+            if excluded:
+                score *= 0.5
+            score = max(0.0, min(1.0, score))
+            if score < MIN_SCORE and not es.held:
+                continue
+            specific = any(o.specific for o in es.held)
+            if score >= HIGH and specific and not excluded:
+                confidence = "high"
+            elif score >= MEDIUM or (score >= HIGH and es.held):
+                confidence = "medium"
+            else:
+                confidence = "low"
+            evidence_lines: list[str] = []
+            for o in es.held:
+                for c in o.conditions:
+                    if c.held and c.observed not in evidence_lines:
+                        evidence_lines.append(c.observed)
+            matches.append(
+                Match(
+                    id=entry.id,
+                    title=entry.title,
+                    score=round(score, 4),
+                    confidence=confidence,
+                    evidence=evidence_lines[:10],
+                    versions=verdicts,
+                    signatures=sorted(es.tried, key=lambda o: (not o.held, -o.weight)),
+                    related_only=not es.held,
+                    feedback=dict(votes),
+                )
+            )
+        matches.sort(key=lambda m: (-m.score, m.id))
+        return matches[:MAX_MATCHES]
+
+
+def _version_verdicts(entry: Entry, versions: list[str]) -> tuple[list[str], bool]:
+    """Verdict lines per named version, and whether every named version is outside the range."""
+    if not versions or not entry.affected_versions:
+        return [], False
+    lines: list[str] = []
+    any_affected = False
+    for rng in entry.affected_versions:
+        if rng.product.lower() not in ("oracle", "oracle database", "rdbms"):
+            continue
+        for v in versions:
+            affected, why = rng.verdict(v)
+            any_affected |= affected
+            if why not in lines:
+                lines.append(why)
+    if not lines:
+        return [], False
+    return lines, not any_affected
+
+
+def fingerprint(evidence: Evidence) -> str:
+    """Stable id for 'this kind of evidence', so feedback on one paste helps the next similar one."""
+    parts = sorted(
+        f"{b.format}:{','.join(sorted(t.lower() for t in b.identifiers[:8]))}"
+        for b in evidence.blocks
+        if b.format != "unknown"
+    )
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
+
+
+def _full_text(evidence: Evidence) -> str:
+    return "\n".join([evidence.context.prose, *(b.text for b in evidence.blocks)])
+
+
+def next_commands(
+    evidence: Evidence, matches: list[Match], entries: Mapping[str, Entry]
+) -> list[SuggestedCommand]:
+    platform = evidence.context.platform
+    targets = [platform] if platform in ("solaris", "linux") else ["solaris", "linux"]
+    out: list[SuggestedCommand] = []
+    seen: set[str] = set()
+
+    def add(command: str, plat: str, why: str, source: str) -> None:
+        command = fill(command, evidence)
+        if command in seen or len(out) >= MAX_COMMANDS:
+            return
+        seen.add(command)
+        out.append(SuggestedCommand(command=command, platform=plat, why=why, source=source))
+
+    strong = [m for m in matches if m.confidence in ("high", "medium") and not m.related_only][:3]
+    for m in strong:
+        entry = entries.get(m.id)
+        if entry is None:
+            continue
+        for plat in targets:
+            own = [c for c in entry.next_commands if c.platform in (plat, "any")]
+            if not own:
+                other = [c for c in entry.next_commands if c.platform not in (plat, "any")]
+                own = [c.model_copy(update={"command": translate(c.command, plat)}) for c in other]
+            for c in own:
+                add(c.command, plat if c.platform != "any" else "any", c.why, entry.id)
+    if not any(m.confidence == "high" for m in matches):
+        for rule, block in suggestions(evidence.blocks):
+            for step in rule.steps:
+                for plat in targets:
+                    command, why = render_step(step, rule, block, plat)
+                    add(command, plat, why, "playbook")
+    return out
+
+
+# -- public API ---------------------------------------------------------------------------------
+
+_cache_lock = threading.Lock()
+_cache: dict[tuple[int, int], Matcher] = {}
+
+
+def matcher_for(store) -> Matcher:
+    """One compiled matcher per store state: rebuilt only when entries changed."""
+    key = (id(store), store.data_version())
+    with _cache_lock:
+        m = _cache.get(key)
+        if m is None:
+            for k in [k for k in _cache if k[0] == id(store)]:
+                del _cache[k]
+            m = Matcher(store.list_entries())
+            _cache[key] = m
+        return m
+
+
+def analyze_evidence(
+    evidence: Evidence,
+    store=None,
+    *,
+    entries: list[Entry] | None = None,
+    matcher: Matcher | None = None,
+) -> AnalysisResult:
+    started = time.perf_counter()
+    if matcher is None:
+        if entries is not None:
+            matcher = Matcher(entries)
+        elif store is not None:
+            matcher = matcher_for(store)
+        else:
+            matcher = Matcher([])
+    fp = fingerprint(evidence)
+    feedback = store.feedback_for(fp) if store is not None else {}
+    matches = matcher.match(evidence, full_text=_full_text(evidence), feedback=feedback)
+    by_id = {e.id: e for e in matcher.entries if e.id in {m.id for m in matches}}
+    commands = next_commands(evidence, matches, by_id)
+    return AnalysisResult(
+        blocks=evidence.blocks,
+        context=evidence.context,
+        matches=matches,
+        next_commands=commands,
+        platform=evidence.context.platform,
+        fingerprint=fp,
+        elapsed_ms=round((time.perf_counter() - started) * 1000, 3),
+    )
+
+
+def analyze_lines(lines: Iterable[str], store=None, **kwargs) -> AnalysisResult:
+    started = time.perf_counter()
+    result = analyze_evidence(parse_lines(lines), store, **kwargs)
+    result.elapsed_ms = round((time.perf_counter() - started) * 1000, 3)
+    return result
+
+
+def analyze_text(text: str, store=None, **kwargs) -> AnalysisResult:
+    return analyze_lines(io.StringIO(text), store, **kwargs)
+
+
+def preview_matches(entry: Entry, text: str) -> Match | None:
+    """What a draft entry would say about this evidence, before it is saved."""
+    result = analyze_text(text, entries=[entry])
+    return next((m for m in result.matches if m.id == entry.id), None)
+
+
+def held_conditions(match: Match) -> list[ConditionOutcome]:
+    return [c for s in match.signatures if s.held for c in s.conditions if c.held]
+
+
+def propose_signature(evidence: Evidence) -> list[Signature]:
+    """Signatures a new entry could start from (see kb/proposal.py)."""
+    from kb.proposal import propose_signatures
+
+    return propose_signatures(evidence)

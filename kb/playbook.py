@@ -1,0 +1,268 @@
+"""General next steps keyed by what the evidence shows, for when no known incident matches well.
+
+Each rule reads block facts (never raw text), and carries the command for Solaris and for Linux
+with why it helps and what to look for. Rules are plain data so they are easy to review.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from pydantic import BaseModel
+
+from ingest.model import Block
+
+
+class Step(BaseModel):
+    solaris: str
+    linux: str
+    why: str
+
+
+class Rule(BaseModel):
+    name: str
+    finding: str  # what we saw, in words
+    steps: list[Step]
+
+
+def _f(block: Block, name: str, key: str | None = None) -> float:
+    v = block.facts.get(name)
+    if key is not None:
+        v = v.get(key) if isinstance(v, Mapping) else None
+    return float(v) if isinstance(v, int | float) else 0.0
+
+
+def _top_event(block: Block) -> str | None:
+    v = block.facts.get("waits.top_event")
+    return v if isinstance(v, str) else None
+
+
+_UNACCOUNTED = Rule(
+    name="unaccounted-time",
+    finding="elapsed time far above cpu + waits: the time is spent where Oracle does not measure",
+    steps=[
+        Step(
+            solaris="for i in 1 2 3 4 5; do pstack PID; sleep 1; done",
+            linux="for i in 1 2 3 4 5; do eu-stack -p PID; sleep 1; done",
+            why="Sample the server process's stack a few times: the frames that repeat show the code "
+            "path the instrumentation misses (look up unknown prefixes: sl = OS calls, kge = errors).",
+        ),
+        Step(
+            solaris="truss -c -f -p PID   # Ctrl-C after 10-20 s",
+            linux="strace -c -f -p PID   # Ctrl-C after 10-20 s",
+            why="Count the syscalls the process makes meanwhile: many identical reads or a slow call "
+            "explain uninstrumented time.",
+        ),
+        Step(
+            solaris="prstat -mL -p PID 1 5",
+            linux="pidstat -u -w -t -p PID 1 5",
+            why="LAT (Solaris) or high involuntary context switches (Linux) mean the process waits for "
+            "a CPU: run-queue time also shows up as unaccounted.",
+        ),
+    ],
+)
+_HIGH_SYS = Rule(
+    name="high-sys",
+    finding="CPUs busy in system (kernel) mode",
+    steps=[
+        Step(
+            solaris="prstat -mLc 1 5",
+            linux="pidstat -u 1 5",
+            why="Find the processes with the high SYS share first.",
+        ),
+        Step(
+            solaris="dtrace -n 'syscall:::entry { @[execname, probefunc] = count(); } tick-10s { exit(0); }'",
+            linux="perf trace -s -a -- sleep 10",
+            why="Count syscalls system-wide by process: the hot syscall names the kernel work.",
+        ),
+        Step(
+            solaris="truss -c -f -p PID",
+            linux="strace -c -f -p PID",
+            why="Per-process syscall counts and time for the busiest process.",
+        ),
+    ],
+)
+_MUTEX = Rule(
+    name="mutex-spins",
+    finding="many mutex spins (smtx) with high sys",
+    steps=[
+        Step(
+            solaris="lockstat -C -D 20 sleep 10",
+            linux="perf lock record -a -- sleep 10 && perf lock report",
+            why="Shows which kernel locks are contended and who holds them.",
+        )
+    ],
+)
+_IOWAIT = Rule(
+    name="io-wait",
+    finding="CPUs waiting on I/O",
+    steps=[
+        Step(
+            solaris="iostat -xnz 1 10",
+            linux="iostat -xz 1 10",
+            why="Per-device service times and queue lengths: one slow device stands out.",
+        )
+    ],
+)
+_INTERRUPTS = Rule(
+    name="interrupt-skew",
+    finding="one CPU takes most interrupts",
+    steps=[
+        Step(
+            solaris="intrstat 1 5",
+            linux="mpstat -I SUM -P ALL 1 5; cat /proc/interrupts",
+            why="Which device's interrupts land on that CPU; consider spreading them.",
+        )
+    ],
+)
+_SLOW_CONNECT = Rule(
+    name="slow-connect",
+    finding="listener or connection handling shows slow accept/fork/exec",
+    steps=[
+        Step(
+            solaris="truss -f -d -D -E -o /tmp/lsnr.truss -p PID",
+            linux="strace -f -tt -T -o /tmp/lsnr.strace -p PID",
+            why="Trace the listener with timestamps while connecting: time from accept() to the "
+            "child's reply is the connect cost; look for slow fork, exec and name lookups.",
+        ),
+        Step(
+            solaris="netstat -s -P tcp | grep -i listendrop",
+            linux="nstat -az TcpExtListenDrops TcpExtListenOverflows",
+            why="Listen queue drops mean connections arrive faster than the listener accepts them.",
+        ),
+    ],
+)
+_HOT_SYSCALL = Rule(
+    name="hot-syscall",
+    finding="one syscall dominates the traced time",
+    steps=[
+        Step(
+            solaris="dtrace -n 'syscall::SYSCALL:entry /pid == PID/ { @[ustack()] = count(); }'",
+            linux="bpftrace -e 'tracepoint:syscalls:sys_enter_SYSCALL /pid == PID/ { @[ustack] = count(); }'",
+            why="The user stacks that make the hot syscall tell which code path to fix.",
+        )
+    ],
+)
+_STACK = Rule(
+    name="oracle-stack",
+    finding="an Oracle process stack",
+    steps=[
+        Step(
+            solaris="for i in 1 2 3 4 5; do pstack PID; sleep 1; done",
+            linux="for i in 1 2 3 4 5; do eu-stack -p PID; sleep 1; done",
+            why="One stack is a snapshot; frames that stay on top across samples are the hot path.",
+        )
+    ],
+)
+_EVENT = Rule(
+    name="dominant-event",
+    finding="one wait event dominates",
+    steps=[
+        Step(
+            solaris='sqlplus / as sysdba <<< "select sql_id, count(*) from v\\$active_session_history '
+            "where event = 'EVENT' and sample_time > sysdate - 1/24 group by sql_id order by 2 desc;\"",
+            linux='sqlplus / as sysdba <<< "select sql_id, count(*) from v\\$active_session_history '
+            "where event = 'EVENT' and sample_time > sysdate - 1/24 group by sql_id order by 2 desc;\"",
+            why="Which statements wait on the dominant event (ASH needs the Diagnostics Pack; Snapper "
+            "works without it).",
+        )
+    ],
+)
+_BASELINE = Rule(
+    name="baseline",
+    finding="no strong finding",
+    steps=[
+        Step(
+            solaris="mpstat 1 5; vmstat 1 5; prstat -mLc 1 5",
+            linux="mpstat -P ALL 1 5; vmstat 1 5; pidstat -u -w 1 5",
+            why="A first look at CPU, run queue and the busiest threads.",
+        ),
+        Step(
+            solaris="sqlplus: exec dbms_monitor.session_trace_enable(SID, SERIAL, waits => true); "
+            "then tkprof the trace",
+            linux="sqlplus: exec dbms_monitor.session_trace_enable(SID, SERIAL, waits => true); "
+            "then tkprof the trace",
+            why="A 10046 trace with waits shows where a session's time goes; paste its tkprof here.",
+        ),
+    ],
+)
+
+Predicate = Callable[[Block], bool]
+
+RULES: list[tuple[Predicate, Rule]] = [
+    (
+        lambda b: (
+            b.format == "tkprof"
+            and _f(b, "tkprof.elapsed_s") >= 1
+            and _f(b, "tkprof.unaccounted_pct") >= 50
+        ),
+        _UNACCOUNTED,
+    ),
+    (
+        lambda b: (
+            b.format == "mpstat"
+            and (_f(b, "cpu.sys_pct") >= 30 or _f(b, "cpu.share_sys_over_50_pct") >= 50)
+        ),
+        _HIGH_SYS,
+    ),
+    (lambda b: b.format == "mpstat" and _f(b, "cpu.max_smtx") >= 500, _MUTEX),
+    (lambda b: b.format == "mpstat" and _f(b, "cpu.wait_pct") >= 20, _IOWAIT),
+    (lambda b: b.format == "mpstat" and _f(b, "cpu.intr_top_share_pct") >= 40, _INTERRUPTS),
+    (
+        lambda b: (
+            b.format in ("truss", "strace")
+            and (
+                _f(b, "syscall.count", "accept") > 0
+                or _f(b, "fork.avg_ms") >= 10
+                or _f(b, "exec.avg_ms") >= 10
+            )
+        ),
+        _SLOW_CONNECT,
+    ),
+    (
+        lambda b: (
+            b.format in ("truss", "strace")
+            and max((v for v in (b.facts.get("syscall.share_pct") or {}).values()), default=0) >= 50
+        ),
+        _HOT_SYSCALL,
+    ),
+    (lambda b: b.format == "stack" and bool(b.facts.get("layer.count")), _STACK),
+    (lambda b: b.format in ("waits", "tkprof") and _f(b, "waits.top_pct") >= 50, _EVENT),
+]
+
+
+def hot_syscall(block: Block) -> str | None:
+    shares = block.facts.get("syscall.share_pct")
+    if isinstance(shares, Mapping) and shares:
+        return max(shares.items(), key=lambda kv: kv[1])[0]
+    return None
+
+
+def suggestions(blocks: list[Block]) -> list[tuple[Rule, Block]]:
+    """Rules that fire, in rule order, each once; the baseline when none does."""
+    out: list[tuple[Rule, Block]] = []
+    seen: set[str] = set()
+    for predicate, rule in RULES:
+        for block in blocks:
+            try:
+                fired = predicate(block)
+            except (TypeError, ValueError):
+                fired = False
+            if fired and rule.name not in seen:
+                seen.add(rule.name)
+                out.append((rule, block))
+                break
+    if not out:
+        out.append(
+            (_BASELINE, blocks[0] if blocks else Block(format="unknown", start_line=0, end_line=0))
+        )
+    return out
+
+
+def render_step(step: Step, rule: Rule, block: Block, platform: str) -> tuple[str, str]:
+    command = step.solaris if platform == "solaris" else step.linux
+    if rule is _HOT_SYSCALL:
+        command = command.replace("SYSCALL", hot_syscall(block) or "read")
+    if rule is _EVENT:
+        command = command.replace("EVENT", _top_event(block) or "EVENT")
+    return command, f"{rule.finding}. {step.why}"

@@ -1,0 +1,475 @@
+"""mpstat: Solaris (`CPU minf mjf xcal intr ... usr sys wt idl [set]`) and Linux sysstat
+(`%usr %nice %sys %iowait %irq %soft %steal %guest [%gnice] %idle`, `-P ALL`, `Average:`).
+
+Copy-paste mangles Solaris headers (`CPU ..intr ithr ...` with columns lost), so Solaris columns
+are read by name when the header and the rows agree, else from the right end, where
+`usr sys wt idl` always are. Solaris prints a since-boot table first: with several intervals it
+is dropped, as a person reading mpstat would. Memory is bounded: per-CPU running sums, the
+interval being read, and at most MAX_INTERVALS interval summaries for display.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import ClassVar
+
+from ingest.base import Parser
+from ingest.model import Format, Platform
+
+SOLARIS_COLUMNS = (
+    "minf",
+    "mjf",
+    "xcal",
+    "intr",
+    "ithr",
+    "csw",
+    "icsw",
+    "migr",
+    "smtx",
+    "srw",
+    "syscl",
+    "usr",
+    "sys",
+    "wt",
+    "idl",
+)
+_SOLARIS_KNOWN = frozenset((*SOLARIS_COLUMNS, "set"))
+# Solaris and Linux names -> the names used in facts and details.
+_CANONICAL = {
+    "wt": "wait",
+    "idl": "idle",
+    "%usr": "usr",
+    "%user": "usr",
+    "%nice": "nice",
+    "%sys": "sys",
+    "%system": "sys",
+    "%iowait": "wait",
+    "%irq": "irq",
+    "%soft": "soft",
+    "%steal": "steal",
+    "%guest": "guest",
+    "%gnice": "gnice",
+    "%idle": "idle",
+    "intr/s": "intr",
+}
+_PCT = ("usr", "sys", "wait", "idle")
+_CHART = ("usr", "sys", "wait", "idle", "intr", "smtx", "xcal")
+
+MAX_CPUS = 4096
+MAX_INTERVALS = 500
+
+_NUMBER = re.compile(r"^-?\d+(?:[.,]\d+)?$")
+_INT = re.compile(r"^\d+$")
+_TIME = re.compile(r"^\d{1,2}:\d{2}:\d{2}$")
+_BANNER = re.compile(
+    r"^Linux\s+(?P<kernel>\S+)\s+\((?P<host>[^)]*)\)\s+(?P<date>\S+)"
+    r"(?:\s+_(?P<arch>\w+)_)?\s+\((?P<cpus>\d+)\s+CPU\)\s*$"
+)
+_STATE = re.compile(r"^\s*<<.*>>\s*$")
+_SOLARIS_DATE = re.compile(r"^\s*(?:\d{9,11}|.*\b\d{1,2}:\d{2}:\d{2}\b.*\b(?:19|20)\d{2}\b.*)\s*$")
+
+
+def _num(token: str) -> float:
+    return float(token.replace(",", "."))
+
+
+def _clean(token: str) -> list[str]:
+    """A Solaris header token as names: '..intr' -> ['intr'], 'icswmigr' -> ['icsw', 'migr']."""
+    word = re.sub(r"[^a-z]", "", token.lower())
+    if word in _SOLARIS_KNOWN:
+        return [word]
+    names: list[str] = []
+    while word:
+        for size in (5, 4, 3, 2):
+            if word[:size] in _SOLARIS_KNOWN:
+                names.append(word[:size])
+                word = word[size:]
+                break
+        else:
+            return ["?"]
+    return names or ["?"]
+
+
+def _solaris_header(line: str) -> list[str] | None:
+    tokens = line.split()
+    if len(tokens) < 5 or re.sub(r"[^A-Z]", "", tokens[0]) != "CPU":
+        return None
+    names = [n for tok in tokens[1:] for n in _clean(tok)]
+    known = set(names)
+    if {"usr", "sys", "idl"} <= known and names.count("?") <= 2:
+        return names
+    return None
+
+
+def _linux_header(line: str) -> tuple[int, list[str]] | None:
+    """(tokens before the CPU column, value column names) for a sysstat CPU table header."""
+    tokens = line.split()
+    if "CPU" not in tokens:
+        return None
+    at = tokens.index("CPU")
+    names = tokens[at + 1 :]
+    if "%idle" not in names or not all(n in _CANONICAL for n in names):
+        return None
+    return at, [_CANONICAL[n] for n in names]
+
+
+class _Interval:
+    __slots__ = ("label", "rows", "all_row")
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.rows: dict[str, dict[str, float]] = {}
+        self.all_row: dict[str, float] | None = None
+
+    def empty(self) -> bool:
+        return not self.rows and self.all_row is None
+
+
+class _Totals:
+    """Running sums over the intervals that count."""
+
+    def __init__(self) -> None:
+        self.cpu_sums: dict[str, dict[str, float]] = {}
+        self.cpu_n: dict[str, int] = {}
+        self.all_sums: dict[str, float] = {}
+        self.all_n = 0
+        self.intervals = 0
+        self.summaries: list[dict] = []
+
+    def add(self, interval: _Interval) -> None:
+        self.intervals += 1
+        for cpu, row in interval.rows.items():
+            sums = self.cpu_sums.setdefault(cpu, {})
+            for key, value in row.items():
+                sums[key] = sums.get(key, 0.0) + value
+            self.cpu_n[cpu] = self.cpu_n.get(cpu, 0) + 1
+        if interval.all_row is not None:
+            for key, value in interval.all_row.items():
+                self.all_sums[key] = self.all_sums.get(key, 0.0) + value
+            self.all_n += 1
+        if len(self.summaries) < MAX_INTERVALS:
+            self.summaries.append(_summary(interval))
+
+
+def _mean(rows: list[dict[str, float]], key: str) -> float | None:
+    values = [r[key] for r in rows if key in r]
+    return sum(values) / len(values) if values else None
+
+
+def _summary(interval: _Interval) -> dict:
+    rows = list(interval.rows.values()) or ([interval.all_row] if interval.all_row else [])
+    out: dict = {"label": interval.label, "cpus": len(interval.rows)}
+    for key in _PCT:
+        value = _mean(rows, key)
+        if value is not None:
+            out[key] = round(value, 2)
+    return out
+
+
+class MpstatParser(Parser):
+    format: ClassVar[Format] = "mpstat"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.kind: str | None = None  # "solaris" | "linux"
+        self._names: list[str] = []  # Solaris header names, or Linux value column names
+        self._headers = 0
+        self._current: _Interval | None = None
+        self._first: _Interval | None = None  # Solaris since-boot table, held until a second
+        self._dropped_first = False
+        self._average = _Interval("Average")
+        self._totals = _Totals()
+        self._banner: dict | None = None
+        self._pending_label = ""
+        self._state_lines = 0
+        self._mismatched_rows = 0
+
+    # -- detection ------------------------------------------------------------------------------
+
+    @classmethod
+    def start_score(cls, line: str) -> int:
+        if _solaris_header(line) or _linux_header(line) or _BANNER.match(line):
+            return 2
+        tokens = line.split()
+        if len(tokens) in (16, 17) and all(_INT.match(t) for t in tokens):
+            return 1  # a full Solaris row without its header
+        return 0
+
+    # -- feeding --------------------------------------------------------------------------------
+
+    def feed(self, line: str) -> bool:
+        if not line.strip():
+            return False
+        if m := _BANNER.match(line):
+            if self.kind == "solaris" or self._has_data():
+                return False
+            self.kind = "linux"
+            self._banner = {k: v for k, v in m.groupdict().items() if v}
+            return True
+        if names := _solaris_header(line):
+            if self.kind == "linux":
+                return False
+            self.kind = "solaris"
+            self._names = names
+            self._start_interval(self._pending_label or f"interval {self._headers + 1}")
+            self._pending_label = ""
+            self._headers += 1
+            return True
+        if header := _linux_header(line):
+            if self.kind == "solaris":
+                return False
+            self.kind = "linux"
+            self._names = header[1]
+            self._headers += 1
+            if line.split()[0] != "Average:":
+                self._start_interval(" ".join(line.split()[: header[0]]))
+            return True
+        if self.kind == "linux":
+            return self._linux_row(line)
+        if self.kind == "solaris":
+            if _STATE.match(line):
+                self._state_lines += 1
+                return True
+            if _SOLARIS_DATE.match(line):
+                self._pending_label = line.strip()[:40]
+                return True
+            return self._solaris_row(line)
+        tokens = line.split()
+        if len(tokens) in (16, 17) and all(_INT.match(t) for t in tokens):
+            self.kind = "solaris"
+            self._names = list(SOLARIS_COLUMNS) + (["set"] if len(tokens) == 17 else [])
+            return self._solaris_row(line)
+        return False
+
+    def _has_data(self) -> bool:
+        return (
+            self._totals.intervals > 0
+            or self._first is not None
+            or (self._current is not None and not self._current.empty())
+        )
+
+    def _start_interval(self, label: str) -> None:
+        self._commit()
+        self._current = _Interval(label)
+
+    def _commit(self) -> None:
+        cur = self._current
+        self._current = None
+        if cur is None or cur.empty():
+            return
+        if self.kind == "solaris":
+            if self._first is None and not self._dropped_first:
+                self._first = cur  # since boot: counts only if no other interval follows
+                return
+            if self._first is not None:
+                self._first = None
+                self._dropped_first = True
+        self._totals.add(cur)
+
+    def _store(self, interval: _Interval, cpu: str, row: dict[str, float]) -> None:
+        if cpu == "all":
+            interval.all_row = row
+        elif cpu in interval.rows or len(interval.rows) < MAX_CPUS:
+            interval.rows[cpu] = row
+
+    def _solaris_row(self, line: str) -> bool:
+        tokens = line.split()
+        if not tokens or not _INT.match(tokens[0]):
+            return False
+        values = tokens[1:]
+        if not all(_NUMBER.match(v) for v in values) or not 4 <= len(values) <= 16:
+            self.malformed += 1
+            return True
+        names = self._names
+        if len(values) != len(names) or "?" in names:
+            self._mismatched_rows += 1
+            canon = list(SOLARIS_COLUMNS) + (["set"] if names and names[-1] == "set" else [])
+            names = canon[-len(values) :]
+        row = {_CANONICAL.get(n, n): _num(v) for n, v in zip(names, values, strict=True)}
+        row.pop("set", None)
+        if any(not 0 <= row.get(k, 0) <= 100 for k in _PCT):
+            self.malformed += 1
+            return True
+        cpu = tokens[0]
+        if self._current is None or cpu in self._current.rows:
+            self._start_interval(self._pending_label or f"interval {self._totals.intervals + 2}")
+            self._pending_label = ""
+        assert self._current is not None
+        self._store(self._current, cpu, row)
+        return True
+
+    def _linux_row(self, line: str) -> bool:
+        tokens = line.split()
+        n = len(self._names)
+        if len(tokens) < 2:
+            return False
+        average = tokens[0].endswith(":") and not _TIME.match(tokens[0].rstrip(":"))
+        timed = bool(_TIME.match(tokens[0]))
+        if not (average or timed):
+            return False
+        if len(tokens) < n + 2 or not all(_NUMBER.match(v) for v in tokens[-n:]):
+            self.malformed += 1
+            return True
+        cpu = tokens[-n - 1]
+        if cpu != "all" and not _INT.match(cpu):
+            self.malformed += 1
+            return True
+        row = {name: _num(v) for name, v in zip(self._names, tokens[-n:], strict=True)}
+        if any(not 0 <= row.get(k, 0) <= 100 for k in _PCT):
+            self.malformed += 1
+            return True
+        if average:
+            self._store(self._average, cpu, row)
+            return True
+        label = " ".join(tokens[: -n - 1])
+        cur = self._current
+        if cur is None or cur.label != label or cpu in cur.rows or (cpu == "all" and cur.all_row):
+            self._start_interval(label)
+        assert self._current is not None
+        self._store(self._current, cpu, row)
+        return True
+
+    # -- results --------------------------------------------------------------------------------
+
+    def _final_totals(self) -> tuple[_Totals, list[str]]:
+        """Totals including the interval still open, without changing the parser."""
+        totals = copy.deepcopy(self._totals)
+        notes: list[str] = []
+        cur = self._current if self._current is not None and not self._current.empty() else None
+        pending: list[_Interval] = []
+        if self.kind == "solaris":
+            if self._dropped_first or (self._first is not None and cur is not None):
+                notes.append("first interval (since boot) dropped")
+                pending = [cur] if cur is not None else []
+            elif (only := self._first or cur) is not None:
+                pending = [only]
+                notes.append("one interval: kept as is (if it is mpstat's first, it is since boot)")
+        elif cur is not None:
+            pending = [cur]
+        for interval in pending:
+            totals.add(interval)
+        if totals.intervals == 0 and not self._average.empty():
+            totals.add(self._average)
+            notes.append("only the Average rows were present")
+        if self._mismatched_rows:
+            notes.append(
+                f"{self._mismatched_rows} rows did not match the header: columns read from the "
+                "right end (usr sys wt idl last)"
+            )
+        if self._state_lines:
+            notes.append(f"{self._state_lines} processor state-change lines")
+        return totals, notes
+
+    def facts(self) -> tuple[dict, dict, list[str], Platform | None]:
+        totals, notes = self._final_totals()
+        per_cpu = {
+            cpu: {k: v / totals.cpu_n[cpu] for k, v in sums.items()}
+            for cpu, sums in totals.cpu_sums.items()
+        }
+        facts: dict = {}
+        details: dict = {"notes": notes}
+        if self._banner:
+            details["banner"] = self._banner
+        count = len(per_cpu) or (int(self._banner["cpus"]) if self._banner else 0)
+        if count:
+            facts["cpu.count"] = float(count)
+        if totals.intervals:
+            facts["cpu.intervals"] = float(totals.intervals)
+        # averages over every per-CPU sample; the `all` row only when there are no CPU rows
+        if per_cpu:
+            samples = sum(totals.cpu_n.values())
+
+            def overall(key: str) -> float | None:
+                have = [c for c in totals.cpu_sums if key in totals.cpu_sums[c]]
+                if not have:
+                    return None
+                return sum(totals.cpu_sums[c][key] for c in have) / sum(
+                    totals.cpu_n[c] for c in have
+                )
+        else:
+            samples = totals.all_n
+
+            def overall(key: str) -> float | None:
+                if key not in totals.all_sums or not totals.all_n:
+                    return None
+                return totals.all_sums[key] / totals.all_n
+
+        for key in _PCT:
+            value = overall(key)
+            if value is not None:
+                facts[f"cpu.{key}_pct"] = round(value, 3)
+        if (steal := overall("steal")) is not None:
+            facts["cpu.steal_pct"] = round(steal, 3)
+        irq, soft = overall("irq"), overall("soft")
+        if irq is not None or soft is not None:
+            facts["cpu.irq_pct"] = round((irq or 0.0) + (soft or 0.0), 3)
+        if "cpu.sys_pct" in facts and "cpu.usr_pct" in facts:
+            facts["cpu.sys_usr_ratio"] = round(
+                facts["cpu.sys_pct"] / max(facts["cpu.usr_pct"], 1), 3
+            )
+        if per_cpu:
+            self._per_cpu_facts(per_cpu, facts, details)
+        details["samples"] = samples
+        details["intervals"] = totals.summaries
+        if not self._average.empty():
+            details["average"] = _summary(self._average)
+        platform: Platform | None = "solaris" if self.kind == "solaris" else None
+        if self.kind == "linux":
+            platform = "linux"
+        identifiers = ["mpstat"] + (["sys"] if facts.get("cpu.sys_pct", 0) > 50 else [])
+        return facts, details, identifiers, platform
+
+    @staticmethod
+    def _per_cpu_facts(per_cpu: dict[str, dict[str, float]], facts: dict, details: dict) -> None:
+        sys_by_cpu = {c: r["sys"] for c, r in per_cpu.items() if "sys" in r}
+        if sys_by_cpu:
+            values = list(sys_by_cpu.values())
+            facts["cpu.max_sys_pct"] = round(max(values), 3)
+            facts["cpu.sys_skew"] = round(max(values) - min(values), 3)
+            facts["cpu.share_sys_over_50_pct"] = round(
+                100.0 * sum(v > 50 for v in values) / len(values), 3
+            )
+            facts["cpu.share_sys_over_80_pct"] = round(
+                100.0 * sum(v > 80 for v in values) / len(values), 3
+            )
+            facts["cpu.sys"] = {c: round(v, 3) for c, v in sys_by_cpu.items()}
+        intr = {c: r["intr"] for c, r in per_cpu.items() if "intr" in r}
+        if intr:
+            facts["cpu.intr"] = {c: round(v, 3) for c, v in intr.items()}
+            total = sum(intr.values())
+            if total > 0:
+                facts["cpu.intr_top_share_pct"] = round(100.0 * max(intr.values()) / total, 3)
+        for key in ("smtx", "xcal", "migr"):
+            values = [r[key] for r in per_cpu.values() if key in r]
+            if values:
+                facts[f"cpu.max_{key}"] = round(max(values), 3)
+        details["cpus"] = [
+            {"id": c, **{k: round(per_cpu[c][k], 2) for k in _CHART if k in per_cpu[c]}}
+            for c in sorted(per_cpu, key=lambda c: (len(c), c))
+        ]
+        details["hot_cpus"] = _hot(per_cpu)
+
+
+def _hot(per_cpu: dict[str, dict[str, float]]) -> list[dict]:
+    """CPUs carrying far more interrupts, mutex spins or cross-calls than the others."""
+    hot = []
+    for key in ("intr", "smtx", "xcal"):
+        values = {c: r[key] for c, r in per_cpu.items() if key in r}
+        if len(values) < 2:
+            continue
+        cpu = max(values, key=lambda c: values[c])
+        others = sorted(v for c, v in values.items() if c != cpu)
+        median = others[len(others) // 2]
+        total = sum(values.values())
+        if values[cpu] > 0 and values[cpu] >= 2 * max(median, 1):
+            hot.append(
+                {
+                    "cpu": cpu,
+                    "metric": key,
+                    "value": values[cpu],
+                    "share_pct": round(100.0 * values[cpu] / total, 1),
+                    "others_median": median,
+                }
+            )
+    return hot

@@ -1,0 +1,259 @@
+"""Process stacks: Solaris/AIX pstack, gdb `bt` / `thread apply all bt`, eu-stack, Solaris
+`module`function+0xoff` frames (mdb, ustack() without counts), Linux kernel stacks
+(`[<0>] func+0x1a/0x40`) and `perf script` call chains.
+
+Every frame is reduced to its function name (offsets and arguments stripped) and fed to the
+shared FunctionStats, so the facts are the ones a DTrace ustack() produces too. A new stack
+starts at a thread or process header, at gdb's frame #0, or after a blank line.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import ClassVar
+
+from ingest.base import Parser
+from ingest.model import Format, Platform
+from ingest.parsers.functions import MAX_FRAMES, Frame, FunctionStats
+
+_ADDRESS = re.compile(r"^(?:0x)?[0-9a-fA-F]+$")
+
+# ffff80ffbcf9298a __read () + a        |  0x0900000000012345  nsleep(??, ??) + 0x94 (AIX)
+_PSTACK = re.compile(
+    r"^\s*(?P<hex>0x)?(?P<addr>[0-9a-fA-F]{6,16})\s+(?P<name>[A-Za-z_$.?<~][^\s(]*)\s*\((?P<rest>.*)$"
+)
+_PSTACK_STRICT = re.compile(r"\)\s*(?:\+\s*(?:0x)?[0-9a-fA-F]+)?\s*$")
+# #3  0x000000000c8d3f5a in kslwtbctx ()   |  #0  semtimedop () at ../sysdeps/...
+_GDB = re.compile(
+    r"^#(?P<n>\d+)\s+(?:0x(?P<addr>[0-9a-fA-F]+)\s+in\s+|(?!0x))(?P<name>[^\s(][^(]*?)\s*\((?P<rest>.*)$"
+)
+# #0  0x00007f3c2a1b4e8a semtimedop   |  #0  0x00007f3c2a1b4e8a semtimedop - /usr/lib64/libc.so.6
+_EU = re.compile(
+    r"^#(?P<n>\d+)\s+0x(?P<addr>[0-9a-fA-F]+)(?:\s+(?P<name>[^\s-]\S*))?(?:\s+-\s+(?P<module>\S+))?\s*$"
+)
+_FROM = re.compile(r"\bfrom\s+(?P<module>\S+)\s*$")
+# libc.so.1`_cladm+0x4   |  oracle`0x6e80c2b   |  libc.so.1`__pollsys+0xa(ffbffa88, 1)
+_TICK = re.compile(
+    r"^\s*(?P<module>[\w.+-]+)`(?P<func>[^+\s(`]+)(?:\+(?:0x[0-9a-fA-F]+|\d+))?(?:\(.*\))?\s*$"
+)
+# [<ffffffff8110c8a2>] futex_wait_queue_me+0xc2/0x120   |   ? do_syscall_64+0x5b/0x1a0 [mod]
+_KSTACK = re.compile(
+    r"^\s*\[<(?:0x)?[0-9a-fA-F]+>\]\s+(?:\?\s+)?(?P<func>[^\s+]+)\+0x[0-9a-fA-F]+/0x[0-9a-fA-F]+"
+    r"(?:\s+\[(?P<module>[\w-]+)\])?\s*$"
+)
+_KFRAME = re.compile(
+    r"^\s*(?:\?\s+)?(?P<func>[A-Za-z_.][\w.$]*)\+0x[0-9a-fA-F]+/0x[0-9a-fA-F]+"
+    r"(?:\s+\[(?P<module>[\w-]+)\])?\s*$"
+)
+# perf script:       7f3c2a1b4e8a semtimedop+0xa (/usr/lib64/libc-2.17.so)
+_PERF = re.compile(
+    r"^\s+(?P<addr>[0-9a-fA-F]+)\s+(?P<func>\S+?)(?:\+0x[0-9a-fA-F]+)?\s+\((?P<module>[/\[][^()]*)\)\s*$"
+)
+_PERF_HEADER = re.compile(
+    r"^(?P<comm>\S[^\t]*?)\s+(?P<pid>\d+)(?:/(?P<tid>\d+))?\s+(?:\[\d+\]\s+)?\d+\.\d+:\s+"
+    r"(?:\d+\s+)?\S+:\s*$"
+)
+
+_LWP = re.compile(r"^\s*-{3,}\s*lwp#\s*(?P<lwp>\d+)\s*/\s*thread#\s*(?P<thread>\d+)\s*-{3,}\s*$")
+_GDB_THREAD = re.compile(r"^Thread\s+(?P<n>\d+)\s+\((?P<what>.*)\):?\s*$")
+_LWP_IN = re.compile(r"\bLWP\s+(\d+)")
+_EU_TID = re.compile(r"^TID\s+(?P<tid>\d+):\s*$")
+_EU_PID = re.compile(r"^PID\s+(?P<pid>\d+)\s+-\s+(?P<what>\S.*)$")
+_PID = re.compile(r"^(?P<pid>\d+):\s+(?P<cmd>\S.*)$")
+_CORE = re.compile(r"^core\s+'[^']*'\s+of\s+(?P<pid>\d+):\s+(?P<cmd>\S.*)$")
+_TRUSS_LIKE = re.compile(r"^\d+:\s+(?:[\d.]+\s+)*[\w]+\(|^\d+:\s+[\d.]+\s")
+_CALL_TRACE = re.compile(r"^\s*Call Trace:\s*$")
+_CONTINUATION = re.compile(r"^\s+(?:at\s+\S+|from\s+\S+)\s*$")
+_NOISE = re.compile(
+    r"^(?:\(gdb\)|\[New (?:LWP|Thread)\b|\[Thread debugging\b|Using host libthread_db\b"
+    r"|\[Inferior \d+ .*detached\]|Backtrace stopped\b|Reading symbols from\b"
+    r"|0x[0-9a-fA-F]+ in \S+ \(.*\)(?: from \S+)?\s*$"
+    r"|\s*-+\s*called from signal handler\b|\s*\.\.\.\s*$)"
+)
+
+
+def _frame(name: str | None, module: str | None = None) -> Frame:
+    """Build a frame; '??', '[unknown]' and bare addresses have no function name."""
+    if name is not None:
+        name = name.strip()
+        if not name or set(name) <= {"?"} or name == "[unknown]" or _ADDRESS.match(name):
+            name = None
+    return Frame(function=name, module=module or None)
+
+
+class StackParser(Parser):
+    format: ClassVar[Format] = "stack"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stats = FunctionStats()
+        self._frames: list[Frame] = []
+        self._label = ""
+        self._last_gdb = -1
+        self._votes: dict[str, int] = {}
+        self._threads: list[str] = []
+        self.frames_dropped = 0
+
+    # -- detection ------------------------------------------------------------------------------
+
+    @classmethod
+    def start_score(cls, line: str) -> int:
+        if (
+            _LWP.match(line)
+            or _GDB_THREAD.match(line)
+            or _EU_TID.match(line)
+            or _EU_PID.match(line)
+            or _CORE.match(line)
+            or _KSTACK.match(line)
+        ):
+            return 2
+        m = _PSTACK.match(line)
+        if m and _PSTACK_STRICT.search(m.group("rest")) and not _PERF.match(line):
+            return 2
+        if _GDB.match(line) or _EU.match(line):
+            return 2
+        if _TICK.match(line) or _KFRAME.match(line) or _PERF.match(line):
+            return 1
+        if _PERF_HEADER.match(line) or _CALL_TRACE.match(line):
+            return 1
+        if _PID.match(line) and not _TRUSS_LIKE.match(line):
+            return 1
+        return 0
+
+    # -- feeding --------------------------------------------------------------------------------
+
+    def _vote(self, platform: str) -> None:
+        self._votes[platform] = self._votes.get(platform, 0) + 1
+
+    def _commit(self) -> None:
+        if self._frames:
+            self.stats.add_stack(self._frames, 1.0, self._label)
+        self._frames = []
+        self._last_gdb = -1
+
+    def _new_stack(self, label: str) -> None:
+        self._commit()
+        self._label = label
+        if len(self._threads) < 200:
+            self._threads.append(label)
+
+    def _push(self, frame: Frame) -> None:
+        if len(self._frames) >= MAX_FRAMES:
+            self.frames_dropped += 1
+            return
+        self._frames.append(frame)
+
+    def feed(self, line: str) -> bool:
+        if not line.strip():
+            if not self._frames:
+                return False
+            self._commit()
+            self._label = ""
+            return True
+        return self._header(line) or self._frame_line(line) or self._other(line)
+
+    def _header(self, line: str) -> bool:
+        if m := _LWP.match(line):
+            self._vote("solaris")
+            self._new_stack(f"lwp# {m['lwp']} / thread# {m['thread']}")
+        elif m := _GDB_THREAD.match(line):
+            self._vote("linux")
+            lwp = _LWP_IN.search(m["what"])
+            self._new_stack(f"Thread {m['n']}" + (f" (LWP {lwp.group(1)})" if lwp else ""))
+        elif m := _EU_TID.match(line):
+            self._vote("linux")
+            self._new_stack(f"TID {m['tid']}")
+        elif m := _EU_PID.match(line):
+            self._vote("linux")
+            self._new_stack(f"PID {m['pid']} - {m['what'].strip()[:80]}")
+        elif m := _CORE.match(line):
+            self._vote("solaris")
+            self._new_stack(f"pid {m['pid']}: {m['cmd'].strip()[:80]}")
+        elif (m := _PID.match(line)) and not _TRUSS_LIKE.match(line):
+            self._new_stack(f"pid {m['pid']}: {m['cmd'].strip()[:80]}")
+        elif m := _PERF_HEADER.match(line):
+            self._vote("linux")
+            self._new_stack(f"{m['comm'].strip()[:40]} {m['pid']}")
+        elif _CALL_TRACE.match(line):
+            self._vote("linux")
+            self._new_stack("kernel call trace")
+        else:
+            return False
+        return True
+
+    def _frame_line(self, line: str) -> bool:
+        if line.startswith("#"):
+            return self._numbered(line)
+        if (m := _PSTACK.match(line)) and not _PERF.match(line):
+            if not m["hex"]:
+                self._vote("solaris")
+            self._push(_frame(m["name"]))
+        elif m := _TICK.match(line):
+            self._vote("solaris")
+            self._push(_frame(m["func"], m["module"]))
+        elif m := _KSTACK.match(line) or _KFRAME.match(line):
+            self._vote("linux")
+            self._push(_frame(m["func"], m["module"] or "kernel"))
+        elif m := _PERF.match(line):
+            self._vote("linux")
+            self._push(_frame(m["func"], m["module"].strip()))
+        else:
+            return False
+        return True
+
+    def _numbered(self, line: str) -> bool:
+        """gdb and eu-stack frames: `#N ...`. Frame #0 (or a number going back) starts a stack."""
+        m = _GDB.match(line)
+        eu = None if m else _EU.match(line)
+        if m is None and eu is None:
+            if re.match(r"^#\d+\s", line):
+                self.malformed += 1
+                return True
+            return False
+        number = int((m or eu)["n"])  # type: ignore[index]
+        if self._frames and number <= self._last_gdb:
+            self._commit()
+        self._last_gdb = number
+        self._vote("linux")
+        if m is not None:
+            module = _FROM.search(m["rest"])
+            self._push(_frame(m["name"], module["module"] if module else None))
+        else:
+            self._push(_frame(eu["name"], eu["module"]))  # type: ignore[index]
+        return True
+
+    def _other(self, line: str) -> bool:
+        if _CONTINUATION.match(line):
+            stripped = line.strip()
+            if stripped.startswith("from ") and self._frames:
+                last = self._frames[-1]
+                self._frames[-1] = Frame(last.function, stripped[5:].strip())
+                self._vote("linux")
+            return True
+        if _NOISE.match(line):
+            return True
+        if self._frames and re.match(r"^\s*(?:0x)?[0-9a-fA-F]{8,16}\s+\S", line):
+            # an address line cut short or in an unknown layout: part of the stack, unreadable
+            self.malformed += 1
+            return True
+        return False
+
+    # -- results --------------------------------------------------------------------------------
+
+    def facts(self) -> tuple[dict, dict, list[str], Platform | None]:
+        stats = self.stats
+        if self._frames:
+            stats = copy.deepcopy(self.stats)
+            stats.add_stack(self._frames, 1.0, self._label)
+        facts = stats.facts()
+        details = stats.details()
+        if self._threads:
+            details["threads"] = self._threads
+        if self.frames_dropped:
+            details["frames_dropped"] = self.frames_dropped
+        platform: Platform | None = None
+        if self._votes:
+            best = max(self._votes.items(), key=lambda kv: kv[1])[0]
+            platform = "solaris" if best == "solaris" else "linux"
+        return facts, details, stats.identifiers(), platform

@@ -1,0 +1,393 @@
+"""Entries as YAML files: what people write, review in pull requests and export.
+
+The writer is a pure function of the entry with a fixed field order, so export → import →
+export gives the same bytes. Long prose goes in block scalars; signature conditions are written
+as one-line mappings where they fit, nested under all/any/not, so a condition tree reads like
+the rule it is. The reader rejects YAML aliases (entries never need them, and they can expand
+exponentially), keeps version numbers as written (`fixed: [19.10]` stays "19.10", not 19.1),
+and names the file, the entry and the field in every error.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kb.models import Entry, EntryError, validate_entry
+from kb.signatures import AllOf, AnyOf, FactCondition, NotOf, Signature, TextCondition
+
+FIELD_ORDER = (
+    "id",
+    "title",
+    "symptom",
+    "root_cause",
+    "fix",
+    "affected_versions",
+    "platforms",
+    "tags",
+    "references",
+    "next_commands",
+    "signatures",
+    "author",
+    "created",
+    "updated",
+)
+MAX_FILE_BYTES = 5 * 1024 * 1024
+FOLD_AT = 80  # single-line text longer than this is written folded
+FLOW_MAX = 88  # a mapping whose one-line form is longer than this is written as a block
+
+
+class EntryFileError(ValueError):
+    """A problem with an entry file, as one line: file, entry, field, what is wrong."""
+
+
+# --------------------------------------------------------------------------------------------
+# writing
+
+
+class _Flow(dict):
+    pass
+
+
+class _FlowList(list):
+    pass
+
+
+class _Literal(str):
+    pass
+
+
+class _Folded(str):
+    pass
+
+
+class _Timestamp(str):
+    pass
+
+
+class _Dumper(yaml.SafeDumper):
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        # indent lists under their key: easier to read and to diff
+        super().increase_indent(flow, False)
+
+
+def _str_style(style: str):
+    return lambda d, s: d.represent_scalar("tag:yaml.org,2002:str", str(s), style=style)
+
+
+_Dumper.add_representer(_Literal, _str_style("|"))
+_Dumper.add_representer(_Folded, _str_style(">"))
+_Dumper.add_representer(
+    _Timestamp, lambda d, s: d.represent_scalar("tag:yaml.org,2002:timestamp", str(s))
+)
+_Dumper.add_representer(
+    _Flow, lambda d, m: d.represent_mapping("tag:yaml.org,2002:map", m, flow_style=True)
+)
+_Dumper.add_representer(
+    _FlowList, lambda d, s: d.represent_sequence("tag:yaml.org,2002:seq", s, flow_style=True)
+)
+
+
+def _text(value: str) -> str:
+    """Block style for long or multi-line text (PyYAML falls back to quotes when it must)."""
+    if "\n" in value.rstrip("\n"):
+        return _Literal(value)
+    if len(value) > FOLD_AT:
+        return _Folded(value)
+    return value
+
+
+def _number(value: float | int) -> float | int:
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return int(value)
+    return value
+
+
+def _timestamp(value: datetime) -> _Timestamp:
+    dt = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    return _Timestamp(dt.isoformat().replace("+00:00", "Z"))
+
+
+def _compact(mapping: dict[str, Any]) -> dict[str, Any]:
+    """One line when it reads well on one line, a block mapping otherwise."""
+    one_line = json.dumps(mapping, ensure_ascii=False, default=str)
+    nested = any(
+        (isinstance(v, dict) and not isinstance(v, _Flow))
+        or (isinstance(v, list) and _has_dicts(v))
+        for v in mapping.values()
+    )
+    if len(one_line) <= FLOW_MAX and not nested:
+        return _Flow(mapping)
+    return {
+        k: _FlowList(v) if isinstance(v, list) and not _has_dicts(v) else v
+        for k, v in mapping.items()
+    }
+
+
+def _has_dicts(items: list[Any]) -> bool:
+    return any(isinstance(v, dict) for v in items)
+
+
+def _operand(fact: str, key: str | None) -> dict[str, Any]:
+    out: dict[str, Any] = {"fact": fact}
+    if key is not None:
+        out["key"] = key
+    return out
+
+
+def _condition(cond: Any) -> dict[str, Any]:
+    if isinstance(cond, AllOf):
+        return {"all": [_condition(c) for c in cond.all]}
+    if isinstance(cond, AnyOf):
+        return {"any": [_condition(c) for c in cond.any]}
+    if isinstance(cond, NotOf):
+        return {"not": _condition(cond.not_)}
+    if isinstance(cond, FactCondition):
+        out = _operand(cond.fact, cond.key)
+        out["op"] = cond.op
+        if cond.ref is not None:
+            ref = _operand(cond.ref.fact, cond.ref.key)
+            if cond.ref.times != 1:
+                ref["times"] = _number(cond.ref.times)
+            if cond.ref.plus:
+                ref["plus"] = [_Flow(_operand(p.fact, p.key)) for p in cond.ref.plus]
+            out["ref"] = _compact(ref)
+        else:
+            out["value"] = _number(cond.value) if isinstance(cond.value, float) else cond.value
+        return _compact(out)
+    if isinstance(cond, TextCondition):
+        out = {"text": cond.text} if cond.text is not None else {"regex": cond.regex}
+        if cond.min_count != 1:
+            out["min_count"] = cond.min_count
+        if cond.case_sensitive:
+            out["case_sensitive"] = True
+        return _compact(out)
+    raise TypeError(f"unknown condition {type(cond).__name__}")
+
+
+def _signature(sig: Signature) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": sig.name}
+    if sig.description:
+        out["description"] = _text(sig.description)
+    out["sources"] = _FlowList(sig.sources)
+    out["weight"] = _number(sig.weight)
+    if not sig.specific:
+        out["specific"] = False
+    out["when"] = _condition(sig.when)
+    return out
+
+
+def entry_to_data(entry: Entry) -> dict[str, Any]:
+    """The entry as plain data in FIELD_ORDER, with style markers for the YAML writer."""
+    versions = []
+    for r in entry.affected_versions:
+        item: dict[str, Any] = {"product": r.product}
+        if r.introduced is not None:
+            item["introduced"] = r.introduced
+        if r.fixed:
+            item["fixed"] = _FlowList(r.fixed)
+        if r.note:
+            item["note"] = r.note
+        versions.append(_compact(item))
+    data: dict[str, Any] = {
+        "id": entry.id,
+        "title": entry.title,
+        "symptom": _text(entry.symptom),
+        "root_cause": _text(entry.root_cause),
+        "fix": _text(entry.fix),
+        "affected_versions": versions,
+        "platforms": _FlowList(entry.platforms),
+        "tags": _FlowList(entry.tags),
+        "references": list(entry.references),
+        "next_commands": [
+            {"command": _text(c.command), "platform": c.platform, "why": _text(c.why)}
+            for c in entry.next_commands
+        ],
+        "signatures": [_signature(s) for s in entry.signatures],
+        "author": entry.author,
+        "created": _timestamp(entry.created),
+        "updated": _timestamp(entry.updated),
+    }
+    assert tuple(data) == FIELD_ORDER
+    return data
+
+
+def dump_entry(entry: Entry) -> str:
+    return yaml.dump(
+        entry_to_data(entry),
+        Dumper=_Dumper,
+        sort_keys=False,
+        allow_unicode=True,
+        width=100,
+        default_flow_style=False,
+    )
+
+
+def entry_filename(entry_id: str) -> str:
+    return f"{entry_id}.yaml"
+
+
+def write_entry(entry: Entry, directory: Path) -> Path:
+    """Write `<id>.yaml` in `directory` (atomically: a reader never sees half a file)."""
+    path = Path(directory) / entry_filename(entry.id)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(dump_entry(entry), encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+# --------------------------------------------------------------------------------------------
+# reading
+
+
+class _SourceFloat(float):
+    source: str
+
+
+class _SourceInt(int):
+    source: str
+
+
+class _Loader(yaml.SafeLoader):
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(
+                None, None, "YAML aliases (*name) are not allowed in entry files", event.start_mark
+            )
+        return super().compose_node(parent, index)
+
+
+def _construct_float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float:
+    value = _SourceFloat(yaml.SafeLoader.construct_yaml_float(loader, node))
+    value.source = node.value
+    return value
+
+
+def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
+    value = _SourceInt(yaml.SafeLoader.construct_yaml_int(loader, node))
+    value.source = node.value
+    return value
+
+
+_Loader.add_constructor("tag:yaml.org,2002:float", _construct_float)
+_Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+
+
+def _as_written(value: Any) -> Any:
+    """A number where text belongs (a version, a tag, a key) becomes the text as written."""
+    if isinstance(value, _SourceFloat | _SourceInt):
+        return value.source
+    return value
+
+
+def _fix_condition(node: Any) -> None:
+    if isinstance(node, dict):
+        for k in ("key", "text", "regex"):
+            if k in node:
+                node[k] = _as_written(node[k])
+        for v in node.values():
+            _fix_condition(v)
+    elif isinstance(node, list):
+        for v in node:
+            _fix_condition(v)
+
+
+def _fix_text_fields(data: dict[str, Any]) -> dict[str, Any]:
+    for key in ("id", "title", "author"):
+        if key in data:
+            data[key] = _as_written(data[key])
+    if isinstance(data.get("tags"), list):
+        data["tags"] = [_as_written(t) for t in data["tags"]]
+    if isinstance(data.get("affected_versions"), list):
+        for r in data["affected_versions"]:
+            if isinstance(r, dict):
+                for k in ("introduced", "product", "note"):
+                    if k in r:
+                        r[k] = _as_written(r[k])
+                if isinstance(r.get("fixed"), list):
+                    r["fixed"] = [_as_written(v) for v in r["fixed"]]
+                elif "fixed" in r:
+                    r["fixed"] = [_as_written(r["fixed"])]
+    if isinstance(data.get("signatures"), list):
+        _fix_condition(data["signatures"])
+    return data
+
+
+def _documents(text: str, source: str) -> Iterator[Any]:
+    try:
+        yield from yaml.load_all(text, Loader=_Loader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = exc.problem or exc.context or "invalid YAML"
+        raise EntryFileError(f"{source}:{where}: YAML error: {problem}") from None
+    except yaml.YAMLError as exc:
+        raise EntryFileError(f"{source}: YAML error: {' '.join(str(exc).split())}") from None
+
+
+def load_entries(text: str, source: str = "<text>") -> list[Entry]:
+    """Entries from YAML text: one mapping, a list of mappings, or several documents."""
+    raw: list[tuple[str, Any]] = []
+    docs = list(_documents(text, source))
+    for n, doc in enumerate(docs, 1):
+        where = source if len(docs) == 1 else f"{source} (document {n})"
+        if doc is None:
+            continue
+        if isinstance(doc, list):
+            raw += [(f"{where} item {i}", item) for i, item in enumerate(doc, 1)]
+        else:
+            raw.append((where, doc))
+    if not raw:
+        raise EntryFileError(f"{source}: no entry in the file")
+    entries = []
+    seen: set[str] = set()
+    for where, item in raw:
+        if not isinstance(item, dict):
+            kind = type(item).__name__
+            raise EntryFileError(
+                f"{where}: expected an entry (a mapping with id, title, ...), found {kind}"
+            )
+        try:
+            entry = validate_entry(_fix_text_fields(item), source=where)
+        except EntryError as exc:
+            raise EntryFileError(f"{where}: {exc}") from None
+        if entry.id in seen:
+            raise EntryFileError(f"{where}: entry '{entry.id}' appears twice")
+        seen.add(entry.id)
+        entries.append(entry)
+    return entries
+
+
+def load_entry(text: str, source: str = "<text>") -> Entry:
+    entries = load_entries(text, source)
+    if len(entries) != 1:
+        raise EntryFileError(f"{source}: expected one entry, found {len(entries)}")
+    return entries[0]
+
+
+def read_text(path: Path) -> str:
+    """An entry file's text, with the reasons it cannot be read said plainly."""
+    path = Path(path)
+    if path.is_dir():
+        raise EntryFileError(f"{path}: is a directory, not an entry file")
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise EntryFileError(f"{path}: {size} bytes is too large for an entry file")
+        return path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise EntryFileError(f"{path}: no such file") from None
+    except UnicodeDecodeError as exc:
+        raise EntryFileError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise EntryFileError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def read_entries(path: Path) -> list[Entry]:
+    return load_entries(read_text(path), str(path))

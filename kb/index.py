@@ -1,0 +1,598 @@
+"""The full-text index: whoosh behind a small interface so the engine could be swapped.
+
+The index is derived data. SQLite is the source of truth and `kb.store.Store` decides what goes
+in here; this module only knows documents, a stamp (which SQLite revision the index reflects)
+and how to search. whoosh allows one writer at a time, so every write happens under an
+inter-process `fcntl.flock` on a lock file next to the index (IndexLock) and also asks whoosh
+for its writer with a timeout; nothing is written asynchronously, so no write is lost.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import hashlib
+import html
+import json
+import os
+import shutil
+import threading
+import time
+import uuid
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+from whoosh import fields, highlight, index, qparser, query
+from whoosh.analysis import LowercaseFilter, RegexTokenizer, StemmingAnalyzer
+
+from kb.models import Entry, VersionRange
+from kb.search_query import ParsedQuery, QueryError
+from kb.signatures import TextCondition, walk
+
+# Bump when the schema or what goes into a document changes: a different number forces a rebuild.
+INDEX_SCHEMA_VERSION = 1
+STAMP_FILE = "perfkb-stamp.json"
+FACETS = ("platform", "source", "product", "tag")
+
+# Field boosts: identifiers and titles say more about an entry than its prose.
+FIELD_BOOSTS = {
+    "identifiers_text": 4.0,
+    "title": 3.0,
+    "keywords": 2.0,
+    "symptom": 1.5,
+    "root_cause": 1.0,
+    "fix": 1.0,
+    "commands": 0.6,
+}
+EXACT_IDENTIFIER_BOOST = 8.0
+SNIPPET_FIELDS = ("symptom", "root_cause", "fix", "commands", "title")
+
+
+class IndexUnavailable(Exception):
+    """The index cannot be opened or written (missing, corrupt, locked too long)."""
+
+
+# --------------------------------------------------------------------------------------------
+# documents and stamps
+
+
+class IndexDoc(BaseModel):
+    """What the index holds for one entry."""
+
+    id: str
+    title: str
+    symptom: str = ""
+    root_cause: str = ""
+    fix: str = ""
+    commands: str = ""
+    identifiers: list[str] = Field(default_factory=list)
+    platforms: list[str] = Field(default_factory=list)
+    sources: list[str] = Field(default_factory=list)
+    products: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
+    versions: str = "[]"  # JSON list of VersionRange, for version: filtering
+    digest: str = ""  # of the entry JSON, so `check` can tell a stale document
+
+
+def entry_digest(entry: Entry) -> str:
+    return hashlib.sha256(entry.model_dump_json(by_alias=True).encode()).hexdigest()[:32]
+
+
+def entry_identifiers(entry: Entry) -> list[str]:
+    """Signature keys (syscalls, functions, events) plus the literal texts signatures look for."""
+    out = list(entry.searchable_identifiers())
+    for sig in entry.signatures:
+        for leaf in walk(sig.when):
+            if isinstance(leaf, TextCondition) and leaf.text and leaf.text not in out:
+                out.append(leaf.text)
+    return out
+
+
+def doc_from_entry(entry: Entry) -> IndexDoc:
+    commands = "\n".join(f"{c.command}\n{c.why}" for c in entry.next_commands)
+    products: list[str] = []
+    for r in entry.affected_versions:
+        if r.product.lower() not in products:
+            products.append(r.product.lower())
+    return IndexDoc(
+        id=entry.id,
+        title=entry.title,
+        symptom=entry.symptom,
+        root_cause=entry.root_cause,
+        fix=entry.fix,
+        commands=commands,
+        identifiers=entry_identifiers(entry),
+        platforms=list(entry.platforms),
+        sources=entry.sources(),
+        products=products,
+        tags=list(entry.tags),
+        versions=json.dumps([r.model_dump(mode="json") for r in entry.affected_versions]),
+        digest=entry_digest(entry),
+    )
+
+
+class Stamp(BaseModel):
+    """Which SQLite state the index reflects: every revision up to `rev` of store `store_id`."""
+
+    store_id: str
+    rev: int
+    schema_version: int = INDEX_SCHEMA_VERSION
+    build: str = Field(default_factory=lambda: uuid.uuid4().hex[:12])
+
+
+# --------------------------------------------------------------------------------------------
+# search results (kb.store re-exports these: they are part of the Store interface)
+
+
+class SearchHit(BaseModel):
+    id: str
+    title: str
+    score: float
+    snippet_html: str  # highlighted fragment, already HTML-escaped except <mark>
+    platforms: list[str] = Field(default_factory=list)
+    sources: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
+    products: list[str] = Field(default_factory=list)
+
+
+class SearchPage(BaseModel):
+    query: str
+    total: int
+    page: int
+    per_page: int
+    results: list[SearchHit] = Field(default_factory=list)
+    facets: dict[str, dict[str, int]] = Field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------------------------
+# locking
+
+
+class IndexLock:
+    """An exclusive inter-process lock (flock) on a file, re-entrant within one object."""
+
+    def __init__(self, path: Path, timeout: float = 60.0) -> None:
+        self.path = path
+        self.timeout = timeout
+        self._thread_lock = threading.RLock()
+        self._depth = 0
+        self._fd: int | None = None
+
+    @contextmanager
+    def hold(self) -> Iterator[None]:
+        with self._thread_lock:
+            if self._depth == 0:
+                self._acquire()
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+                if self._depth == 0:
+                    self._release()
+
+    def _acquire(self) -> None:
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        deadline = time.monotonic() + self.timeout
+        delay = 0.002
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                    os.close(fd)
+                    raise
+                if time.monotonic() > deadline:
+                    os.close(fd)
+                    raise IndexUnavailable(
+                        f"the search index is locked by another process for more than "
+                        f"{self.timeout:g} s ({self.path})"
+                    ) from None
+                time.sleep(delay)
+                delay = min(delay * 2, 0.05)
+        self._fd = fd
+
+    def _release(self) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+
+# --------------------------------------------------------------------------------------------
+# the whoosh implementation
+
+
+def _schema() -> fields.Schema:
+    prose = StemmingAnalyzer()
+    # identifiers keep dots, $ and # inside a word: oraus.msb, x$ksmsp, v$session
+    ident = RegexTokenizer(r"\w+(?:[.$#]\w+)*") | LowercaseFilter()
+    return fields.Schema(
+        id=fields.ID(stored=True, unique=True, sortable=True),
+        title=fields.TEXT(analyzer=prose, stored=True),
+        symptom=fields.TEXT(analyzer=prose, stored=True),
+        root_cause=fields.TEXT(analyzer=prose, stored=True),
+        fix=fields.TEXT(analyzer=prose, stored=True),
+        commands=fields.TEXT(analyzer=prose, stored=True),
+        keywords=fields.TEXT(analyzer=prose),  # id words and tags
+        identifiers=fields.KEYWORD(lowercase=True, commas=True, scorable=True),  # exact names
+        identifiers_text=fields.TEXT(analyzer=ident),  # the same names, word by word
+        platform=fields.KEYWORD(lowercase=True, commas=True, stored=True),
+        source=fields.KEYWORD(lowercase=True, commas=True, stored=True),
+        product=fields.KEYWORD(lowercase=True, commas=True, stored=True),
+        tag=fields.KEYWORD(lowercase=True, commas=True, stored=True),
+        versions=fields.STORED(),
+        digest=fields.STORED(),
+    )
+
+
+def _ident_key(text: str) -> str:
+    """How an identifier is stored in the exact field: lowercase, single spaces, no commas."""
+    return " ".join(text.replace(",", " ").lower().split())
+
+
+def _ident_words(identifiers: list[str]) -> str:
+    lines = []
+    for ident in identifiers:
+        lines.append(ident)
+        split = ident.replace(".", " ").replace("$", " ").replace("#", " ").replace("_", " ")
+        if split != ident:
+            lines.append(split)
+    return "\n".join(lines)
+
+
+def _whoosh_fields(doc: IndexDoc) -> dict[str, Any]:
+    return {
+        "id": doc.id,
+        "title": doc.title,
+        "symptom": doc.symptom,
+        "root_cause": doc.root_cause,
+        "fix": doc.fix,
+        "commands": doc.commands,
+        "keywords": " ".join([doc.id.replace("-", " "), *doc.tags]),
+        "identifiers": ",".join(k for k in (_ident_key(i) for i in doc.identifiers) if k),
+        "identifiers_text": _ident_words(doc.identifiers),
+        "platform": ",".join(doc.platforms),
+        "source": ",".join(doc.sources),
+        "product": ",".join(doc.products),
+        "tag": ",".join(doc.tags),
+        "versions": doc.versions,
+        "digest": doc.digest,
+    }
+
+
+class _MarkFormatter(highlight.Formatter):
+    """HTML-escape everything and wrap hits in <mark>."""
+
+    between = " … "
+
+    def _text(self, text: str) -> str:
+        return html.escape(text, quote=False)
+
+    def format_token(self, text: str, token: Any, replace: bool = False) -> str:
+        return (
+            "<mark>"
+            + html.escape(highlight.get_text(text, token, replace), quote=False)
+            + ("</mark>")
+        )
+
+
+class SearchIndex:
+    """add / update / delete / search / rebuild / doc_count / stamp over one index directory.
+
+    Writes must happen inside `with index.lock():` (the methods take it themselves, and the lock
+    is re-entrant, so a caller can hold it across reading SQLite and writing here).
+    """
+
+    def __init__(self, index_dir: Path, lock_path: Path, *, write_timeout: float = 60.0) -> None:
+        self.dir = Path(index_dir)
+        self._lock = IndexLock(Path(lock_path), timeout=write_timeout)
+        self._write_timeout = write_timeout
+        self._schema = _schema()
+        self._ix: Any = None
+        self._searcher: Any = None
+        self._cache_key: Any = None
+        self._facet_sets: dict[str, dict[str, frozenset[int]]] = {}
+        self._version_map: dict[int, list[VersionRange]] | None = None
+        self._parser = self._make_parser(qparser.AndGroup)
+        self._or_parser = self._make_parser(qparser.OrGroup.factory(0.9))
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    def lock(self):
+        return self._lock.hold()
+
+    def open(self) -> str | None:
+        """Open the index and probe it. Returns None when usable, else why not."""
+        self.close()
+        if not self.dir.is_dir():
+            return "missing"
+        try:
+            ix = index.open_dir(str(self.dir))
+            if set(ix.schema.names()) != set(self._schema.names()):
+                return "built with a different schema"
+            searcher = ix.searcher()
+            searcher.doc_count()
+            for _docnum, stored in searcher.reader().iter_docs():
+                if "id" not in stored:
+                    return "corrupt: a document without id"
+                break
+            searcher.search(query.Every(), limit=1)
+        except index.EmptyIndexError:
+            return "missing"
+        except Exception as exc:  # whoosh raises many types on damaged files
+            return f"corrupt: {type(exc).__name__}: {exc}"
+        self._ix = ix
+        self._searcher = searcher
+        return None
+
+    def close(self) -> None:
+        if self._searcher is not None:
+            with suppress(Exception):
+                self._searcher.close()
+        self._searcher = None
+        self._ix = None
+        self._cache_key = None
+
+    def stamp(self) -> Stamp | None:
+        try:
+            return Stamp.model_validate_json((self.dir / STAMP_FILE).read_text())
+        except (OSError, ValueError):
+            return None
+
+    def _write_stamp(self, stamp: Stamp) -> None:
+        path = self.dir / STAMP_FILE
+        tmp = path.with_name(f"{STAMP_FILE}.{os.getpid()}.tmp")
+        tmp.write_text(stamp.model_dump_json())
+        os.replace(tmp, path)
+
+    def doc_count(self) -> int:
+        return self._current_searcher().doc_count()
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def add(self, docs: Iterable[IndexDoc], stamp: Stamp | None = None) -> None:
+        self.apply(docs, (), stamp)
+
+    def update(self, docs: Iterable[IndexDoc], stamp: Stamp | None = None) -> None:
+        self.apply(docs, (), stamp)
+
+    def delete(self, ids: Iterable[str], stamp: Stamp | None = None) -> None:
+        self.apply((), ids, stamp)
+
+    def apply(
+        self, upserts: Iterable[IndexDoc], deletes: Iterable[str], stamp: Stamp | None
+    ) -> None:
+        """One whoosh commit: add or replace `upserts`, remove `deletes`, then record `stamp`
+        (after the commit, so a crash in between only makes the stamp older than the data)."""
+        upserts, deletes = list(upserts), list(deletes)
+        with self.lock():
+            if self._ix is None:
+                raise IndexUnavailable("the search index is not open")
+            if upserts or deletes:
+                writer = self._ix.writer(timeout=self._write_timeout)
+                try:
+                    for doc_id in deletes:
+                        writer.delete_by_term("id", doc_id)
+                    for doc in upserts:
+                        writer.update_document(**_whoosh_fields(doc))
+                except BaseException:
+                    writer.cancel()
+                    raise
+                writer.commit()
+            if stamp is not None:
+                self._write_stamp(stamp)
+
+    def rebuild(self, docs: Iterable[IndexDoc], stamp: Stamp) -> int:
+        """Recreate the index from scratch with `docs`; returns how many were written."""
+        with self.lock():
+            self.close()
+            (self.dir / STAMP_FILE).unlink(missing_ok=True)
+            if self.dir.exists():
+                shutil.rmtree(self.dir)
+            self.dir.mkdir(parents=True)
+            ix = index.create_in(str(self.dir), self._schema)
+            writer = ix.writer(timeout=self._write_timeout)
+            count = 0
+            try:
+                for doc in docs:
+                    writer.add_document(**_whoosh_fields(doc))
+                    count += 1
+            except BaseException:
+                writer.cancel()
+                raise
+            writer.commit()
+            self._write_stamp(stamp)
+            problem = self.open()
+            if problem:
+                raise IndexUnavailable(f"the rebuilt index does not open: {problem}")
+            return count
+
+    def digests(self) -> dict[str, str]:
+        """id -> digest of every document (for consistency checks)."""
+        reader = self._current_searcher().reader()
+        return {stored["id"]: stored.get("digest", "") for _, stored in reader.iter_docs()}
+
+    # -- searching ----------------------------------------------------------------------------
+
+    def _make_parser(self, group: Any) -> qparser.MultifieldParser:
+        parser = qparser.MultifieldParser(
+            list(FIELD_BOOSTS), self._schema, fieldboosts=FIELD_BOOSTS, group=group
+        )
+        # Field names are ours, not the user's: 'enq: CF - contention' is text, and filters are
+        # parsed by kb.search_query before we get here.
+        for plugin in (qparser.FieldsPlugin, qparser.RangePlugin, qparser.BoostPlugin):
+            parser.remove_plugin_class(plugin)
+        return parser
+
+    def _current_searcher(self) -> Any:
+        if self._searcher is None:
+            raise IndexUnavailable("the search index is not open")
+        if self._ix.latest_generation() != self._searcher.reader().generation():
+            # a new commit (ours or another process's); whoosh's own refresh() trips over
+            # single-segment readers in this release, so open a fresh searcher
+            old, self._searcher = self._searcher, self._ix.searcher()
+            with suppress(Exception):
+                old.close()
+        key = id(self._searcher.reader()), self._searcher.reader().generation()
+        if key != self._cache_key:
+            self._cache_key = key
+            self._facet_sets = {}
+            self._version_map = None
+        return self._searcher
+
+    def _facet_docs(self, searcher: Any, field: str) -> dict[str, frozenset[int]]:
+        """value -> documents with it, per facet field, cached until the index changes."""
+        if field not in self._facet_sets:
+            table: dict[str, frozenset[int]] = {}
+            for term in searcher.reader().lexicon(field):
+                value = term.decode("utf-8") if isinstance(term, bytes) else term
+                table[value] = frozenset(searcher.docs_for_query(query.Term(field, value)))
+            self._facet_sets[field] = {k: v for k, v in table.items() if v}
+        return self._facet_sets[field]
+
+    def _versions(self, searcher: Any) -> dict[int, list[VersionRange]]:
+        if self._version_map is None:
+            vmap: dict[int, list[VersionRange]] = {}
+            for docnum, stored in searcher.reader().iter_docs():
+                ranges = json.loads(stored.get("versions") or "[]")
+                vmap[docnum] = [VersionRange.model_validate(r) for r in ranges]
+            self._version_map = vmap
+        return self._version_map
+
+    def _allowed(self, searcher: Any, parsed: ParsedQuery) -> set[int] | None:
+        """Documents that pass every filter (None: no filter given)."""
+        allowed: set[int] | None = None
+        for flt in parsed.filters:
+            if flt.key == "version":
+                continue
+            table = self._facet_docs(searcher, flt.key)
+            values = list(flt.values)
+            if flt.key == "platform":
+                values.append("any")  # an entry for any platform applies to this one too
+            docs: set[int] = set()
+            for value in values:
+                docs |= table.get(value, frozenset())
+            allowed = docs if allowed is None else allowed & docs
+        version_filters = parsed.values("version")
+        if version_filters:
+            products = {p for vals in parsed.values("product") for p in vals}
+            vmap = self._versions(searcher)
+            candidates = allowed if allowed is not None else set(vmap)
+            keep = set()
+            for docnum in candidates:
+                ranges = vmap.get(docnum, [])
+                if products:
+                    ranges = [r for r in ranges if r.product.lower() in products]
+                if all(_affected(ranges, vals) for vals in version_filters):
+                    keep.add(docnum)
+            allowed = keep
+        return allowed
+
+    def _text_query(self, parser: Any, text: str) -> Any:
+        try:
+            parsed = parser.parse(text)
+        except Exception as exc:  # whoosh's parser is forgiving; this is a last resort
+            raise QueryError(f"cannot parse the query: {exc}") from None
+        exact = [_ident_key(text)]
+        exact += [_ident_key(p) for p in _quoted(text)]
+        extra = [
+            query.Term("identifiers", k, boost=EXACT_IDENTIFIER_BOOST) for k in dict.fromkeys(exact)
+        ]
+        extra = [t for t in extra if t.text]
+        if not extra:
+            return parsed
+        return query.Or([parsed, *extra])
+
+    def search(self, parsed: ParsedQuery, *, page: int = 1, per_page: int = 20) -> SearchPage:
+        searcher = self._current_searcher()
+        allowed = self._allowed(searcher, parsed)
+        text = parsed.text.strip()
+        if text:
+            q = self._text_query(self._parser, text)
+            matched = set(searcher.docs_for_query(q))
+            if allowed is not None:
+                matched &= allowed
+            if not matched and len(text.split()) > 1:
+                q = self._text_query(self._or_parser, text)
+                matched = set(searcher.docs_for_query(q))
+                if allowed is not None:
+                    matched &= allowed
+        else:
+            q = query.Every()
+            matched = set(searcher.docs_for_query(q)) if allowed is None else set(allowed)
+        facets = {
+            field: {
+                value: n
+                for value, docs in sorted(self._facet_docs(searcher, field).items())
+                if (n := len(docs & matched))
+            }
+            for field in FACETS
+        }
+        hits: list[SearchHit] = []
+        if matched:
+            kwargs: dict[str, Any] = {"filter": matched}
+            if not text:
+                kwargs["sortedby"] = "id"
+            results = searcher.search_page(q, page, pagelen=per_page, **kwargs)
+            results.results.formatter = _MarkFormatter()
+            results.results.fragmenter = highlight.ContextFragmenter(maxchars=240, surround=60)
+            if results.pagenum == page:  # whoosh clamps to the last page; we return nothing
+                hits = [_hit(h, bool(text)) for h in results]
+        return SearchPage(
+            query=parsed.raw,
+            total=len(matched),
+            page=page,
+            per_page=per_page,
+            results=hits,
+            facets=facets,
+        )
+
+
+def _affected(ranges: list[VersionRange], versions: list[str]) -> bool:
+    """Entries without version ranges are not version-specific, so every version keeps them."""
+    if not ranges:
+        return True
+    return any(r.verdict(v)[0] for r in ranges for v in versions)
+
+
+def _quoted(text: str) -> list[str]:
+    out = []
+    for quote in ('"', "'"):
+        parts = text.split(quote)
+        out += [p for p in parts[1:-1:2] if p.strip()]
+    return out
+
+
+def _split(value: str | None) -> list[str]:
+    return [v for v in (value or "").split(",") if v]
+
+
+def _hit(hit: Any, highlight_text: bool) -> SearchHit:
+    snippet = ""
+    if highlight_text:
+        for field in SNIPPET_FIELDS:
+            try:
+                snippet = hit.highlights(field, top=2)
+            except Exception:
+                snippet = ""
+            if snippet:
+                break
+    if not snippet:
+        symptom = hit.get("symptom", "")
+        cut = symptom[:240].rsplit(" ", 1)[0] + " …" if len(symptom) > 240 else symptom
+        snippet = html.escape(cut, quote=False)
+    return SearchHit(
+        id=hit["id"],
+        title=hit.get("title", hit["id"]),
+        score=round(float(hit.score or 0.0), 4) if highlight_text else 0.0,
+        snippet_html=snippet,
+        platforms=_split(hit.get("platform")),
+        sources=_split(hit.get("source")),
+        tags=_split(hit.get("tag")),
+        products=_split(hit.get("product")),
+    )

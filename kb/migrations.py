@@ -1,0 +1,124 @@
+"""Numbered schema migrations for the SQLite store.
+
+Each step runs once, inside the same BEGIN IMMEDIATE transaction that records it in
+`schema_version`, so two processes opening a fresh data dir at once cannot both apply it.
+Append new steps; never edit a step that has shipped.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from datetime import UTC, datetime
+
+MIGRATIONS: list[tuple[int, str, str]] = [
+    (
+        1,
+        "entries, revisions, feedback, analyses",
+        """
+        CREATE TABLE meta (
+            key   TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        );
+        CREATE TABLE entries (
+            id         TEXT PRIMARY KEY,
+            title      TEXT NOT NULL,
+            data       TEXT NOT NULL,             -- the entry as JSON (kb.models.Entry)
+            deleted    INTEGER NOT NULL DEFAULT 0,
+            deleted_at TEXT,
+            created    TEXT NOT NULL,
+            updated    TEXT NOT NULL,
+            rev        INTEGER NOT NULL           -- number of the entry's latest revision
+        );
+        CREATE INDEX entries_live ON entries (deleted, id);
+        CREATE TABLE revisions (
+            id             INTEGER PRIMARY KEY AUTOINCREMENT,  -- global order: the index stamp
+            entry_id       TEXT NOT NULL,
+            rev            INTEGER NOT NULL,
+            author         TEXT NOT NULL,
+            at             TEXT NOT NULL,
+            action         TEXT NOT NULL,
+            changed_fields TEXT NOT NULL,                      -- JSON list
+            snapshot       TEXT,                               -- entry JSON; NULL for delete
+            UNIQUE (entry_id, rev)
+        );
+        CREATE TABLE feedback (
+            entry_id    TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,
+            user        TEXT NOT NULL,
+            verdict     TEXT NOT NULL CHECK (verdict IN ('right', 'wrong')),
+            at          TEXT NOT NULL,
+            PRIMARY KEY (user, entry_id, fingerprint)
+        );
+        CREATE INDEX feedback_entry ON feedback (entry_id);
+        CREATE INDEX feedback_fingerprint ON feedback (fingerprint);
+        CREATE TABLE analyses (
+            id          TEXT PRIMARY KEY,
+            created     TEXT NOT NULL,
+            text        TEXT NOT NULL,
+            result_json TEXT NOT NULL
+        );
+        """,
+    ),
+]
+
+LATEST = MIGRATIONS[-1][0]
+
+
+class MigrationError(RuntimeError):
+    pass
+
+
+def current_version(conn: sqlite3.Connection) -> int:
+    row = conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
+    ).fetchone()
+    if row is None:
+        return 0
+    (version,) = conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_version").fetchone()
+    return int(version)
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Bring the database up to LATEST; returns the version it is at. `conn` must be in
+    autocommit mode (isolation_level=None) so the explicit transaction below is the only one."""
+    if current_version(conn) == LATEST:
+        return LATEST
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_version ("
+            " version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied_at TEXT NOT NULL)"
+        )
+        version = current_version(conn)
+        if version > LATEST:
+            raise MigrationError(
+                f"the database is at schema version {version}, newer than this perfkb "
+                f"understands ({LATEST}): upgrade perfkb"
+            )
+        for number, description, sql in MIGRATIONS:
+            if number <= version:
+                continue
+            for statement in _statements(sql):
+                conn.execute(statement)
+            if number == 1:
+                conn.execute(
+                    "INSERT INTO meta (key, value) VALUES ('store_id', ?)", (uuid.uuid4().hex,)
+                )
+            conn.execute(
+                "INSERT INTO schema_version (version, description, applied_at) VALUES (?, ?, ?)",
+                (number, description, datetime.now(UTC).isoformat(timespec="seconds")),
+            )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return LATEST
+
+
+def _statements(sql: str) -> list[str]:
+    """Split a migration script on semicolons after dropping -- comments (our scripts hold no
+    semicolons or dashes in literals);
+    executescript() would commit our transaction, so we run statements one by one."""
+    code = "\n".join(ln.split("--", 1)[0].rstrip() for ln in sql.splitlines())
+    return [stmt.strip() for stmt in code.split(";") if stmt.strip()]

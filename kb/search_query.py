@@ -1,0 +1,94 @@
+"""Search query syntax: free text plus field filters.
+
+    shmdt platform:solaris            free text 'shmdt', entries for Solaris (or any platform)
+    'control file parallel write' source:waits,tkprof version:12.2
+    tag:numa tag:shm                   both tags (repeating a key ANDs, a comma ORs)
+    product:oracle version:"19.14"
+
+Only the known keys below followed directly by a value are filters, so text such as
+`enq: CF - contention` stays free text.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import get_args
+
+from pydantic import BaseModel, Field
+
+from kb.models import PLATFORMS
+from kb.signatures import Source
+from kb.versions import InvalidVersion, Version
+
+FILTER_KEYS: tuple[str, ...] = ("platform", "source", "version", "tag", "product")
+SOURCES: tuple[str, ...] = get_args(Source)
+
+_FILTER_RE = re.compile(
+    r"(?<!\S)(?P<key>" + "|".join(FILTER_KEYS) + r"):(?:\"(?P<quoted>[^\"]*)\"|(?P<bare>\S+))",
+    re.IGNORECASE,
+)
+
+
+class QueryError(ValueError):
+    """A filter the user wrote that cannot mean anything; the message says what to write."""
+
+
+class Filter(BaseModel):
+    key: str
+    values: list[str] = Field(min_length=1)  # any of these
+
+
+class ParsedQuery(BaseModel):
+    raw: str = ""
+    text: str = ""  # free text for full-text search
+    filters: list[Filter] = Field(default_factory=list)  # all of these
+
+    def values(self, key: str) -> list[list[str]]:
+        return [f.values for f in self.filters if f.key == key]
+
+
+def _clean_values(key: str, raw: str) -> list[str]:
+    values = [v.strip() for v in raw.split(",") if v.strip()]
+    if not values:
+        raise QueryError(f"filter '{key}:' needs a value")
+    out: list[str] = []
+    for value in values:
+        if key == "version":
+            try:
+                Version(value)
+            except InvalidVersion as exc:
+                raise QueryError(f"version filter: {exc}") from None
+        else:
+            value = value.lower()
+        if key == "platform" and value not in PLATFORMS:
+            raise QueryError(f"unknown platform '{value}' (use one of: {', '.join(PLATFORMS)})")
+        if key == "source" and value not in SOURCES:
+            raise QueryError(
+                f"unknown evidence source '{value}' (use one of: {', '.join(SOURCES)})"
+            )
+        if value not in out:
+            out.append(value)
+    return out
+
+
+def parse_query(query: str, extra: dict[str, str] | None = None) -> ParsedQuery:
+    """Split `query` into free text and filters; `extra` adds filters given separately
+    (a web form's facet links, an API parameter)."""
+    query = query or ""
+    filters: list[Filter] = []
+
+    def take(match: re.Match[str]) -> str:
+        key = match.group("key").lower()
+        raw = match.group("quoted") if match.group("quoted") is not None else match.group("bare")
+        filters.append(Filter(key=key, values=_clean_values(key, raw)))
+        return " "
+
+    text = _FILTER_RE.sub(take, query)
+    for key, raw in (extra or {}).items():
+        key = key.lower()
+        if key not in FILTER_KEYS:
+            raise QueryError(f"unknown filter '{key}' (use one of: {', '.join(FILTER_KEYS)})")
+        if raw is None or not str(raw).strip():
+            continue
+        filters.append(Filter(key=key, values=_clean_values(key, str(raw))))
+    return ParsedQuery(raw=query, text=" ".join(text.split()), filters=filters)

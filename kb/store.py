@@ -1,0 +1,750 @@
+"""The knowledge base store: SQLite is the source of truth, the whoosh index is derived.
+
+Every change to an entry is one short BEGIN IMMEDIATE transaction that writes the entry's
+current state and a revision (who, when, what changed, full snapshot). After it commits, the
+index catches up with SQLite: under the index lock it applies every revision newer than the
+index's stamp, so a write another process committed but never indexed (it crashed, or it is
+still waiting for the lock) is applied too, and nothing is lost. Searches do the same cheap
+check first, which is how two processes see each other's entries at once.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import secrets
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from kb.index import (
+    INDEX_SCHEMA_VERSION,
+    IndexUnavailable,
+    SearchHit,
+    SearchIndex,
+    SearchPage,
+    Stamp,
+    doc_from_entry,
+    entry_digest,
+)
+from kb.migrations import MigrationError, migrate
+from kb.models import Entry
+from kb.search_query import QueryError, parse_query
+from kb.settings import Settings, get_settings
+
+__all__ = [
+    "BadQuery",
+    "CheckReport",
+    "EntryExists",
+    "EntryNotFound",
+    "Revision",
+    "SearchHit",
+    "SearchPage",
+    "Store",
+    "StoreError",
+]
+
+Action = Literal["create", "update", "delete", "restore", "import"]
+UpsertStatus = Literal["created", "updated", "unchanged", "kept-newer"]
+
+ANALYSIS_TEXT_CAP = 1024 * 1024  # bytes of pasted text kept with a saved analysis
+ANALYSIS_RESULT_CAP = 32 * 1024 * 1024
+BUSY_TIMEOUT_MS = 30_000
+
+
+class StoreError(Exception):
+    """Base of store errors; str(e) is one line a person can act on."""
+
+
+class EntryNotFound(StoreError):
+    pass
+
+
+class EntryExists(StoreError):
+    pass
+
+
+class BadQuery(StoreError):
+    pass
+
+
+class Revision(BaseModel):
+    rev: int
+    entry_id: str
+    author: str
+    at: datetime
+    action: Action
+    changed_fields: list[str] = Field(default_factory=list)
+    entry: Entry | None = None
+
+
+class CheckReport(BaseModel):
+    entries: int
+    indexed: int
+    missing: list[str] = Field(default_factory=list)  # in SQLite, not in the index
+    extra: list[str] = Field(default_factory=list)  # in the index, not live in SQLite
+    stale: list[str] = Field(default_factory=list)  # indexed from an older revision
+    repaired: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return not (self.missing or self.extra or self.stale)
+
+
+def _utc(dt: datetime) -> datetime:
+    return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
+
+
+def _now() -> datetime:
+    return datetime.now(UTC).replace(microsecond=0)
+
+
+def _iso(dt: datetime) -> str:
+    return _utc(dt).isoformat()
+
+
+def normalize(entry: Entry) -> Entry:
+    """Timestamps in UTC, so entries compare and serialise the same way everywhere."""
+    if entry.created.tzinfo is UTC and entry.updated.tzinfo is UTC:
+        return entry
+    return entry.model_copy(update={"created": _utc(entry.created), "updated": _utc(entry.updated)})
+
+
+def _dump(entry: Entry) -> dict:
+    return entry.model_dump(mode="json", by_alias=True)
+
+
+def _to_json(entry: Entry) -> str:
+    return entry.model_dump_json(by_alias=True)
+
+
+def _from_json(text: str) -> Entry:
+    return Entry.model_validate_json(text)
+
+
+def changed_fields(old: Entry | None, new: Entry) -> list[str]:
+    """Top-level fields that differ (`updated` moves on every change, so it is left out)."""
+    new_d = _dump(new)
+    if old is None:
+        return [k for k, v in new_d.items() if v not in (None, "", [], {}) and k != "updated"]
+    old_d = _dump(old)
+    return [k for k in new_d if k != "updated" and new_d[k] != old_d.get(k)]
+
+
+class Store:
+    def __init__(self, settings: Settings | None = None) -> None:
+        self.settings = settings or get_settings()
+        self._lock = threading.RLock()
+        self._bulk_depth = 0
+        self._synced_rev = -1
+        self._build: str | None = None
+        data_dir = self.settings.data_dir
+        try:
+            data_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create data directory {data_dir}: {exc.strerror}") from None
+        if not data_dir.is_dir():
+            raise StoreError(f"data directory {data_dir} is not a directory")
+        self._conn = self._connect()
+        self._index = SearchIndex(self.settings.index_dir, data_dir / "index.lock")
+        try:
+            self._ensure_index()
+        except BaseException:
+            self.close()
+            raise
+
+    # -- connection ---------------------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        path = self.settings.db_path
+        try:
+            conn = sqlite3.connect(
+                path,
+                timeout=BUSY_TIMEOUT_MS / 1000,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open database {path}: {exc}") from None
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            migrate(conn)
+            row = conn.execute("SELECT value FROM meta WHERE key = 'store_id'").fetchone()
+            self._store_id = row[0]
+        except MigrationError as exc:
+            conn.close()
+            raise StoreError(str(exc)) from None
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise StoreError(f"{path} is not a usable perfkb database: {exc}") from None
+        return conn
+
+    def close(self) -> None:
+        with self._lock:
+            self._index.close()
+            conn = getattr(self, "_conn", None)
+            if conn is not None:
+                conn.close()
+                self._conn = None  # type: ignore[assignment]
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        """A short write transaction; BEGIN IMMEDIATE takes the write lock up front so two
+        processes never deadlock upgrading read locks."""
+        conn = self._conn
+        if conn is None:
+            raise StoreError("the store is closed")
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise StoreError(f"the database is busy: {exc}") from None
+        try:
+            yield conn
+            conn.execute("COMMIT")
+        except sqlite3.IntegrityError:
+            conn.execute("ROLLBACK")
+            raise
+        except sqlite3.Error as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise StoreError(f"database error: {exc}") from None
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction: one consistent snapshot across several SELECTs."""
+        conn = self._conn
+        if conn is None:
+            raise StoreError("the store is closed")
+        conn.execute("BEGIN")
+        try:
+            yield conn
+        finally:
+            conn.execute("COMMIT")
+
+    # -- index upkeep -------------------------------------------------------------------------
+
+    def _max_rev(self, conn: sqlite3.Connection | None = None) -> int:
+        (rev,) = (
+            (conn or self._conn).execute("SELECT COALESCE(MAX(id), 0) FROM revisions").fetchone()
+        )
+        return int(rev)
+
+    def _ensure_index(self) -> None:
+        """At open: rebuild a missing, corrupt, foreign or newer-than-SQLite index; catch up an
+        older one."""
+        problem = self._index.open()
+        if problem:
+            self._rebuild(problem)
+        else:
+            self._sync()
+
+    def _stamp_usable(self, stamp: Stamp | None, max_rev: int) -> bool:
+        return (
+            stamp is not None
+            and stamp.store_id == self._store_id
+            and stamp.schema_version == INDEX_SCHEMA_VERSION
+            and stamp.rev <= max_rev
+        )
+
+    def _sync(self) -> None:
+        """Apply to the index every revision SQLite has and the index's stamp does not."""
+        with self._lock, self._index.lock():
+            stamp = self._index.stamp()
+            with self._read() as conn:
+                max_rev = self._max_rev(conn)
+                if not self._stamp_usable(stamp, max_rev):
+                    reason = "no stamp" if stamp is None else "stamp does not match the database"
+                    upserts = deletes = None
+                else:
+                    assert stamp is not None
+                    rows = conn.execute(
+                        "SELECT e.id, e.data, e.deleted FROM entries e WHERE e.id IN "
+                        "(SELECT DISTINCT entry_id FROM revisions WHERE id > ? AND id <= ?)",
+                        (stamp.rev, max_rev),
+                    ).fetchall()
+                    upserts = [
+                        doc_from_entry(_from_json(d)) for _, d, deleted in rows if not deleted
+                    ]
+                    deletes = [i for i, _, deleted in rows if deleted]
+            if upserts is None or deletes is None:
+                self._rebuild(reason)
+                return
+            assert stamp is not None
+            if stamp.rev < max_rev:
+                new_stamp = Stamp(store_id=self._store_id, rev=max_rev, build=stamp.build)
+                self._index.apply(upserts, deletes, new_stamp)
+            self._note_synced(max_rev, stamp.build)
+
+    def _note_synced(self, rev: int, build: str) -> None:
+        if self._build is not None and build != self._build:
+            # another process rebuilt the index: drop our reader of the old files
+            problem = self._index.open()
+            if problem:
+                self._rebuild(problem)
+                return
+        self._build = build
+        self._synced_rev = rev
+
+    def _rebuild(self, reason: str = "requested") -> int:
+        with self._lock, self._index.lock():
+            with self._read() as conn:
+                max_rev = self._max_rev(conn)
+                rows = conn.execute(
+                    "SELECT data FROM entries WHERE deleted = 0 ORDER BY id"
+                ).fetchall()
+            stamp = Stamp(store_id=self._store_id, rev=max_rev)
+            try:
+                count = self._index.rebuild((doc_from_entry(_from_json(d)) for (d,) in rows), stamp)
+            except OSError as exc:
+                raise StoreError(f"cannot rebuild the search index: {exc}") from None
+            except IndexUnavailable as exc:
+                raise StoreError(str(exc)) from None
+            self._build = stamp.build
+            self._synced_rev = max_rev
+            self.last_rebuild_reason = reason
+            return count
+
+    def _after_write(self) -> None:
+        if self._bulk_depth == 0:
+            self._sync_safely()
+
+    def _sync_safely(self) -> None:
+        try:
+            self._sync()
+        except IndexUnavailable as exc:
+            raise StoreError(f"saved, but the search index was not updated: {exc}") from None
+
+    def _catch_up(self) -> None:
+        if self._max_rev() != self._synced_rev:
+            self._sync_safely()
+
+    @contextmanager
+    def bulk(self) -> Iterator[Store]:
+        """Defer index updates to the end of the block (one commit for a large import)."""
+        with self._lock:
+            self._bulk_depth += 1
+            try:
+                yield self
+            finally:
+                self._bulk_depth -= 1
+                if self._bulk_depth == 0:
+                    self._sync_safely()
+
+    def reindex(self) -> int:
+        """Rebuild the whole index from SQLite; returns the number of entries indexed."""
+        with self._lock:
+            return self._rebuild("reindex")
+
+    def check(self, *, repair: bool = True) -> CheckReport:
+        """Compare the index with SQLite entry by entry; rebuild it if they disagree."""
+        with self._lock, self._index.lock():
+            self._sync_safely()
+            with self._read() as conn:
+                rows = conn.execute("SELECT data FROM entries WHERE deleted = 0").fetchall()
+            want = {e.id: entry_digest(e) for e in (_from_json(d) for (d,) in rows)}
+            have = self._index.digests()
+            report = CheckReport(
+                entries=len(want),
+                indexed=len(have),
+                missing=sorted(set(want) - set(have)),
+                extra=sorted(set(have) - set(want)),
+                stale=sorted(i for i in set(want) & set(have) if want[i] != have[i]),
+            )
+            if not report.ok and repair:
+                self._rebuild("check found differences")
+                report.repaired = True
+            return report
+
+    def index_doc_count(self) -> int:
+        with self._lock:
+            self._catch_up()
+            return self._index.doc_count()
+
+    # -- entries ------------------------------------------------------------------------------
+
+    def _row(self, conn: sqlite3.Connection, entry_id: str) -> tuple[str, int, int] | None:
+        return conn.execute(
+            "SELECT data, deleted, rev FROM entries WHERE id = ?", (entry_id,)
+        ).fetchone()
+
+    def _write(
+        self,
+        conn: sqlite3.Connection,
+        entry: Entry | None,
+        *,
+        entry_id: str,
+        action: Action,
+        author: str,
+        prev_rev: int,
+        changed: list[str],
+        deleted_entry: Entry | None = None,
+    ) -> None:
+        at = _iso(_now())
+        rev = prev_rev + 1
+        if entry is not None:
+            data = _to_json(entry)
+            conn.execute(
+                "INSERT INTO entries (id, title, data, deleted, deleted_at, created, updated, rev)"
+                " VALUES (?, ?, ?, 0, NULL, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET"
+                " title = excluded.title, data = excluded.data, deleted = 0, deleted_at = NULL,"
+                " created = excluded.created, updated = excluded.updated, rev = excluded.rev",
+                (entry.id, entry.title, data, _iso(entry.created), _iso(entry.updated), rev),
+            )
+        else:
+            conn.execute(
+                "UPDATE entries SET deleted = 1, deleted_at = ?, rev = ? WHERE id = ?",
+                (at, rev, entry_id),
+            )
+            data = None
+        conn.execute(
+            "INSERT INTO revisions (entry_id, rev, author, at, action, changed_fields, snapshot)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (entry_id, rev, author, at, action, json.dumps(changed), data),
+        )
+
+    @staticmethod
+    def _author(author: str) -> str:
+        author = (author or "").strip()
+        if not author:
+            raise StoreError("every change needs an author")
+        return author[:200]
+
+    def add(self, entry: Entry, *, author: str, action: Action = "create") -> Entry:
+        """Create an entry. Adding an id that was deleted brings it back (a 'restore')."""
+        author = self._author(author)
+        entry = normalize(entry)
+        with self._lock:
+            with self._tx() as conn:
+                row = self._row(conn, entry.id)
+                if row is not None and not row[1]:
+                    raise EntryExists(f"entry '{entry.id}' already exists")
+                old = _from_json(row[0]) if row else None
+                if row is not None and action == "create":
+                    action = "restore"
+                self._write(
+                    conn,
+                    entry,
+                    entry_id=entry.id,
+                    action=action,
+                    author=author,
+                    prev_rev=row[2] if row else 0,
+                    changed=changed_fields(old, entry),
+                )
+            self._after_write()
+        return entry
+
+    def update(self, entry: Entry, *, author: str, expected_rev: int | None = None) -> Entry:
+        """Save a new version of a live entry. `created` stays, `updated` becomes now, and the
+        previous version stays in history. With `expected_rev`, refuse if someone else saved
+        in between (the editor would otherwise overwrite their change)."""
+        author = self._author(author)
+        with self._lock:
+            with self._tx() as conn:
+                row = self._row(conn, entry.id)
+                if row is None or row[1]:
+                    raise EntryNotFound(f"no entry '{entry.id}'")
+                if expected_rev is not None and row[2] != expected_rev:
+                    raise StoreError(
+                        f"entry '{entry.id}' was changed by someone else since you opened it "
+                        f"(revision {row[2]}, you edited {expected_rev})"
+                    )
+                old = _from_json(row[0])
+                new = normalize(entry).model_copy(update={"created": old.created})
+                changed = changed_fields(old, new)
+                if not changed:
+                    return old
+                new = new.model_copy(update={"updated": max(_now(), old.updated)})
+                self._write(
+                    conn,
+                    new,
+                    entry_id=new.id,
+                    action="update",
+                    author=author,
+                    prev_rev=row[2],
+                    changed=changed,
+                )
+            self._after_write()
+        return new
+
+    def upsert(
+        self,
+        entry: Entry,
+        *,
+        author: str,
+        keep_local_edits: bool = True,
+        restore_deleted: bool = False,
+    ) -> tuple[Entry, UpsertStatus]:
+        """Import one entry as written in a file (its timestamps are kept).
+
+        Never overwrites a stored entry whose `updated` is newer; with `keep_local_edits`
+        (what `perfkb init` wants) also keeps an entry changed in perfkb since it was last
+        imported, and a deleted one. With `restore_deleted` a deleted entry comes back.
+        """
+        author = self._author(author)
+        entry = normalize(entry)
+        with self._lock:
+            with self._tx() as conn:
+                row = self._row(conn, entry.id)
+                if row is None:
+                    status: UpsertStatus = "created"
+                    old = None
+                    action: Action = "import"
+                else:
+                    old = _from_json(row[0])
+                    deleted = bool(row[1])
+                    last_action = conn.execute(
+                        "SELECT action FROM revisions WHERE entry_id = ? ORDER BY rev DESC LIMIT 1",
+                        (entry.id,),
+                    ).fetchone()
+                    edited_here = last_action is not None and last_action[0] != "import"
+                    if deleted and not restore_deleted:
+                        return old, "kept-newer"
+                    if deleted:
+                        status, action = "created", "restore"
+                    elif _dump(old) == _dump(entry):
+                        return old, "unchanged"
+                    elif old.updated > entry.updated or (keep_local_edits and edited_here):
+                        return old, "kept-newer"
+                    else:
+                        status, action = "updated", "import"
+                self._write(
+                    conn,
+                    entry,
+                    entry_id=entry.id,
+                    action=action,
+                    author=author,
+                    prev_rev=row[2] if row else 0,
+                    changed=changed_fields(old, entry),
+                )
+            self._after_write()
+        return entry, status
+
+    def delete(self, entry_id: str, *, author: str) -> None:
+        """Soft delete: the entry leaves search and listings; its history stays."""
+        author = self._author(author)
+        with self._lock:
+            with self._tx() as conn:
+                row = self._row(conn, entry_id)
+                if row is None or row[1]:
+                    raise EntryNotFound(f"no entry '{entry_id}'")
+                self._write(
+                    conn,
+                    None,
+                    entry_id=entry_id,
+                    action="delete",
+                    author=author,
+                    prev_rev=row[2],
+                    changed=[],
+                )
+            self._after_write()
+
+    def restore(self, entry_id: str, *, author: str) -> Entry:
+        """Bring back a soft-deleted entry as it was when deleted."""
+        author = self._author(author)
+        with self._lock:
+            with self._tx() as conn:
+                row = self._row(conn, entry_id)
+                if row is None:
+                    raise EntryNotFound(f"no entry '{entry_id}'")
+                if not row[1]:
+                    raise StoreError(f"entry '{entry_id}' is not deleted")
+                entry = _from_json(row[0])
+                self._write(
+                    conn,
+                    entry,
+                    entry_id=entry_id,
+                    action="restore",
+                    author=author,
+                    prev_rev=row[2],
+                    changed=[],
+                )
+            self._after_write()
+        return entry
+
+    def get(self, entry_id: str, *, include_deleted: bool = False) -> Entry:
+        with self._lock:
+            row = self._row(self._conn, entry_id)
+        if row is None:
+            raise EntryNotFound(f"no entry '{entry_id}'")
+        if row[1] and not include_deleted:
+            raise EntryNotFound(f"entry '{entry_id}' was deleted (perfkb restore {entry_id})")
+        return _from_json(row[0])
+
+    def current_rev(self, entry_id: str) -> int:
+        """The entry's latest revision number (for optimistic edits)."""
+        with self._lock:
+            row = self._row(self._conn, entry_id)
+        if row is None:
+            raise EntryNotFound(f"no entry '{entry_id}'")
+        return int(row[2])
+
+    def list_entries(self) -> list[Entry]:
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT data FROM entries WHERE deleted = 0 ORDER BY id"
+            ).fetchall()
+        return [_from_json(d) for (d,) in rows]
+
+    def count(self) -> int:
+        with self._lock:
+            (n,) = self._conn.execute("SELECT COUNT(*) FROM entries WHERE deleted = 0").fetchone()
+        return int(n)
+
+    def history(self, entry_id: str) -> list[Revision]:
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT rev, entry_id, author, at, action, changed_fields, snapshot"
+                " FROM revisions WHERE entry_id = ? ORDER BY rev",
+                (entry_id,),
+            ).fetchall()
+        if not rows:
+            raise EntryNotFound(f"no entry '{entry_id}'")
+        return [
+            Revision(
+                rev=rev,
+                entry_id=eid,
+                author=author,
+                at=datetime.fromisoformat(at),
+                action=action,
+                changed_fields=json.loads(changed),
+                entry=_from_json(snap) if snap else None,
+            )
+            for rev, eid, author, at, action, changed, snap in rows
+        ]
+
+    def data_version(self) -> int:
+        """The newest revision id: it changes whenever any process changes any entry."""
+        with self._lock:
+            return self._max_rev()
+
+    # -- search -------------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        filters: dict[str, str] | None = None,
+        page: int = 1,
+        per_page: int = 20,
+    ) -> SearchPage:
+        try:
+            parsed = parse_query(query, filters)
+        except QueryError as exc:
+            raise BadQuery(str(exc)) from None
+        page = max(1, int(page))
+        per_page = max(1, min(100, int(per_page)))
+        with self._lock:
+            self._catch_up()
+            for attempt in ("reopen", "rebuild", "give up"):
+                try:
+                    return self._index.search(parsed, page=page, per_page=per_page)
+                except QueryError as exc:
+                    raise BadQuery(str(exc)) from None
+                except Exception as exc:  # another process rebuilding, or a damaged file
+                    if attempt == "give up":
+                        raise StoreError(f"search failed: {type(exc).__name__}: {exc}") from None
+                    with self._index.lock():
+                        problem = self._index.open() if attempt == "reopen" else "search failed"
+                        if problem:
+                            self._rebuild(problem)
+                        else:
+                            self._sync_safely()
+            raise AssertionError("unreachable")
+
+    # -- feedback -----------------------------------------------------------------------------
+
+    def record_feedback(
+        self,
+        entry_id: str,
+        fingerprint: str,
+        verdict: Literal["right", "wrong"],
+        user: str,
+    ) -> None:
+        if verdict not in ("right", "wrong"):
+            raise StoreError(f"feedback must be 'right' or 'wrong', not '{verdict}'")
+        user = self._author(user)
+        if not fingerprint or len(fingerprint) > 200:
+            raise StoreError("feedback needs the analysis fingerprint (at most 200 characters)")
+        with self._lock, self._tx() as conn:
+            row = self._row(conn, entry_id)
+            if row is None or row[1]:
+                raise EntryNotFound(f"no entry '{entry_id}'")
+            conn.execute(
+                "INSERT INTO feedback (entry_id, fingerprint, user, verdict, at)"
+                " VALUES (?, ?, ?, ?, ?) ON CONFLICT (user, entry_id, fingerprint)"
+                " DO UPDATE SET verdict = excluded.verdict, at = excluded.at",
+                (entry_id, fingerprint, user, verdict, _iso(_now())),
+            )
+
+    def feedback_counts(self, entry_id: str) -> dict[str, int]:
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT verdict, COUNT(*) FROM feedback WHERE entry_id = ? GROUP BY verdict",
+                (entry_id,),
+            ).fetchall()
+        counts = {"right": 0, "wrong": 0}
+        counts.update({v: int(n) for v, n in rows})
+        return counts
+
+    def feedback_for(self, fingerprint: str) -> dict[str, dict[str, int]]:
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT entry_id, verdict, COUNT(*) FROM feedback WHERE fingerprint = ?"
+                " GROUP BY entry_id, verdict",
+                (fingerprint,),
+            ).fetchall()
+        out: dict[str, dict[str, int]] = {}
+        for entry_id, verdict, n in rows:
+            out.setdefault(entry_id, {"right": 0, "wrong": 0})[verdict] = int(n)
+        return out
+
+    # -- saved analyses -----------------------------------------------------------------------
+
+    def save_analysis(self, text: str, result_json: str) -> str:
+        """Keep a pasted text (capped) and its result for a permalink; returns its short id."""
+        raw = text.encode("utf-8", errors="replace")
+        if len(raw) > ANALYSIS_TEXT_CAP:
+            kept = raw[:ANALYSIS_TEXT_CAP].decode("utf-8", errors="ignore")
+            text = kept + f"\n[perfkb kept the first {ANALYSIS_TEXT_CAP} of {len(raw)} bytes]"
+        if len(result_json) > ANALYSIS_RESULT_CAP:
+            raise StoreError("the analysis result is too large to save")
+        with self._lock:
+            for _ in range(5):
+                analysis_id = base64.b32encode(secrets.token_bytes(5)).decode().lower()
+                try:
+                    with self._tx() as conn:
+                        conn.execute(
+                            "INSERT INTO analyses (id, created, text, result_json)"
+                            " VALUES (?, ?, ?, ?)",
+                            (analysis_id, _iso(_now()), text, result_json),
+                        )
+                    return analysis_id
+                except sqlite3.IntegrityError:
+                    continue
+        raise StoreError("could not allocate an analysis id")
+
+    def get_analysis(self, analysis_id: str) -> tuple[str, str]:
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT text, result_json FROM analyses WHERE id = ?", (analysis_id,)
+            ).fetchone()
+        if row is None:
+            raise StoreError(f"no saved analysis '{analysis_id}'")
+        return row[0], row[1]

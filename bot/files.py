@@ -1,0 +1,154 @@
+"""Uploaded text files: fetched from url_private with the bot token, streamed into the analysis.
+
+An upload arrives twice (a `message` with `files`, and a `file_shared` event): whichever comes
+first handles the file, keyed on its id. Files over PERFKB_MAX_FILE_BYTES, binary files and
+fetch failures get a one-line answer instead of an analysis.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError, SlackClientError
+
+from bot.common import (
+    BotDeps,
+    analyze,
+    api_error,
+    deps,
+    evidence_text,
+    log,
+    post,
+    reply_analysis,
+    report_failure,
+    say_short,
+)
+from bot.download import DownloadError, iter_lines, too_large_message
+from bot.render import has_evidence, render_help
+
+MAX_FILES_PER_MESSAGE = 3
+TEXT_FILETYPES = {"text", "txt", "log", "csv", "tsv", "markdown", "shell", "sql", "plain", "diff"}
+TEXT_SUFFIXES = (".txt", ".log", ".out", ".trc", ".prf", ".lst", ".csv", ".tsv", ".html", ".md")
+
+
+def is_text(file: dict[str, Any]) -> bool:
+    mimetype = (file.get("mimetype") or "").lower()
+    name = (file.get("name") or "").lower()
+    return (
+        mimetype.startswith("text/")
+        or (file.get("filetype") or "").lower() in TEXT_FILETYPES
+        or name.endswith(TEXT_SUFFIXES)
+    )
+
+
+def file_info(client: WebClient, file_id: str) -> dict[str, Any]:
+    return client.files_info(file=file_id)["file"]
+
+
+def share_ts(file: dict[str, Any], channel: str) -> str | None:
+    """The ts of the message that shared `file` in `channel` (its thread, when in one)."""
+    shares = file.get("shares") or {}
+    for kind in ("public", "private"):
+        for share in (shares.get(kind) or {}).get(channel) or []:
+            return share.get("thread_ts") or share.get("ts")
+    return None
+
+
+def handle_file_shared(event: dict[str, Any], client: WebClient, context: Any) -> None:
+    """Lazy listener for `file_shared`: look the file up, then analyse it like an attachment."""
+    d = deps(context)
+    file_id, channel = event.get("file_id"), event.get("channel_id")
+    if not file_id or not channel:
+        return
+    if event.get("user_id") and event.get("user_id") == context.get("bot_user_id"):
+        return
+    if not d.events.first_time(f"file:{file_id}"):
+        return
+    try:
+        info = file_info(client, file_id)
+    except (SlackApiError, SlackClientError) as exc:
+        log.error("files.info %s failed: %s", file_id, api_error(exc))
+        say_short(client, channel, "perfkb could not look up that file (files.info failed).")
+        return
+    dm = channel.startswith("D")
+    analyze_file(d, client, info, channel=channel, thread_ts=share_ts(info, channel), dm=dm)
+
+
+def handle_message_files(event: dict[str, Any], text: str, client: WebClient, context: Any) -> bool:
+    """Analyse the text files attached to a message. True when the message needs nothing more
+    (its files were handled here or already by a `file_shared` event)."""
+    d = deps(context)
+    channel, thread_ts = event["channel"], event.get("thread_ts") or event["ts"]
+    dm = event.get("channel_type") == "im"
+    attached = [f for f in event.get("files") or [] if f.get("id")]
+    fresh = [f for f in attached if d.events.first_time(f"file:{f['id']}")]
+    if attached and not fresh:
+        return True
+    handled = False
+    for file in fresh[:MAX_FILES_PER_MESSAGE]:
+        if not file.get("url_private") or "size" not in file:
+            try:
+                file = file_info(client, file["id"])
+            except (SlackApiError, SlackClientError) as exc:
+                log.error("files.info %s failed: %s", file["id"], api_error(exc))
+                say_short(client, channel, "perfkb could not look up that file.", thread_ts)
+                handled = True
+                continue
+        if is_text(file):
+            analyze_file(d, client, file, channel=channel, thread_ts=thread_ts, dm=dm, prefix=text)
+            handled = True
+    return handled
+
+
+def analyze_file(
+    d: BotDeps,
+    client: WebClient,
+    file: dict[str, Any],
+    *,
+    channel: str,
+    thread_ts: str | None,
+    dm: bool,
+    prefix: str = "",
+) -> None:
+    name = file.get("name") or file.get("id") or "file"
+    if not is_text(file):
+        if dm:
+            say_short(client, channel, f"`{name}` is not a text file; I read text captures.")
+        return
+    cap = d.settings.max_file_bytes
+    size = file.get("size")
+    if isinstance(size, int) and size > cap:
+        say_short(client, channel, too_large_message(name, size, cap), thread_ts)
+        return
+    url = file.get("url_private_download") or file.get("url_private")
+    if not url:
+        say_short(client, channel, f"Slack gave no download link for `{name}`.", thread_ts)
+        return
+    token = d.settings.slack_bot_token or ""
+    try:
+        lines = iter_lines(
+            url,
+            token=token,
+            api_url=d.settings.slack_api_url,
+            max_bytes=cap,
+            name=name,
+            expect_html=(file.get("mimetype") or "") == "text/html",
+        )
+        head = prefix.splitlines() if prefix.strip() else []
+        result = analyze(d, lines=itertools.chain(head, lines))
+    except DownloadError as exc:
+        log.warning("file %s from %s not analysed: %s", file.get("id"), channel, exc)
+        say_short(client, channel, f":warning: {exc}", thread_ts)
+        return
+    except Exception as exc:
+        report_failure(client, f"the analysis of `{name}`", exc, channel, thread_ts)
+        return
+    if has_evidence(result):
+        saved = f"[file {name}]\n" + evidence_text(result)
+        reply_analysis(d, client, result, text=saved, channel=channel, thread_ts=thread_ts)
+    elif dm:
+        post(client, render_help(f"I found no evidence in `{name}`."), channel=channel)
+    else:
+        log.info("no evidence in file %s; not answering in %s", file.get("id"), channel)

@@ -1,0 +1,381 @@
+"""Block Kit for analyses, searches and help. Rendering only: every number comes from the
+AnalysisResult or SearchPage given.
+
+Slack refuses messages with more than 50 blocks or a text over 3,000 characters, and in practice
+rejects block payloads much above 12k characters, so a message is rendered at decreasing detail
+until it fits; the smallest form is a summary with a link to the full analysis on the web page.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from typing import Any
+from urllib.parse import quote
+
+from pydantic import BaseModel
+
+from ingest.facts import FACTS
+from ingest.model import Block as EvidenceBlock
+from kb.results import AnalysisResult, Match
+
+MAX_BLOCKS = 50
+MAX_TEXT = 3000
+MAX_MESSAGE = 12_000
+FALLBACK_TEXT = 300
+
+# Tables worth showing as "top keys" when summarising a block, most telling first.
+_TABLES = (
+    "syscall.total_ms",
+    "syscall.count",
+    "event.waited_s",
+    "probe.count",
+    "frame.top",
+    "frame.count",
+    "enqueue.requests",
+)
+_FACT_ORDER = {name: i for i, name in enumerate(FACTS)}
+
+
+class Message(BaseModel):
+    """What chat.postMessage / chat.update / respond() receive."""
+
+    text: str
+    blocks: list[dict[str, Any]]
+
+    def size(self) -> int:
+        return len(json.dumps(self.blocks, ensure_ascii=False))
+
+
+class Detail(BaseModel):
+    """How much to show; render_analysis tries these from most to least."""
+
+    blocks_listed: int
+    facts_per_block: int
+    matches: int
+    evidence_lines: int
+    commands: int
+    summary_only: bool = False
+
+
+DETAILS = (
+    Detail(blocks_listed=8, facts_per_block=6, matches=5, evidence_lines=5, commands=6),
+    Detail(blocks_listed=4, facts_per_block=3, matches=3, evidence_lines=2, commands=3),
+    Detail(
+        blocks_listed=2,
+        facts_per_block=0,
+        matches=3,
+        evidence_lines=0,
+        commands=0,
+        summary_only=True,
+    ),
+)
+
+
+# -- text helpers --------------------------------------------------------------------------------
+
+
+def esc(text: str) -> str:
+    """Escape the three characters Slack's mrkdwn treats as markup."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def clip(text: str, limit: int = MAX_TEXT) -> str:
+    if len(text) <= limit:
+        return text
+    return text[: limit - 1].rstrip() + "…"
+
+
+def link(url: str, label: str) -> str:
+    label = esc(label).replace("|", "¦")
+    return f"<{url}|{label}>"
+
+
+def entry_url(base_url: str, entry_id: str) -> str:
+    return f"{base_url.rstrip('/')}/entries/{quote(entry_id)}"
+
+
+def analysis_url(base_url: str, analysis_id: str) -> str:
+    return f"{base_url.rstrip('/')}/analyze/{quote(analysis_id)}"
+
+
+def number(value: float | int) -> str:
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int) or float(value).is_integer():
+        return f"{int(value):,}"
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    if abs(value) >= 10:
+        return f"{value:,.1f}"
+    return f"{value:.3g}"
+
+
+def section(text: str, block_id: str | None = None) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "section", "text": {"type": "mrkdwn", "text": clip(text)}}
+    if block_id:
+        block["block_id"] = block_id
+    return block
+
+
+def context(text: str, block_id: str | None = None) -> dict[str, Any]:
+    block: dict[str, Any] = {
+        "type": "context",
+        "elements": [{"type": "mrkdwn", "text": clip(text)}],
+    }
+    if block_id:
+        block["block_id"] = block_id
+    return block
+
+
+DIVIDER: dict[str, Any] = {"type": "divider"}
+
+
+# -- evidence --------------------------------------------------------------------------------------
+
+
+def key_facts(block: EvidenceBlock, limit: int) -> list[str]:
+    """The scalar facts first (catalogue order), then the top keys of the most telling table."""
+    if limit <= 0:
+        return []
+    out: list[str] = []
+    scalars = sorted(
+        (name for name, v in block.facts.items() if isinstance(v, int | float | str)),
+        key=lambda n: _FACT_ORDER.get(n, len(_FACT_ORDER)),
+    )
+    for name in scalars[: max(1, limit - 1)]:
+        value = block.facts[name]
+        shown = value if isinstance(value, str) else number(value)
+        out.append(f"{name} {shown}")
+    for table in _TABLES:
+        values = block.facts.get(table)
+        if isinstance(values, dict) and values:
+            top = sorted(values.items(), key=lambda kv: kv[1], reverse=True)[:3]
+            out.append(f"{table}: " + ", ".join(f"{k} {number(v)}" for k, v in top))
+            break
+    return out[:limit]
+
+
+def describe_block(block: EvidenceBlock, facts: int) -> str:
+    where = f"lines {block.start_line}–{block.end_line}"
+    platform = f", {block.platform}" if block.platform and block.platform != "any" else ""
+    head = f"*{block.format}*{platform} ({where})"
+    if block.malformed_lines:
+        head += f", {block.malformed_lines} lines not understood"
+    shown = key_facts(block, facts)
+    return head + (": " + esc("; ".join(shown)) if shown else "")
+
+
+def evidence_blocks(result: AnalysisResult) -> list[EvidenceBlock]:
+    return [b for b in result.blocks if b.format != "unknown"]
+
+
+def has_evidence(result: AnalysisResult) -> bool:
+    return bool(evidence_blocks(result))
+
+
+# -- matches and feedback --------------------------------------------------------------------------
+
+_FEEDBACK_ID = re.compile(r"^fb-(right|wrong):([a-z0-9-]{1,100}):(.{1,120})$")
+FEEDBACK_ACTION = re.compile(r"^fb-(right|wrong):")
+NO_FINGERPRINT = "none"
+
+
+def feedback_action_id(verdict: str, entry_id: str, fingerprint: str) -> str:
+    return f"fb-{verdict}:{entry_id}:{fingerprint or NO_FINGERPRINT}"
+
+
+def parse_feedback_action_id(action_id: str) -> tuple[str, str, str] | None:
+    """(verdict, entry_id, fingerprint) or None when the id is not ours."""
+    m = _FEEDBACK_ID.match(action_id)
+    return (m.group(1), m.group(2), m.group(3)) if m else None
+
+
+def feedback_line(counts: dict[str, int], note: str = "") -> str:
+    right, wrong = counts.get("right", 0), counts.get("wrong", 0)
+    tally = f"feedback on this entry: {right} right · {wrong} wrong"
+    return f"{note} · {tally}" if note else f"Was this the cause? {tally}"
+
+
+def match_blocks(
+    match: Match, rank: int, result: AnalysisResult, base_url: str, detail: Detail
+) -> list[dict[str, Any]]:
+    kind = "related (text only)" if match.related_only else f"{match.confidence} confidence"
+    lines = [
+        f"*{rank}. {link(entry_url(base_url, match.id), match.title)}*  ·  {kind}"
+        f" · score {match.score:.2f}"
+    ]
+    shown = match.evidence[: detail.evidence_lines]
+    lines += [f"•  {esc(clip(obs, 300))}" for obs in shown]
+    if len(match.evidence) > len(shown) and detail.evidence_lines:
+        lines.append(f"_…and {len(match.evidence) - len(shown)} more observations_")
+    if match.versions and not detail.summary_only:
+        lines.append("_Versions:_ " + esc(clip("; ".join(match.versions), 500)))
+    fp = result.fingerprint
+    return [
+        section("\n".join(lines), block_id=f"m:{match.id}"),
+        {
+            "type": "actions",
+            "block_id": f"fb:{match.id}",
+            "elements": [
+                {
+                    "type": "button",
+                    "text": {"type": "plain_text", "text": "Right cause"},
+                    "style": "primary",
+                    "action_id": feedback_action_id("right", match.id, fp),
+                    "value": match.id,
+                },
+                {
+                    "type": "button",
+                    "text": {"type": "plain_text", "text": "Wrong cause"},
+                    "style": "danger",
+                    "action_id": feedback_action_id("wrong", match.id, fp),
+                    "value": match.id,
+                },
+            ],
+        },
+        context(feedback_line(match.feedback), block_id=f"fbc:{match.id}"),
+    ]
+
+
+def mark_feedback(
+    blocks: list[dict[str, Any]], entry_id: str, user: str, verdict: str, counts: dict[str, int]
+) -> list[dict[str, Any]]:
+    """The message's blocks with the feedback line of `entry_id` showing the recorded vote."""
+    note = f"Recorded: <@{user}> says *{verdict} cause*"
+    line = context(feedback_line(counts, note), block_id=f"fbc:{entry_id}")
+    out = [line if b.get("block_id") == f"fbc:{entry_id}" else b for b in blocks]
+    if line not in out:
+        at = next(
+            (i + 1 for i, b in enumerate(out) if b.get("block_id") == f"fb:{entry_id}"), len(out)
+        )
+        out.insert(at, line)
+    return out[:MAX_BLOCKS]
+
+
+# -- whole messages --------------------------------------------------------------------------------
+
+
+def fallback_text(result: AnalysisResult) -> str:
+    formats = sorted({b.format for b in evidence_blocks(result)})
+    head = f"perfkb: {len(evidence_blocks(result))} evidence block(s) ({', '.join(formats)})"
+    if result.matches:
+        top = result.matches[0]
+        return clip(f"{head}; top match: {top.title} ({top.confidence})", FALLBACK_TEXT)
+    return clip(f"{head}; no known incident matched", FALLBACK_TEXT)
+
+
+def _render(
+    result: AnalysisResult, base_url: str, analysis_id: str | None, detail: Detail
+) -> Message:
+    found = evidence_blocks(result)
+    platform = result.platform or result.context.platform
+    head = f"*Evidence:* {len(found)} block(s)"
+    if platform and platform != "any":
+        head += f" · platform {platform}"
+    if result.context.versions:
+        head += " · versions " + esc(", ".join(result.context.versions[:4]))
+    listed = [describe_block(b, detail.facts_per_block) for b in found[: detail.blocks_listed]]
+    if len(found) > len(listed):
+        listed.append(f"_…and {len(found) - len(listed)} more blocks_")
+    blocks: list[dict[str, Any]] = [section("\n".join([head, *listed]))]
+
+    if result.matches:
+        blocks.append(DIVIDER)
+        blocks.append(section("*Known incidents that fit*"))
+        for rank, match in enumerate(result.matches[: detail.matches], start=1):
+            blocks += match_blocks(match, rank, result, base_url, detail)
+        if len(result.matches) > detail.matches:
+            blocks.append(context(f"{len(result.matches) - detail.matches} more matches"))
+    else:
+        blocks.append(
+            section(
+                "No known incident matched this evidence. If you find the cause, add it with the "
+                "message shortcut *Add to knowledge base*."
+            )
+        )
+
+    commands = result.next_commands[: detail.commands]
+    if commands:
+        where = f" ({platform})" if platform and platform != "any" else ""
+        lines = [f"*Next commands{where}*"]
+        for cmd in commands:
+            lines.append(f"{esc(clip(cmd.why, 300))}\n```{esc(clip(cmd.command, 600))}```")
+        blocks += [DIVIDER, section("\n".join(lines))]
+
+    footer = f"analysed in {result.elapsed_ms:.0f} ms"
+    if analysis_id:
+        footer = link(analysis_url(base_url, analysis_id), "Full analysis") + " · " + footer
+    if detail.summary_only:
+        footer = "Evidence too big for one Slack message: summary only · " + footer
+    blocks.append(context(footer))
+    return Message(text=fallback_text(result), blocks=blocks[:MAX_BLOCKS])
+
+
+def render_analysis(
+    result: AnalysisResult, *, base_url: str, analysis_id: str | None = None
+) -> Message:
+    """The reply to a message with evidence, at the most detail Slack accepts."""
+    message = None
+    for detail in DETAILS:
+        message = _render(result, base_url, analysis_id, detail)
+        if message.size() <= MAX_MESSAGE:
+            return message
+    assert message is not None
+    # Still too big (absurdly long titles): keep the head and the footer with the link.
+    return Message(text=message.text, blocks=[message.blocks[0], message.blocks[-1]])
+
+
+HELP = (
+    "*perfkb* reads performance evidence and names known incidents that fit it.\n"
+    "•  Paste a tkprof report, truss/strace output, mpstat samples, a pstack or DTrace stack, or "
+    "an AWR/Statspack wait-event table (a ``` code block helps), or upload it as a text file: "
+    "I answer in the thread.\n"
+    "•  `/perfkb search QUERY`: search the knowledge base "
+    "(filters: `platform:solaris`, `source:truss`, `version:12.2`, `tag:numa`).\n"
+    "•  `/perfkb analyze`: paste evidence into a form; the analysis comes back in a DM.\n"
+    "•  `/perfkb add`: write up a new incident.\n"
+    "•  Message menu ⋮ → *Add to knowledge base*: an entry prefilled from a thread's evidence.\n"
+    "•  *Right cause* / *Wrong cause* under a suggestion improve the ranking."
+)
+
+
+def render_help(note: str = "") -> Message:
+    text = f"{note}\n\n{HELP}" if note else HELP
+    return Message(text="perfkb help", blocks=[section(text)])
+
+
+def _snippet(snippet_html: str) -> str:
+    """Whoosh's highlighted HTML fragment as mrkdwn (the marks become bold)."""
+    marked = snippet_html.replace("<mark>", "\x01").replace("</mark>", "\x02")
+    text = esc(html.unescape(re.sub(r"<[^>]{0,200}>", "", marked)))
+    text = re.sub(r"\x01\s*", "*", text)
+    return re.sub(r"\s*\x02", "*", text)
+
+
+def render_search(page: Any, base_url: str) -> Message:
+    """A SearchPage (kb.store) as a short list."""
+    if not page.results:
+        return Message(
+            text=f"perfkb: nothing found for {page.query}",
+            blocks=[
+                section(f"Nothing in the knowledge base matches `{esc(clip(page.query, 200))}`.")
+            ],
+        )
+    query_url = f"{base_url.rstrip('/')}/?q={quote(page.query)}"
+    blocks = [
+        section(
+            f"*{page.total} result(s) for* `{esc(clip(page.query, 200))}` · "
+            + link(query_url, "open in the web page")
+        )
+    ]
+    for hit in page.results[:10]:
+        tags = " · ".join(x for x in (", ".join(hit.platforms), ", ".join(hit.sources)) if x)
+        body = f"*{link(entry_url(base_url, hit.id), hit.title)}*"
+        if tags:
+            body += f"  _{esc(tags)}_"
+        if hit.snippet_html:
+            body += "\n" + clip(_snippet(hit.snippet_html), 600)
+        blocks.append(section(body))
+    return Message(text=f"perfkb: {page.total} result(s) for {page.query}", blocks=blocks)

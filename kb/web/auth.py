@@ -1,0 +1,135 @@
+"""Who may write. Reads are open; every write needs an identity:
+
+- API: `Authorization: Bearer $PERFKB_API_TOKEN`.
+- Pages: a trusted reverse-proxy header (PERFKB_PROXY_USER_HEADER, e.g. X-Forwarded-User from
+  oauth2-proxy) or a login with the API token, kept in a signed cookie.
+- Nothing configured: writes only from this machine (127.0.0.1 / ::1), and the pages say so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+from typing import Literal
+
+from fastapi import HTTPException, Request
+from itsdangerous import BadSignature, URLSafeTimedSerializer
+from pydantic import BaseModel
+
+from kb.settings import Settings
+from kb.web.state import web
+
+SESSION_COOKIE = "perfkb_session"
+SESSION_MAX_AGE_S = 12 * 3600
+LOCAL_HOSTS = {"127.0.0.1", "::1", "::ffff:127.0.0.1"}
+_UNSAFE_NAME = re.compile(r"[\x00-\x1f\x7f]")
+
+
+class Identity(BaseModel):
+    user: str | None = None
+    can_write: bool = False
+    method: Literal["proxy", "login", "token", "localhost", "none"] = "none"
+
+
+def auth_configured(settings: Settings) -> bool:
+    return bool(settings.api_token or settings.proxy_user_header)
+
+
+def is_local(request: Request) -> bool:
+    return request.client is not None and request.client.host in LOCAL_HOSTS
+
+
+def clean_name(raw: str) -> str:
+    """A user name fit for revision history: no control characters, bounded length."""
+    return _UNSAFE_NAME.sub("", raw).strip()[:200]
+
+
+def login_serializer(request: Request) -> URLSafeTimedSerializer:
+    return URLSafeTimedSerializer(web(request).secret, salt="perfkb-login")
+
+
+def token_tag(token: str) -> str:
+    """Bound into login cookies so changing PERFKB_API_TOKEN logs everybody out."""
+    return hashlib.sha256(token.encode()).hexdigest()[:16]
+
+
+def _login_user(request: Request) -> str | None:
+    settings = web(request).settings
+    raw = request.cookies.get(SESSION_COOKIE)
+    if not raw or not settings.api_token:
+        return None
+    try:
+        data = login_serializer(request).loads(raw, max_age=SESSION_MAX_AGE_S)
+    except BadSignature:
+        return None
+    if not isinstance(data, dict) or data.get("t") != token_tag(settings.api_token):
+        return None
+    user = clean_name(str(data.get("u", "")))
+    return user or None
+
+
+def page_identity(request: Request) -> Identity:
+    cached = getattr(request.state, "identity", None)
+    if cached is not None:
+        return cached
+    settings = web(request).settings
+    ident = Identity()
+    header = settings.proxy_user_header
+    proxy_user = clean_name(request.headers.get(header, "")) if header else ""
+    if proxy_user:
+        ident = Identity(user=proxy_user, can_write=True, method="proxy")
+    elif user := _login_user(request):
+        ident = Identity(user=user, can_write=True, method="login")
+    elif not auth_configured(settings) and is_local(request):
+        ident = Identity(user="localhost", can_write=True, method="localhost")
+    request.state.identity = ident
+    return ident
+
+
+def require_page_writer(request: Request) -> str:
+    ident = page_identity(request)
+    if not ident.can_write or not ident.user:
+        raise HTTPException(401, "You need to log in to make changes.")
+    return ident.user
+
+
+def require_api_writer(request: Request) -> str:
+    """The author name for an API write, or 401."""
+    settings = web(request).settings
+    if settings.api_token:
+        scheme, _, sent = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() == "bearer" and hmac.compare_digest(
+            sent.strip().encode(), settings.api_token.encode()
+        ):
+            return clean_name(request.headers.get("x-perfkb-user", "")) or "api"
+        raise HTTPException(
+            401,
+            "API writes need 'Authorization: Bearer <PERFKB_API_TOKEN>'.",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    if not auth_configured(settings) and is_local(request):
+        return clean_name(request.headers.get("x-perfkb-user", "")) or "localhost"
+    raise HTTPException(
+        401,
+        "API writes are closed: set PERFKB_API_TOKEN on the server and send it as a bearer token"
+        + ("" if auth_configured(settings) else " (without it, only localhost may write)."),
+        headers={"WWW-Authenticate": "Bearer"},
+    )
+
+
+def auth_banner(request: Request) -> str | None:
+    if auth_configured(web(request).settings):
+        return None
+    where = "this machine" if is_local(request) else "the server's own machine"
+    return (
+        "No authentication is configured: changes are accepted only from localhost "
+        f"({where}). Set PERFKB_API_TOKEN or PERFKB_PROXY_USER_HEADER to let your team edit."
+    )
+
+
+def safe_next(target: str | None) -> str:
+    """Only local paths, so the login form cannot be used to redirect elsewhere."""
+    if target and target.startswith("/") and not target.startswith("//") and "\\" not in target:
+        return target
+    return "/"

@@ -1,0 +1,335 @@
+"""Server-side SVG charts for evidence blocks: pictures where people would rather look than read.
+
+Every function returns a complete inline <svg> as Markup. Text that came from the evidence
+(syscall, event and CPU names) goes through `escape`, numbers through float formatting, so a
+hostile paste cannot inject markup. Colours come from CSS classes (see static/perfkb.css).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from markupsafe import Markup, escape
+
+from ingest.model import Block
+
+W = 720  # viewBox width; the SVG scales to its container
+CPU_PARTS = ("usr", "sys", "wait", "idle")
+_CPU_ALIASES = {
+    "usr": ("usr", "user", "%usr", "us"),
+    "sys": ("sys", "system", "%sys", "sy"),
+    "wait": ("wait", "wt", "iowait", "%iowait", "wa"),
+    "idle": ("idle", "idl", "%idle", "id"),
+}
+
+
+def _num(v: Any) -> float | None:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+def _fmt(v: float) -> str:
+    if v == 0:
+        return "0"
+    if abs(v) >= 100:
+        return f"{v:,.0f}"
+    if abs(v) >= 10:
+        return f"{v:.1f}".removesuffix(".0")
+    return f"{v:.2f}".rstrip("0").rstrip(".")
+
+
+def _short(label: str, n: int = 30) -> str:
+    return label if len(label) <= n else label[: n - 1] + "…"
+
+
+def _svg(height: float, body: list[str], title: str) -> Markup:
+    t = escape(title)
+    return Markup(
+        f'<svg class="chart" viewBox="0 0 {W} {height:.0f}" role="img" aria-label="{t}" '
+        f'xmlns="http://www.w3.org/2000/svg"><title>{t}</title>{"".join(body)}</svg>'
+    )
+
+
+def _legend(items: Iterable[tuple[str, str]], y: float = 12) -> list[str]:
+    out, x = [], 0.0
+    for cls, label in items:
+        out.append(
+            f'<rect class="{cls}" x="{x:.0f}" y="{y - 9:.0f}" width="10" height="10" rx="2"/>'
+        )
+        out.append(f'<text class="legend" x="{x + 14:.0f}" y="{y:.0f}">{escape(label)}</text>')
+        x += 22 + 7.5 * len(label)
+    return out
+
+
+# ---- primitives ---------------------------------------------------------------------------------
+
+
+def hbars(
+    items: Iterable[tuple[str, float]],
+    *,
+    title: str,
+    unit: str = "",
+    limit: int = 12,
+    value_note: Mapping[str, str] | None = None,
+) -> Markup | None:
+    """Horizontal bars, largest first: time by syscall, share of time by event."""
+    rows = [(str(k), v) for k, v in ((k, _num(v)) for k, v in items) if v is not None and v > 0]
+    rows.sort(key=lambda kv: kv[1], reverse=True)
+    hidden = len(rows) - limit
+    rows = rows[:limit]
+    if not rows:
+        return None
+    label_w, value_w, bar_h, gap, top = 190, 120, 18, 6, 6
+    plot_w = W - label_w - value_w
+    top_v = rows[0][1]
+    body: list[str] = []
+    for i, (label, v) in enumerate(rows):
+        y = top + i * (bar_h + gap)
+        w = max(1.0, plot_w * v / top_v)
+        note = (value_note or {}).get(label, "")
+        text = f"{_fmt(v)}{unit}" + (f" · {note}" if note else "")
+        tip = escape(f"{label}: {text}")
+        body.append(
+            f'<text class="label" x="{label_w - 8}" y="{y + 13}" text-anchor="end">'
+            f"{escape(_short(label))}</text>"
+            f'<rect class="bar" x="{label_w}" y="{y}" width="{w:.1f}" height="{bar_h}" rx="2">'
+            f"<title>{tip}</title></rect>"
+            f'<text class="value" x="{label_w + w + 6:.1f}" y="{y + 13}">{escape(text)}</text>'
+        )
+    height = top + len(rows) * (bar_h + gap)
+    if hidden > 0:
+        body.append(f'<text class="note" x="{label_w}" y="{height + 10}">+ {hidden} more</text>')
+        height += 16
+    return _svg(height + 4, body, title)
+
+
+def columns(buckets: list[tuple[str, float]], *, title: str, unit: str = "") -> Markup | None:
+    """Vertical bars in the given order: a histogram."""
+    vals = [(str(k), _num(v) or 0.0) for k, v in buckets]
+    if not vals or max(v for _, v in vals) <= 0:
+        return None
+    left, bottom, top, h = 8, 34, 16, 150
+    plot_w = W - 2 * left
+    step = plot_w / len(vals)
+    peak = max(v for _, v in vals)
+    every = max(1, math.ceil(len(vals) / 16))
+    body: list[str] = []
+    for i, (label, v) in enumerate(vals):
+        bh = h * v / peak
+        x = left + i * step
+        y = top + h - bh
+        tip = escape(f"{label}: {_fmt(v)}{unit}")
+        body.append(
+            f'<rect class="bar" x="{x + step * 0.1:.1f}" y="{y:.1f}" width="{step * 0.8:.1f}" '
+            f'height="{max(bh, 0.5):.1f}" rx="1"><title>{tip}</title></rect>'
+        )
+        if v > 0 and step >= 28:
+            body.append(
+                f'<text class="value" x="{x + step / 2:.1f}" y="{y - 3:.1f}" '
+                f'text-anchor="middle">{_fmt(v)}</text>'
+            )
+        if i % every == 0:
+            body.append(
+                f'<text class="label" x="{x + step / 2:.1f}" y="{top + h + 16}" '
+                f'text-anchor="middle">{escape(_short(label, 12))}</text>'
+            )
+    body.append(f'<line class="axis" x1="{left}" y1="{top + h}" x2="{W - left}" y2="{top + h}"/>')
+    return _svg(top + h + bottom, body, title)
+
+
+def cpu_columns(rows: list[tuple[str, Mapping[str, float]]], *, title: str) -> Markup | None:
+    """Per-CPU usr/sys/wait/idle as stacked 0–100 % columns, one per CPU."""
+    rows = [(label, parts) for label, parts in rows if parts]
+    if not rows:
+        return None
+    left, top, h, bottom = 34, 26, 160, 26
+    plot_w = W - left - 4
+    step = plot_w / len(rows)
+    every = max(1, math.ceil(len(rows) / 32))
+    body = _legend([(f"cpu-{p}", p) for p in CPU_PARTS])
+    for pct in (0, 50, 100):
+        y = top + h - h * pct / 100
+        body.append(f'<line class="grid" x1="{left}" y1="{y:.1f}" x2="{W - 4}" y2="{y:.1f}"/>')
+        body.append(
+            f'<text class="label" x="{left - 5}" y="{y + 4:.1f}" text-anchor="end">{pct}%</text>'
+        )
+    for i, (label, parts) in enumerate(rows):
+        x = left + i * step
+        total = sum(max(0.0, parts.get(p, 0.0)) for p in CPU_PARTS) or 100.0
+        scale = 100.0 / max(total, 100.0)  # rounding can add to 101 %
+        y = top + h
+        tip = escape(
+            f"CPU {label}: " + ", ".join(f"{p} {_fmt(parts.get(p, 0.0))}%" for p in CPU_PARTS)
+        )
+        for p in CPU_PARTS:
+            v = max(0.0, parts.get(p, 0.0)) * scale
+            if v <= 0:
+                continue
+            bh = h * v / 100
+            y -= bh
+            body.append(
+                f'<rect class="cpu-{p}" x="{x + step * 0.08:.1f}" y="{y:.1f}" '
+                f'width="{max(step * 0.84, 0.6):.1f}" height="{bh:.1f}"><title>{tip}</title></rect>'
+            )
+        if i % every == 0:
+            body.append(
+                f'<text class="label" x="{x + step / 2:.1f}" y="{top + h + 15}" '
+                f'text-anchor="middle">{escape(_short(label, 6))}</text>'
+            )
+    return _svg(top + h + bottom, body, title)
+
+
+def split_bar(
+    parts: list[tuple[str, str, float]], *, total: float, title: str, unit: str = " s"
+) -> Markup | None:
+    """One bar of `total` split into (css class, label, value) parts: cpu + waits + the rest."""
+    vals = [(c, lab, _num(v) or 0.0) for c, lab, v in parts]
+    total = _num(total) or 0.0
+    span = max(total, sum(max(v, 0.0) for _, _, v in vals))
+    if span <= 0:
+        return None
+    top, bh = 22, 30
+    body = _legend([(c, f"{lab} {_fmt(v)}{unit}") for c, lab, v in vals])
+    x = 0.0
+    for cls, label, v in vals:
+        if v <= 0:
+            continue
+        w = W * v / span
+        pct = 100 * v / total if total else 0
+        tip = escape(f"{label}: {_fmt(v)}{unit} ({_fmt(pct)}% of {_fmt(total)}{unit})")
+        body.append(
+            f'<rect class="{cls}" x="{x:.1f}" y="{top}" width="{w:.1f}" height="{bh}">'
+            f"<title>{tip}</title></rect>"
+        )
+        if w > 60:
+            body.append(
+                f'<text class="inbar" x="{x + w / 2:.1f}" y="{top + 20}" text-anchor="middle">'
+                f"{_fmt(pct)}%</text>"
+            )
+        x += w
+    if total < span:  # cpu + waits exceed elapsed: mark where elapsed ends
+        ex = W * total / span
+        body.append(
+            f'<line class="marker" x1="{ex:.1f}" y1="{top - 4}" x2="{ex:.1f}" y2="{top + bh + 4}"/>'
+        )
+    return _svg(top + bh + 6, body, title)
+
+
+# ---- per-format charts ------------------------------------------------------------------------
+
+
+def _table(block: Block, name: str) -> dict[str, float]:
+    v = block.facts.get(name)
+    return (
+        {str(k): f for k, x in v.items() if (f := _num(x)) is not None}
+        if isinstance(v, dict)
+        else {}
+    )
+
+
+def _cpu_rows(block: Block) -> list[tuple[str, dict[str, float]]]:
+    """Per-CPU averages from the mpstat parser's details, whatever it names the columns."""
+    raw = block.details.get("per_cpu") or block.details.get("cpus") or []
+    if isinstance(raw, Mapping):
+        raw = [dict(v, cpu=k) if isinstance(v, Mapping) else {} for k, v in raw.items()]
+    rows: list[tuple[str, dict[str, float]]] = []
+    for item in raw if isinstance(raw, list) else []:
+        if not isinstance(item, Mapping):
+            continue
+        parts: dict[str, float] = {}
+        for part, names in _CPU_ALIASES.items():
+            for n in names:
+                if (v := _num(item.get(n))) is not None:
+                    parts[part] = v
+                    break
+        label = str(item.get("cpu", item.get("id", len(rows))))
+        rows.append((label, parts))
+    return rows
+
+
+def _bound_label(bound: Any) -> str:
+    b = _num(bound)
+    if b is None:
+        return str(bound)
+    return f"≤{b * 1000:g}µs" if b < 1 else f"≤{b:g}ms"
+
+
+def _latency_buckets(block: Block) -> list[tuple[str, float]]:
+    """The syscall parser's (upper bound ms, calls) pairs as labelled buckets."""
+    raw = block.details.get("latency_histogram")
+    out: list[tuple[str, float]] = []
+    if isinstance(raw, list):
+        for item in raw:
+            if isinstance(item, list | tuple) and len(item) == 2:
+                out.append((_bound_label(item[0]), _num(item[1]) or 0.0))
+    return out
+
+
+def block_charts(block: Block) -> list[tuple[str, Markup]]:
+    """(caption, svg) pairs for one evidence block; empty when there is nothing to draw."""
+    out: list[tuple[str, Markup | None]] = []
+    fmt = block.format
+    if fmt == "mpstat":
+        out.append(("Per-CPU usr / sys / wait / idle", cpu_columns(_cpu_rows(block), title="CPU")))
+    elif fmt in ("truss", "strace"):
+        total = _table(block, "syscall.total_ms")
+        if any(total.values()):
+            share = _table(block, "syscall.share_pct")
+            notes = {k: f"{_fmt(v)}%" for k, v in share.items()}
+            out.append(
+                (
+                    "Time by syscall",
+                    hbars(total.items(), title="ms by syscall", unit=" ms", value_note=notes),
+                )
+            )
+        else:
+            counts = _table(block, "syscall.count")
+            out.append(("Calls by syscall", hbars(counts.items(), title="calls by syscall")))
+        buckets = _latency_buckets(block)
+        out.append(("Call latency", columns(buckets, title="calls by latency", unit=" calls")))
+    elif fmt in ("waits", "tkprof"):
+        waited = _table(block, "event.waited_s")
+        pct = _table(block, "event.pct_of_waited")
+        if not pct and waited:
+            s = sum(waited.values()) or 1.0
+            pct = {k: 100 * v / s for k, v in waited.items()}
+        notes = {k: f"{_fmt(waited[k])} s" for k in pct if k in waited}
+        out.append(
+            (
+                "Each event's share of waited time",
+                hbars(pct.items(), title="share of waited time", unit="%", value_note=notes),
+            )
+        )
+        if fmt == "tkprof":
+            f = block.facts
+            elapsed = _num(f.get("tkprof.elapsed_s")) or 0.0
+            cpu = _num(f.get("tkprof.cpu_s")) or 0.0
+            waited_s = _num(f.get("tkprof.waited_s")) or 0.0
+            rest = elapsed - cpu - waited_s
+            out.append(
+                (
+                    "Elapsed: cpu, waits and the unaccounted rest",
+                    split_bar(
+                        [
+                            ("part-cpu", "cpu", cpu),
+                            ("part-wait", "waits", waited_s),
+                            ("part-rest", "unaccounted", max(rest, 0.0)),
+                        ],
+                        total=elapsed,
+                        title="elapsed split",
+                    ),
+                )
+            )
+    elif fmt in ("stack", "dtrace"):
+        top = (
+            _table(block, "probe.count")
+            or _table(block, "frame.top")
+            or _table(block, "frame.count")
+        )
+        out.append(("Most frequent functions", hbars(top.items(), title="functions", limit=10)))
+    return [(caption, svg) for caption, svg in out if svg is not None]

@@ -1,0 +1,274 @@
+"""The postmortem form: HTML fields <-> entry data, and reading form posts within size caps."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import yaml
+from fastapi import Request
+from pydantic import BaseModel, Field
+from starlette.datastructures import FormData
+
+from kb.models import PLATFORMS, Entry
+from kb.web.state import web
+
+MAX_SIGNATURES_YAML = 256 * 1024
+_ROW = re.compile(r"^(versions|commands)-(\d{1,3})-(\w+)$")
+_SPLIT = re.compile(r"[,\s]+")
+
+
+async def read_form(request: Request, *, limit: int | None = None) -> FormData:
+    """Parse a form post; text fields may be as large as the body cap (starlette's default
+    per-field limit is 1 MB, smaller than a pasted capture)."""
+    cap = limit or web(request).settings.max_body_bytes
+    return await request.form(max_part_size=cap, max_fields=2000, max_files=2)
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    """safe_load without anchors/aliases: signatures are small, and aliases allow YAML bombs."""
+
+    def compose_node(self, parent, index):  # type: ignore[no-untyped-def]
+        if self.check_event(yaml.AliasEvent):
+            raise yaml.YAMLError("anchors and aliases (&name / *name) are not allowed here")
+        return super().compose_node(parent, index)
+
+
+def load_signatures(text: str) -> tuple[list[Any], str | None]:
+    """(signature data, error message) from the signatures textarea."""
+    if len(text.encode()) > MAX_SIGNATURES_YAML:
+        return [], f"signatures YAML is larger than {MAX_SIGNATURES_YAML // 1024} KB"
+    if not text.strip():
+        return [], None
+    try:
+        data = yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        return [], f"YAML {where}{problem}"
+    if data is None:
+        return [], None
+    if isinstance(data, dict):
+        data = [data]
+    if not isinstance(data, list):
+        return [], "signatures must be a YAML list of signatures (each starting with '- name:')"
+    return data, None
+
+
+class _FlowDict(dict):
+    """A condition leaf, written on one line: {fact: ..., key: ..., op: '>=', value: 5}."""
+
+
+class _FlowList(list):
+    """A list of plain values, written inline: sources: [truss, strace]."""
+
+
+class _SignatureDumper(yaml.SafeDumper):
+    pass
+
+
+_SignatureDumper.add_representer(
+    _FlowDict,
+    lambda d, data: d.represent_mapping("tag:yaml.org,2002:map", data.items(), flow_style=True),
+)
+_SignatureDumper.add_representer(
+    _FlowList,
+    lambda d, data: d.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=True),
+)
+
+
+def _flow_leaves(node: Any) -> Any:
+    if isinstance(node, dict):
+        if not ({"all", "any", "not"} & node.keys()) and ({"fact", "text", "regex"} & node.keys()):
+            return _FlowDict({k: _flow_leaves(v) for k, v in node.items()})
+        return {k: _flow_leaves(v) for k, v in node.items()}
+    if isinstance(node, list):
+        if all(isinstance(v, str | int | float) for v in node):
+            return _FlowList(node)
+        return [_flow_leaves(v) for v in node]
+    if isinstance(node, float) and node.is_integer() and abs(node) < 1e15:
+        return int(node)
+    return node
+
+
+def dump_signatures(signatures: list[Any]) -> str:
+    """Signatures as the YAML people edit in the form: defaults left out, one line per leaf."""
+    if not signatures:
+        return ""
+    data = [
+        s.model_dump(mode="json", by_alias=True, exclude_defaults=True, exclude_none=True)
+        if isinstance(s, BaseModel)
+        else s
+        for s in signatures
+    ]
+    return yaml.dump(
+        _flow_leaves(data), Dumper=_SignatureDumper, sort_keys=False, allow_unicode=True, width=100
+    )
+
+
+class VersionRow(BaseModel):
+    product: str = "oracle"
+    introduced: str = ""
+    fixed: str = ""
+    note: str = ""
+
+    def blank(self) -> bool:
+        return not (self.introduced or self.fixed or self.note)
+
+
+class CommandRow(BaseModel):
+    platform: str = "any"
+    command: str = ""
+    why: str = ""
+
+    def blank(self) -> bool:
+        return not (self.command or self.why)
+
+
+class EntryForm(BaseModel):
+    """What the form shows and posts: lists as text, rows as rows."""
+
+    id: str = ""
+    title: str = ""
+    symptom: str = ""
+    root_cause: str = ""
+    fix: str = ""
+    versions: list[VersionRow] = Field(default_factory=list)
+    platforms: list[str] = Field(default_factory=list)
+    tags: str = ""
+    references: str = ""
+    commands: list[CommandRow] = Field(default_factory=list)
+    signatures_yaml: str = ""
+    evidence: str = ""
+    base_rev: str = ""
+
+    @classmethod
+    def from_entry(cls, entry: Entry) -> EntryForm:
+        return cls(
+            id=entry.id,
+            title=entry.title,
+            symptom=entry.symptom,
+            root_cause=entry.root_cause,
+            fix=entry.fix,
+            versions=[
+                VersionRow(
+                    product=v.product,
+                    introduced=v.introduced or "",
+                    fixed=", ".join(v.fixed),
+                    note=v.note,
+                )
+                for v in entry.affected_versions
+            ],
+            platforms=list(entry.platforms),
+            tags=", ".join(entry.tags),
+            references="\n".join(entry.references),
+            commands=[CommandRow(**c.model_dump()) for c in entry.next_commands],
+            signatures_yaml=dump_signatures(entry.signatures),
+        )
+
+    @classmethod
+    def from_form(cls, form: FormData) -> EntryForm:
+        def text(name: str) -> str:
+            v = form.get(name)
+            return v.replace("\r\n", "\n").strip() if isinstance(v, str) else ""
+
+        rows: dict[str, dict[int, dict[str, str]]] = {"versions": {}, "commands": {}}
+        for key, value in form.multi_items():
+            m = _ROW.match(key)
+            if m and isinstance(value, str):
+                rows[m[1]].setdefault(int(m[2]), {})[m[3]] = value.strip()
+        versions = [
+            VersionRow(**_known(VersionRow, r)) for _, r in sorted(rows["versions"].items())
+        ]
+        commands = [
+            CommandRow(**_known(CommandRow, r)) for _, r in sorted(rows["commands"].items())
+        ]
+        return cls(
+            id=text("id"),
+            title=text("title"),
+            symptom=text("symptom"),
+            root_cause=text("root_cause"),
+            fix=text("fix"),
+            versions=[v for v in versions if not v.blank()],
+            platforms=[
+                p for p in form.getlist("platforms") if isinstance(p, str) and p in PLATFORMS
+            ],
+            tags=text("tags"),
+            references=text("references"),
+            commands=[c for c in commands if not c.blank()],
+            signatures_yaml=text("signatures_yaml"),
+            evidence=text("evidence"),
+            base_rev=text("base_rev"),
+        )
+
+    def to_data(
+        self, *, author: str, created: Any = None
+    ) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+        """Raw entry data for validate_entry, plus problems found before validation."""
+        problems: list[tuple[str, str]] = []
+        signatures, error = load_signatures(self.signatures_yaml)
+        if error:
+            problems.append(("signatures", error))
+        data: dict[str, Any] = {
+            "id": self.id,
+            "title": self.title,
+            "symptom": self.symptom,
+            "root_cause": self.root_cause,
+            "fix": self.fix,
+            "affected_versions": [
+                {
+                    "product": v.product or "oracle",
+                    "introduced": v.introduced or None,
+                    "fixed": [f for f in _SPLIT.split(v.fixed) if f],
+                    "note": v.note,
+                }
+                for v in self.versions
+            ],
+            "platforms": self.platforms,
+            "tags": [t for t in _SPLIT.split(self.tags) if t],
+            "references": [r.strip() for r in self.references.splitlines() if r.strip()],
+            "next_commands": [c.model_dump() for c in self.commands],
+            "signatures": signatures,
+            "author": author,
+        }
+        if created is not None:
+            data["created"] = created
+        return data, problems
+
+
+def _known(model: type[BaseModel], row: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in row.items() if k in model.model_fields}
+
+
+FIELD_ORDER = (
+    "id",
+    "title",
+    "symptom",
+    "root_cause",
+    "fix",
+    "affected_versions",
+    "platforms",
+    "tags",
+    "references",
+    "next_commands",
+    "signatures",
+    "evidence",
+)
+
+
+def problems_by_field(problems: list[tuple[str, str]]) -> dict[str, list[str]]:
+    """Group validation problems under the form field they belong to ('' for the rest)."""
+    out: dict[str, list[str]] = {}
+    for path, msg in problems:
+        head = re.split(r"[.\[]", path, maxsplit=1)[0] if path else ""
+        rest = path[len(head) :].lstrip(".")
+        key = head if head in FIELD_ORDER else ""
+        rest = re.sub(r"^\[(\d+)\]", lambda m: f"row {int(m[1]) + 1}", rest)
+        if key == "signatures":
+            rest = rest.replace("row ", "signature ", 1)
+        text = f"{rest}: {msg}" if rest else msg
+        if not key and path:
+            text = f"{path}: {msg}"
+        out.setdefault(key, []).append(text)
+    return out

@@ -1,0 +1,131 @@
+"""ASGI middleware: request body caps (413 with a clear message) and security headers."""
+
+from __future__ import annotations
+
+import json
+
+from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from kb.settings import Settings
+
+# Pages that accept file uploads get the larger file cap; everything else the body cap.
+UPLOAD_PATHS = ("/analyze",)
+
+CSP = (
+    "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
+    "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+
+
+class BodyTooLarge(HTTPException):
+    """Raised from receive() while a route reads the body; an HTTPException so that FastAPI's
+    body parsing passes it through instead of turning it into a 400."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        super().__init__(413, too_large_message(limit))
+
+
+def too_large_message(limit: int) -> str:
+    return (
+        f"The request is larger than this server accepts ({limit / 1048576:.1f} MB). "
+        "Trim the capture to the interesting part, or upload it as a file on /analyze."
+    )
+
+
+class BodyLimit:
+    """Refuse bodies over the cap: at once from Content-Length, or while streaming."""
+
+    def __init__(self, app: ASGIApp, settings: Settings) -> None:
+        self.app = app
+        self.settings = settings
+
+    def limit_for(self, path: str) -> int:
+        if path in UPLOAD_PATHS:
+            return max(self.settings.max_file_bytes, self.settings.max_body_bytes)
+        return self.settings.max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limit = self.limit_for(scope["path"])
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None:
+            try:
+                too_big = int(declared) > limit
+            except ValueError:
+                too_big = False
+            if too_big:
+                await _refuse(scope, send, limit)
+                return
+        received = 0
+
+        async def capped_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    raise BodyTooLarge(limit)
+            return message
+
+        await self.app(scope, capped_receive, send)
+
+
+async def _refuse(scope: Scope, send: Send, limit: int) -> None:
+    msg = too_large_message(limit)
+    wants_json = scope["path"].startswith("/api") or scope["path"].startswith("/slack")
+    if wants_json:
+        body, ctype = json.dumps({"detail": msg}).encode(), b"application/json"
+    else:
+        from markupsafe import escape
+
+        body = (
+            "<!doctype html><meta charset=utf-8><title>Too large · perfkb</title>"
+            f"<link rel=stylesheet href=/static/perfkb.css><main class=narrow><h1>Too large</h1>"
+            f"<p>{escape(msg)}</p><p><a href=/analyze>Back to analyze</a></p></main>"
+        ).encode()
+        ctype = b"text/html; charset=utf-8"
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 413,
+            "headers": [
+                (b"content-type", ctype),
+                (b"content-length", str(len(body)).encode()),
+                (b"connection", b"close"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+class SecurityHeaders:
+    """CSP without inline script or style, no framing, no MIME sniffing, same-origin referrers."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers") or [])
+                names = {k.lower() for k, _ in headers}
+                for k, v in (
+                    (b"content-security-policy", CSP.encode()),
+                    (b"x-content-type-options", b"nosniff"),
+                    (b"x-frame-options", b"DENY"),
+                    (b"referrer-policy", b"same-origin"),
+                ):
+                    if k not in names:
+                        headers.append((k, v))
+                message["headers"] = headers
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)

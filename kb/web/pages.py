@@ -1,0 +1,251 @@
+"""Read pages: search, entry detail with history, and analysis of pasted or uploaded evidence."""
+
+from __future__ import annotations
+
+import difflib
+import io
+import math
+import re
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi.responses import RedirectResponse, Response
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile
+
+from kb import matcher
+from kb.results import AnalysisResult
+from kb.store import EntryNotFound, StoreError
+from kb.web import csrf
+from kb.web.auth import page_identity, require_page_writer
+from kb.web.forms import read_form
+from kb.web.render import render
+from kb.web.state import web
+from kb.web.yamlview import entry_yaml
+
+router = APIRouter(include_in_schema=False)
+
+PER_PAGE = 20
+MAX_QUERY = 500
+SAVED_TEXT_CAP = 1024 * 1024  # what a permalink keeps of an uploaded file
+SHOWN_TEXT_CAP = 200 * 1024  # what a page shows of the input
+EXAMPLES = (
+    "shmdt",
+    "oraus.msb",
+    "fork1 tnslsnr",
+    "control file parallel write",
+    "tag:numa",
+    "platform:solaris source:truss",
+)
+FACET_TITLES = {
+    "platform": "Platform",
+    "source": "Evidence",
+    "product": "Product",
+    "version": "Version",
+    "tag": "Tags",
+}
+_FILTER = re.compile(r'(?<!\S)(platform|source|version|tag|product):("[^"]*"|\S+)', re.I)
+
+
+# ---- search ---------------------------------------------------------------------------------------
+
+
+def _chips(q: str) -> list[dict[str, str]]:
+    out = []
+    for m in _FILTER.finditer(q):
+        without = (q[: m.start()] + q[m.end() :]).strip()
+        out.append({"token": m.group(0), "without": re.sub(r"\s{2,}", " ", without)})
+    return out
+
+
+def _facet_link(q: str) -> Any:
+    def link(field: str, value: str) -> str:
+        token = f'{field}:"{value}"' if re.search(r"[\s,\"]", value) else f"{field}:{value}"
+        return q if token in q.split() else f"{q} {token}".strip()
+
+    return link
+
+
+def _page_numbers(page: int, pages: int) -> list[int]:
+    """1 … 4 5 [6] 7 8 … 20, with 0 for a gap."""
+    keep = {1, pages, *range(page - 2, page + 3)}
+    out: list[int] = []
+    for p in range(1, pages + 1):
+        if p in keep:
+            out.append(p)
+        elif out and out[-1] != 0:
+            out.append(0)
+    return out
+
+
+def _search(request: Request, q: str, page: int) -> Response:
+    store = web(request).store
+    q = q.strip()[:MAX_QUERY]
+    error = None
+    try:
+        result = store.search(q, page=page, per_page=PER_PAGE)
+    except (StoreError, ValueError) as exc:
+        error = f"{exc} — showing everything instead."
+        result = store.search("", page=1, per_page=PER_PAGE)
+    pages = max(1, math.ceil(result.total / PER_PAGE))
+    ctx = {
+        "q": q,
+        "error": error,
+        "results": result.results,
+        "total": result.total,
+        "facets": result.facets,
+        "facet_titles": FACET_TITLES,
+        "facet_link": _facet_link(q),
+        "chips": _chips(q),
+        "page": result.page,
+        "pages": pages,
+        "page_numbers": _page_numbers(result.page, pages),
+        "examples": EXAMPLES,
+    }
+    return render(request, "search.html", ctx)
+
+
+@router.get("/")
+def home(request: Request, q: str = "", page: int = Query(1, ge=1, le=10_000)) -> Response:
+    return _search(request, q, page)
+
+
+@router.get("/search")
+def search(request: Request, q: str = "", page: int = Query(1, ge=1, le=10_000)) -> Response:
+    return _search(request, q, page)
+
+
+# ---- entries --------------------------------------------------------------------------------------
+
+
+def _diff(before: str, after: str) -> list[tuple[str, str]]:
+    lines = difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=2)
+    out = []
+    for line in list(lines)[2:]:  # drop the ---/+++ file headers
+        cls = {"+": "add", "-": "del", "@": "hunk"}.get(line[:1], "ctx")
+        out.append((cls, line))
+    return out
+
+
+def revisions_with_diffs(revisions: list[Any]) -> list[dict[str, Any]]:
+    """Newest first, each with the diff of its YAML against the revision before it."""
+    out, previous = [], ""
+    for rev in revisions:
+        current = entry_yaml(rev.entry) if rev.entry is not None else ""
+        diff = _diff(previous, current) if rev.rev > 1 else []
+        out.append({**rev.model_dump(exclude={"entry"}), "diff": diff})
+        previous = current
+    return out[::-1]
+
+
+@router.get("/entries/{entry_id}")
+def entry_page(request: Request, entry_id: str) -> Response:
+    store = web(request).store
+    try:
+        entry = store.get(entry_id)
+    except EntryNotFound:
+        raise HTTPException(404, f"There is no entry '{entry_id[:100]}'.") from None
+    ctx = {
+        "entry": entry,
+        "revisions": revisions_with_diffs(store.history(entry_id)),
+        "feedback": store.feedback_counts(entry_id),
+    }
+    return render(request, "entry.html", ctx)
+
+
+@router.post("/entries/{entry_id}/delete")
+async def delete_entry(request: Request, entry_id: str) -> Response:
+    form = await read_form(request)
+    csrf.check(request, form)
+    user = require_page_writer(request)
+    store = web(request).store
+    try:
+        await run_in_threadpool(store.delete, entry_id, author=user)
+    except EntryNotFound:
+        raise HTTPException(404, f"There is no entry '{entry_id[:100]}'.") from None
+    return RedirectResponse("/", status_code=303)
+
+
+# ---- analyze --------------------------------------------------------------------------------------
+
+
+def _analyze_page(request: Request, error: str | None = None, text: str = "", status: int = 200):
+    mb = max(web(request).settings.max_file_bytes, web(request).settings.max_body_bytes) // 2**20
+    ctx = {"error": error, "text": text, "max_file_mb": mb}
+    return render(request, "analyze.html", ctx, status)
+
+
+@router.get("/analyze")
+def analyze_form(request: Request) -> Response:
+    return _analyze_page(request)
+
+
+def _upload_lines(upload: UploadFile, keep: list[str]):
+    """Lines of an uploaded file, decoded leniently, while keeping the first SAVED_TEXT_CAP
+    characters for the permalink."""
+    upload.file.seek(0)
+    stream = io.TextIOWrapper(upload.file, encoding="utf-8", errors="replace", newline=None)
+    kept = 0
+    for line in stream:
+        if kept < SAVED_TEXT_CAP:
+            keep.append(line)
+            kept += len(line)
+        yield line.rstrip("\n")
+    stream.detach()
+
+
+@router.post("/analyze")
+async def analyze_post(request: Request) -> Response:
+    st = web(request)
+    form = await read_form(
+        request, limit=max(st.settings.max_file_bytes, st.settings.max_body_bytes)
+    )
+    csrf.check(request, form)
+    text = form.get("text")
+    text = text.replace("\r\n", "\n") if isinstance(text, str) else ""
+    upload = form.get("file")
+    has_file = isinstance(upload, UploadFile) and bool(upload.filename) and (upload.size or 0) > 0
+    if not has_file and not text.strip():
+        return _analyze_page(request, "Paste some evidence or choose a file first.", status=400)
+    if has_file:
+        kept: list[str] = []
+        result = await run_in_threadpool(
+            lambda: matcher.analyze_lines(_upload_lines(upload, kept), st.store)
+        )
+        text = "".join(kept)
+    else:
+        result = await run_in_threadpool(matcher.analyze_text, text, st.store)
+    ident = page_identity(request)
+    if not ident.can_write:
+        note = "Not saved: log in to get a permalink you can share."
+        return _result_page(request, result, text, None, not_saved=note)
+    analysis_id = await run_in_threadpool(st.store.save_analysis, text, result.model_dump_json())
+    return RedirectResponse(f"/analyze/{analysis_id}", status_code=303)
+
+
+def _result_page(
+    request: Request,
+    result: AnalysisResult,
+    text: str,
+    analysis_id: str | None,
+    not_saved: str | None = None,
+) -> Response:
+    ctx = {
+        "result": result,
+        "analysis_id": analysis_id,
+        "not_saved": not_saved,
+        "text": text[:SHOWN_TEXT_CAP],
+        "text_capped": len(text) > SHOWN_TEXT_CAP,
+    }
+    return render(request, "analysis.html", ctx)
+
+
+@router.get("/analyze/{analysis_id}")
+def analysis_page(request: Request, analysis_id: str) -> Response:
+    store = web(request).store
+    try:
+        text, result_json = store.get_analysis(analysis_id[:100])
+    except StoreError:
+        raise HTTPException(404, "There is no saved analysis with that link.") from None
+    result = AnalysisResult.model_validate_json(result_json)
+    return _result_page(request, result, text, analysis_id)

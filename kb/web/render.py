@@ -1,0 +1,107 @@
+"""Rendering pages: one place that adds the identity, the auth banner and the CSRF token, and
+the few helpers templates need (signature trees, highlighted snippets, number formats)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from fastapi import Request
+from fastapi.responses import HTMLResponse
+from markupsafe import Markup, escape
+
+from kb.signatures import AllOf, AnyOf, NotOf
+from kb.web import csrf
+from kb.web.auth import auth_banner, page_identity
+from kb.web.charts import block_charts
+from kb.web.state import web
+
+_MARK = re.compile(r"(</?mark>)")
+
+
+def render(
+    request: Request, name: str, ctx: dict[str, Any] | None = None, status: int = 200
+) -> HTMLResponse:
+    st = web(request)
+    base = {
+        "request": request,
+        "identity": page_identity(request),
+        "auth_banner": auth_banner(request),
+        "login_available": bool(st.settings.api_token),
+        "csrf_field": csrf.FIELD,
+        "csrf_token": csrf.token(request),
+        "path": request.url.path,
+    }
+    html = st.env.get_template(name).render(**base, **(ctx or {}))
+    response = HTMLResponse(html, status_code=status)
+    csrf.set_cookie(request, response)
+    return response
+
+
+def snippet(html: str) -> Markup:
+    """Trust the store's highlighted fragment only for <mark>: any other tag is escaped."""
+    parts = _MARK.split(html or "")
+    return Markup(
+        "".join(
+            p if _MARK.fullmatch(p) else p.replace("<", "&lt;").replace(">", "&gt;") for p in parts
+        )
+    )
+
+
+def condition_tree(cond: Any) -> dict[str, Any]:
+    """A signature's condition as nested {'op', 'items'} / {'text'} for the template."""
+    if isinstance(cond, AllOf):
+        return {"op": "all of", "items": [condition_tree(c) for c in cond.all]}
+    if isinstance(cond, AnyOf):
+        return {"op": "any of", "items": [condition_tree(c) for c in cond.any]}
+    if isinstance(cond, NotOf):
+        return {"op": "not", "items": [condition_tree(cond.not_)]}
+    return {"text": cond.describe()}
+
+
+def num(v: Any) -> str:
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return str(v)
+    if isinstance(v, int) or float(v).is_integer():
+        return f"{int(v):,}"
+    return f"{v:,.3f}".rstrip("0").rstrip(".") if abs(v) < 1000 else f"{v:,.1f}"
+
+
+def split_facts(facts: dict[str, Any]) -> tuple[list[tuple[str, Any]], list[tuple[str, list]]]:
+    """Scalar facts, and keyed tables with their rows largest first (top 15)."""
+    scalars, tables = [], []
+    for name, value in sorted(facts.items()):
+        if isinstance(value, dict):
+            rows = sorted(value.items(), key=lambda kv: _sort_key(kv[1]), reverse=True)
+            tables.append(
+                (name, rows[:15] + ([("…", f"{len(rows) - 15} more")] if len(rows) > 15 else []))
+            )
+        else:
+            scalars.append((name, value))
+    return scalars, tables
+
+
+def _sort_key(v: Any) -> float:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def group_commands(commands: list[Any]) -> list[tuple[str, list[Any]]]:
+    """Next commands grouped per platform, in the order platforms first appear."""
+    groups: dict[str, list[Any]] = {}
+    for c in commands:
+        groups.setdefault(c.platform, []).append(c)
+    return list(groups.items())
+
+
+TEMPLATE_HELPERS = {
+    "snippet": snippet,
+    "condition_tree": condition_tree,
+    "num": num,
+    "split_facts": split_facts,
+    "group_commands": group_commands,
+    "block_charts": block_charts,
+    "escape": escape,
+}

@@ -1,0 +1,70 @@
+"""What every route needs (settings, store, signing secret, templates), kept on app.state."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import jinja2
+from fastapi import Request
+
+from kb.settings import Settings
+
+if TYPE_CHECKING:
+    from kb.store import Store
+
+SECRET_FILE = "web_secret_key"
+
+
+@dataclass
+class WebState:
+    settings: Settings
+    store: Store
+    secret: str
+    env: jinja2.Environment
+
+
+def web(request: Request) -> WebState:
+    return request.app.state.web
+
+
+def load_secret(settings: Settings) -> str:
+    """The key that signs CSRF tokens and login cookies: PERFKB_SECRET_KEY, else a random key
+    kept in the data dir so cookies survive restarts and every worker process agrees on it."""
+    if settings.secret_key:
+        return settings.secret_key
+    path = Path(settings.data_dir) / SECRET_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists():
+        # write a temp file, then link it into place: the key appears whole or not at all,
+        # and when two processes race the first link wins and both read the same key
+        tmp = path.with_name(f".{SECRET_FILE}.{os.getpid()}.{secrets.token_hex(4)}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(secrets.token_urlsafe(48))
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass
+        finally:
+            tmp.unlink(missing_ok=True)
+    key = path.read_text(encoding="utf-8").strip()
+    if len(key) < 32:
+        raise RuntimeError(f"{path} holds no usable key: delete it or set PERFKB_SECRET_KEY")
+    return key
+
+
+def template_env(extra_globals: dict[str, Any] | None = None) -> jinja2.Environment:
+    """Jinja with autoescape on for every template, whatever its extension."""
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("kb.web", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.globals.update(extra_globals or {})
+    return env

@@ -39,46 +39,48 @@ _IDENT = re.compile(r"^[A-Za-z_$][\w$.:/-]*$")
 _KEY = re.compile(r"^[\w$.:/<>*+-]+$")
 _MODULE = re.compile(r"^[A-Za-z_][\w.+-]*$")
 _FUNC = re.compile(r"^[A-Za-z_$][\w$.]*$")
-_INT = re.compile(r"^\d+$")
+# counts have at most 15 digits: real ones are far smaller, and sums of them stay finite
+_INT = re.compile(r"^\d{1,15}$")
 _ADDRESS = re.compile(r"^(?:0x)?[0-9a-fA-F]+$")
 
 _FRAME = re.compile(
     r"^\s*(?P<module>[\w.+-]+)`(?P<func>[^+\s(`]+)(?:\+(?:0x[0-9a-fA-F]+|\d+))?(?:\(.*\))?\s*$"
 )
 _FRAME_COUNT = re.compile(
-    r"^\s*(?P<module>[\w.+-]+)`(?P<func>[^+\s(`]+)(?:\+0x[0-9a-fA-F]+)?\s+(?P<count>\d+)\s*$"
+    r"^\s*(?P<module>[\w.+-]+)`(?P<func>[^+\s(`]+)(?:\+0x[0-9a-fA-F]+)?\s+(?P<count>\d{1,15})\s*$"
 )
-_COUNT = re.compile(r"^\s*(?P<count>\d+)\s*$")
-_ROW = re.compile(r"^\s*(?P<keys>\S.*?)\s+(?P<count>\d+)\s*$")
+_COUNT = re.compile(r"^\s*(?P<count>\d{1,15})\s*$")
+_ROW = re.compile(r"^\s*(?P<keys>\S.*?)\s+(?P<count>\d{1,15})\s*$")
 _HIST_HEADER = re.compile(r"^\s*value\s+-+\s*Distribution\s*-+\s*count\s*$")
 _HIST_ROW = re.compile(
-    r"^\s*(?P<value>(?:<|>=)?\s*-?\d+)\s+\|(?P<bar>[@ ]*)(?:\|)?\s*(?P<count>\d+)\s*$"
+    r"^\s*(?P<value>(?:<|>=)?\s*-?\d{1,15})\s+\|(?P<bar>[@ ]*)(?:\|)?\s*(?P<count>\d{1,15})\s*$"
 )
 _EXECUTED = re.compile(
-    r"^\s*(?P<name>[\w$.:]+)\s+executed\s+(?P<n>\d+)\s+times?"
-    r"(?:,?\s*waited\s+in\s+(?P<unit>ms|us|ns|s|sec|seconds)\s*:?\s*(?P<t>\d+(?:\.\d+)?))?\s*$"
+    r"^\s*(?P<name>[\w$.:]+)\s+executed\s+(?P<n>\d{1,15})\s+times?"
+    r"(?:,?\s*waited\s+in\s+(?P<unit>ms|us|ns|s|sec|seconds)\s*:?\s*(?P<t>\d{1,15}(?:\.\d{1,9})?))?\s*$"
 )
 _SUM = re.compile(r"^\s*[\w$.]+(?:\s*\+\s*[\w$.]+)*\s*=\s*\d+(?:\.\d+)?\s*(?:ms|us|ns|s)?\s*$")
 _COMMAND = re.compile(
-    r"^\s*(?:\S*[#$%>]\s*)?(?:pfexec\s+|sudo\s+)?(?:\S*/)?(?P<tool>dtrace|bpftrace)\s+(?:-\w|')"
+    r"^\s*(?:\[[^\]]*\][#$]\s*|\S*[#$%>]\s*)?(?:pfexec\s+|sudo\s+)?(?:\S*/)?"
+    r"(?P<tool>dtrace|bpftrace)\s+(?:-\w|')"
 )
 _DTRACE_MSG = re.compile(r"^dtrace:\s+\S")
 _ELISION = re.compile(r"^\s*(?:\[\s*\.\.\.\s*\]|\.\.\.)\s*$")
 _CPU_HEADER = re.compile(r"^\s*CPU\s+ID\s+FUNCTION:NAME\s*$")
 _FIRE = re.compile(r"^\s*\d+\s+\d+\s+[\w$.`-]*:[\w$.:-]*(?:\s+.*)?$")
-_PROMPT = re.compile(r"^\S*@\S*[#$]$|^[#$]$")
+_PROMPT = re.compile(r"^\S*@\S*[#$]$|^\S*\][#$]$|^[#$]$")
 # bpftrace
 _BPF_ATTACH = re.compile(r"^Attaching \d+ probes?\.\.\.\s*$")
-_BPF_VALUE = re.compile(r"^@(?P<name>\w*)(?:\[(?P<key>[^\]]*)\])?:\s*(?P<value>-?\d+)\s*$")
+_BPF_VALUE = re.compile(r"^@(?P<name>\w*)(?:\[(?P<key>[^\]]*)\])?:\s*(?P<value>-?\d{1,15})\s*$")
 _BPF_LABEL = re.compile(r"^@(?P<name>\w*)(?:\[(?P<key>[^\]]*)\])?:\s*$")
 _BPF_STACK_OPEN = re.compile(r"^@(?P<name>\w*)\[(?P<first>[^\]]*?),?\s*$")
-_BPF_STACK_CLOSE = re.compile(r"^\s*\]:\s*(?P<value>\d+)\s*$")
+_BPF_STACK_CLOSE = re.compile(r"^\s*\]:\s*(?P<value>\d{1,15})\s*$")
 _BPF_FRAME = re.compile(
     r"^\s+(?:[0-9a-fA-F]+\s+)?(?P<func>[^\s+]+?)(?:\+\d+|\+0x[0-9a-fA-F]+)?(?:\s+\((?P<module>[^()]+)\))?\s*$"
 )
 _BPF_BUCKET = re.compile(
-    r"^\s*(?:\[(?P<lo>-?[\d.]+[KMGTP]?)(?:,\s*(?:-?[\d.]+[KMGTP]?|\.\.\.))?[\])]"
-    r"|\(\.\.\.,\s*(?P<under>-?[\d.]+[KMGTP]?)\))\s+(?P<count>\d+)\s+\|[@ ]*\|\s*$"
+    r"^\s*(?:\[(?P<lo>-?\d{1,15}(?:\.\d+)?[KMGTP]?)(?:,\s*(?:-?[\d.]+[KMGTP]?|\.\.\.))?[\])]"
+    r"|\(\.\.\.,\s*(?P<under>-?\d{1,15}(?:\.\d+)?[KMGTP]?)\))\s+(?P<count>\d{1,15})\s+\|[@ ]*\|\s*$"
 )
 _SUFFIX = {"K": 1024.0, "M": 1024.0**2, "G": 1024.0**3, "T": 1024.0**4, "P": 1024.0**5}
 _TIME_MS = {"ms": 1.0, "us": 1e-3, "ns": 1e-6, "s": 1000.0, "sec": 1000.0, "seconds": 1000.0}
@@ -460,7 +462,8 @@ class DtraceParser(Parser):
                     summary["p50"] = value
                     break
         s.hists[key] = summary
-        s.hist_rows.append({"label": key, **summary, "buckets": hist.buckets[:100]})
+        buckets = [{"value": v, "count": c} for v, c in hist.buckets[:100]]
+        s.hist_rows.append({"label": key, **summary, "buckets": buckets})
 
     # -- bpftrace -------------------------------------------------------------------------------
 
@@ -470,7 +473,8 @@ class DtraceParser(Parser):
         s = self.s
         s.seen.add("bpftrace")
         key = (m["key"] or "").strip() or m["name"] or "@"
-        self._set_count(key, float(m["value"]), None, bool(_FUNC.match(key)))
+        # map keys are as often process names or pids as functions: counts only, no frames
+        self._set_count(key, float(m["value"]), None, False)
 
     def _bpf_label(self, line: str) -> None:
         m = _BPF_LABEL.match(line)

@@ -59,7 +59,8 @@ _CHART = ("usr", "sys", "wait", "idle", "intr", "smtx", "xcal")
 MAX_CPUS = 4096
 MAX_INTERVALS = 500
 
-_NUMBER = re.compile(r"^-?\d+(?:[.,]\d+)?$")
+# at most 12 integer digits: real counters are far smaller, and sums of them stay finite
+_NUMBER = re.compile(r"^-?\d{1,12}(?:[.,]\d{1,6})?$")
 _INT = re.compile(r"^\d+$")
 _TIME = re.compile(r"^\d{1,2}:\d{2}:\d{2}$")
 _BANNER = re.compile(

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ingest.facts import FACTS, facts_for
 from ingest.model import Block
 from ingest.parsers.dtrace import MAX_KEYS, DtraceParser
 
@@ -113,6 +114,40 @@ def test_three_column_table_and_module_backtick_counts():
         "_read": 33,
     }
     assert f["layer.count"] == {"ksl": 2398, "kcb": 5120}
+
+
+def test_a_second_table_repeating_names_ends_the_block():
+    first = fixture_lines("seeds/000_dtrace_counts_122.txt")
+    second = fixture_lines("seeds/000_dtrace_counts_121.txt")
+    p = DtraceParser()
+    assert all(p.feed(line) for line in [*first, ""])
+    assert p.feed("") is False  # nothing left to close
+    assert p.feed(second[0]) is False  # `kgecss 1` again: the 12.1 output, a new block
+    assert p.facts()[0]["probe.count"]["kgegec"] == 80000
+    assert p.feed("  kgegbc     10000") is True  # a new name after the blank still belongs
+
+
+def test_seed_000_write_up_gives_one_dtrace_block_per_version(tmp_path):
+    from ingest.detect import parse_lines
+
+    text = "\n".join(
+        [
+            "As for the next step, compare the number of function calls in both versions.",
+            "",
+            *fixture_lines("seeds/000_dtrace_counts_122.txt"),
+            "",
+            "",
+            *fixture_lines("seeds/000_dtrace_counts_121.txt"),
+            "",
+            "Twice as many calls in 12.2.",
+        ]
+    )
+    path = tmp_path / "writeup.txt"
+    path.write_text(text, encoding="utf-8")
+    with path.open(encoding="utf-8") as handle:
+        evidence = parse_lines(handle)
+    dtrace = [b for b in evidence.blocks if b.format == "dtrace"]
+    assert [b.facts["probe.count"]["kgegec"] for b in dtrace] == [80000, 50000]
 
 
 def test_statistics_lines_are_not_a_dtrace_table():
@@ -268,6 +303,9 @@ def test_printf_time_units_are_converted():
         ("Attaching 2 probes...", 2),
         ("oracle`kgiPinObject+0xb8", 1),
         ("  kgecss                          2", 1),
+        ("pfiles 5522", 0),  # unindented: a shell command more often than a printa() row
+        ("        CHUNK      32768", 0),  # a SQL storage clause, not a function name
+        ("#!/usr/sbin/dtrace -qs", 0),  # a D script, not its output
         ("the listener took 12", 0),
         ("1000002", 0),
         ("", 0),
@@ -313,6 +351,26 @@ def test_huge_numbers_stay_finite():
     for value in block.facts.values():
         values = value.values() if isinstance(value, dict) else [value]
         assert all(math.isfinite(v) for v in values)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "seeds/000_dtrace_counts_122.txt",
+        "seeds/000_dtrace_counts_121.txt",
+        "seeds/002_dtrace_flat.txt",
+        "seeds/002_dtrace_ustack.txt",
+        "seeds/004_dtrace_cladm_ustack.txt",
+        "seeds/004_dtrace_lquantize.txt",
+        "os/bpftrace_oracle_semtimedop.txt",
+    ],
+)
+def test_facts_are_in_the_catalogue_with_the_right_shape(name):
+    block, _ = run(fixture_lines(name))
+    assert block.facts
+    assert set(block.facts) <= facts_for(block.format)
+    for fact, value in block.facts.items():
+        assert isinstance(value, dict) == (FACTS[fact].keyed_by is not None), fact
 
 
 # -- property test --------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ingest.facts import FACTS, facts_for
 from ingest.model import Block
 from ingest.parsers.mpstat import MAX_INTERVALS, MpstatParser
 
@@ -289,6 +290,24 @@ def test_interval_details_are_capped():
     block, _ = run(lines)
     assert block.facts["cpu.intervals"] == MAX_INTERVALS + 49
     assert len(block.details["intervals"]) == MAX_INTERVALS
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "seeds/001_mpstat.txt",
+        "os/mpstat_linux_pall.txt",
+        "os/mpstat_linux_healthy.txt",
+        "os/mpstat_linux_old.txt",
+        "os/mpstat_solaris_intervals.txt",
+    ],
+)
+def test_facts_are_in_the_catalogue_with_the_right_shape(name):
+    block, _ = run(fixture_lines(name))
+    assert block.facts
+    assert set(block.facts) <= facts_for(block.format)
+    for fact, value in block.facts.items():
+        assert isinstance(value, dict) == (FACTS[fact].keyed_by is not None), fact
 
 
 # -- property test --------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ingest.facts import FACTS, facts_for
 from ingest.model import Block
 from ingest.oracle_layers import TABLE_PATH, PrefixTableError, layer_of, load_prefixes
 from ingest.parsers.functions import MAX_FRAMES
@@ -205,7 +206,7 @@ def test_deep_stack_is_bounded():
         ("[<0>] futex_wait_queue_me+0xc4/0x120", 2),
         ("oracle`kgiPinObject+0xb8", 1),
         (" do_syscall_64+0x5b/0x1a0", 1),
-        ("12345:  oracleORCL (LOCAL=NO)", 1),
+        ("12345:  oracleORCL (LOCAL=NO)", 0),  # also heads pfiles/pmap: never opens a block
         ("8197: 1.7153 0.0001 0.0000 cladm(CL_INITIALIZE, CL_GET_BOOTFLAG, 0xFFFF) = 0", 0),
         ("1234:  read(10, 0x1000, 8192) = 8192", 0),
         ("we looked at the stack of the process", 0),
@@ -276,6 +277,24 @@ def test_bad_prefix_table_is_a_clear_error(tmp_path):
         load_prefixes(bad)
     with pytest.raises(PrefixTableError, match="cannot read"):
         load_prefixes(tmp_path / "missing.tsv")
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "seeds/000_pstack_122.txt",
+        "os/gdb_bt_oracle_semtimedop.txt",
+        "os/gdb_threads_tnslsnr.txt",
+        "os/eu_stack_oracle.txt",
+        "os/pstack_solaris_threads.txt",
+    ],
+)
+def test_facts_are_in_the_catalogue_with_the_right_shape(name):
+    block, _ = run(fixture_lines(name))
+    assert block.facts
+    assert set(block.facts) <= facts_for(block.format)
+    for fact, value in block.facts.items():
+        assert isinstance(value, dict) == (FACTS[fact].keyed_by is not None), fact
 
 
 # -- property test --------------------------------------------------------------------------------

@@ -41,6 +41,7 @@ _MODULE = re.compile(r"^[A-Za-z_][\w.+-]*$")
 _FUNC = re.compile(r"^[A-Za-z_$][\w$.]*$")
 # counts have at most 15 digits: real ones are far smaller, and sums of them stay finite
 _INT = re.compile(r"^\d{1,15}$")
+_LOWER = re.compile(r"[a-z]")
 _ADDRESS = re.compile(r"^(?:0x)?[0-9a-fA-F]+$")
 
 _FRAME = re.compile(
@@ -61,7 +62,7 @@ _EXECUTED = re.compile(
 )
 _SUM = re.compile(r"^\s*[\w$.]+(?:\s*\+\s*[\w$.]+)*\s*=\s*\d+(?:\.\d+)?\s*(?:ms|us|ns|s)?\s*$")
 _COMMAND = re.compile(
-    r"^\s*(?:\[[^\]]*\][#$]\s*|\S*[#$%>]\s*)?(?:pfexec\s+|sudo\s+)?(?:\S*/)?"
+    r"^(?!#!)\s*(?:\[[^\]]*\][#$]\s*|\S*[#$%>]\s*)?(?:pfexec\s+|sudo\s+)?(?:\S*/)?"
     r"(?P<tool>dtrace|bpftrace)\s+(?:-\w|')"
 )
 _DTRACE_MSG = re.compile(r"^dtrace:\s+\S")
@@ -187,6 +188,7 @@ class _State:
     notes: list[str] = field(default_factory=list)
     outputs: list[dict] = field(default_factory=list)
     keys_dropped: int = 0
+    after_blank: bool = False  # the last line taken was blank: a new table may start
 
 
 class DtraceParser(Parser):
@@ -219,12 +221,15 @@ class DtraceParser(Parser):
         if _FRAME.match(line):
             return 1
         m = _ROW.match(line)
-        if m:
+        if m and line[:1].isspace():
+            # printa() indents its rows; an unindented `word 123` is more often a shell command
+            # (`pfiles 5522`) or prose, so it may continue a table but does not start one
+            # and function names have lower case: `CHUNK  32768` is a SQL storage clause
             keys = m["keys"].split()
-            if len(keys) == 1 and _IDENT.match(keys[0]):
+            if len(keys) == 1 and _IDENT.match(keys[0]) and _LOWER.search(keys[0]):
                 return 1
             if len(keys) == 2 and _MODULE.match(keys[0]) and _FUNC.match(keys[1]):
-                return 1
+                return 1 if _LOWER.search(keys[1]) else 0
         return 0
 
     # -- feeding --------------------------------------------------------------------------------
@@ -239,6 +244,7 @@ class DtraceParser(Parser):
             self._end_hist()
             s.label = None
             s.bpf_key = None
+            s.after_blank = True
             return True
         if s.bpf_key is not None:
             return self._bpf_stack_line(line)
@@ -256,6 +262,7 @@ class DtraceParser(Parser):
         handler = self._classify(line)
         if handler is None:
             return False
+        s.after_blank = False
         if handler != self._hist_header:
             self._flush_row()
         if s.hist is not None:
@@ -294,8 +301,18 @@ class DtraceParser(Parser):
             return self._flat
         m = _ROW.match(line)
         if m and all(_KEY.match(k) for k in m["keys"].split()) and len(m["keys"].split()) <= 4:
+            keys = m["keys"].split()
+            if s.after_blank and keys[-1] in s.probe_count and s.pending_row is None:
+                return None  # a table repeating a name already counted: the next output
             return self._row
-        if s.seen and len(line.split()) == 1 and _KEY.match(line.strip()) and len(line) < 80:
+        word = line.strip()
+        if (
+            s.seen
+            and " " not in word
+            and _KEY.match(word)
+            and len(word) < 80
+            and _LOWER.search(word)
+        ):
             return self._label_line
         return None
 

@@ -117,8 +117,8 @@ class StackParser(Parser):
             return 1
         if _PERF_HEADER.match(line) or _CALL_TRACE.match(line):
             return 1
-        if _PID.match(line) and not _TRUSS_LIKE.match(line):
-            return 1
+        # `pid:  command` heads pstack but also pfiles, pmap, pldd...: it never opens a block on
+        # its own (it would become a one-line block); inside a stack block it starts a new stack
         return 0
 
     # -- feeding --------------------------------------------------------------------------------

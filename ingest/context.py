@@ -14,7 +14,10 @@ _VERSION_NEAR_WORD = re.compile(
     r"(\d{1,2}(?:\.\d{1,2}){1,4}|\d{1,2}\s?[cgi](?:\s?r\d)?)\b",
     re.IGNORECASE,
 )
-_MARKETING = re.compile(r"\b(\d{1,2}[cgi](?:R\d)?)\b")
+# Only real release names: a bare "4c" is a hex offset in a stack frame ("kgebem () + 4c").
+_MARKETING = re.compile(
+    r"(?<![+\w.])(8i|9i|1[01]g(?:R\d)?|12c(?:R\d)?|18c|19c|2[1-9]c|23ai)\b", re.I
+)
 _LONG_VERSION = re.compile(r"\b(\d{1,2}\.\d\.\d\.\d(?:\.\d{1,2})?)\b")
 _PLATFORM_HINTS = (
     ("solaris", re.compile(r"\b(SunOS|Solaris|illumos|SPARC|sparcv9|pstack|truss|prstat|mdb)\b")),
@@ -64,9 +67,10 @@ class ContextExtractor:
             self._prose_len += len(line) + 1
         for m in _VERSION_NEAR_WORD.finditer(line):
             self._add(self.versions, m.group(1).replace(" ", ""))
-        for rx in (_LONG_VERSION, _MARKETING):
-            for m in rx.finditer(line):
-                self._add(self.versions, m.group(1))
+        if prose:  # inside evidence, only versions next to a word like Release count
+            for rx in (_LONG_VERSION, _MARKETING):
+                for m in rx.finditer(line):
+                    self._add(self.versions, m.group(1))
         for name, rx in _PLATFORM_HINTS:
             m = rx.search(line)
             if m:

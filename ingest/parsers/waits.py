@@ -35,6 +35,33 @@ MAX_COLUMNS = 40  # a "ruler" with more dash groups is not a table header
 MAX_TABLES = 50  # tables described in details
 TOP_ROWS = 100  # rows listed in details per kind
 CPU_ROWS = frozenset({"DB CPU", "CPU time", "CPU Time", "CPU"})
+# AWR's full event tables cut names at the column width ('SQL*Net message from clien'); a cut
+# name is restored from the Top-N table of the same block or from these common long names.
+LONG_EVENT_NAMES = (
+    "SQL*Net message from client",
+    "SQL*Net more data from client",
+    "SQL*Net more data to client",
+    "SQL*Net message from dblink",
+    "SQL*Net break/reset to client",
+    "SQL*Net vector message from client",
+    "control file sequential read",
+    "control file parallel write",
+    "enq: TX - row lock contention",
+    "enq: TX - allocate ITL entry",
+    "enq: KO - fast object checkpoint",
+    "enq: RO - fast object reuse",
+    "latch: cache buffers chains",
+    "latch: cache buffers lru chain",
+    "log file switch (checkpoint incomplete)",
+    "log file switch (archiving needed)",
+    "log file switch (private strand flush incomplete)",
+    "PX Deq: Slave Session Stats",
+    "cell single block physical read",
+    "cell multiblock physical read",
+    "ASM file metadata operation",
+    "gc current block congested",
+    "gc cr multi block request",
+)
 
 RE_MULTI_RULER = re.compile(r"^\s*-{2,}(?:\s+-{2,})+\s*$")
 RE_SINGLE_RULER = re.compile(r"^\s*[-=]{3,}\s*$")
@@ -50,7 +77,8 @@ RE_TOP_TITLE = re.compile(
 RE_TITLE = re.compile(
     r"^\s*(?:(?:Foreground|Background)\s+Wait\s+Events\b.*|Wait\s+Events(?:\s+DB/Inst:.*)?"
     r"|Enqueue\s+Activity\b.*|Instance\s+Activity\s+Stat.*"
-    r"|(?i:(?:System|Session)\s+(?:enqueues|events|stats|statistics|waits|wait\s+events)))\s*$"
+    r"|(?:System|Session)\s+(?:enqueues|events|stats|statistics|waits|wait\s+events))\s*$",
+    re.IGNORECASE,
 )
 RE_START_HEADERS = re.compile(
     r"^\s*(?:Event\s+Waits\s+(?:Time_?outs|Timeouts|-?outs|Time\b|%Time)"
@@ -192,6 +220,7 @@ class _Table:
     named_rows: bool = True  # False: names sit on their own line above the numbers
     rows: int = 0
     assumed: bool = False
+    name_width: int = 0  # width of the name column under a ruler (0: unknown)
 
 
 @dataclass
@@ -578,8 +607,7 @@ class WaitsParser(Parser):
             _Column("Time (s)", 0, 0, "time", 1.0),
             _Column("Avg (ms)", 0, 0, "avg", 1e-3),
         ]
-        table = self._new_table(cols, "events", True)
-        table.assumed = True
+        table = self._new_table(cols, "events", True, assumed=True)
         self._table = table
         if not self._row(table, split):
             self.malformed += 1
@@ -595,9 +623,13 @@ class WaitsParser(Parser):
         cols = _build_columns(header, ruler)
         kind, named = _table_kind(cols)
         self._table = self._new_table(cols, kind, named)
+        if cols and named:
+            self._table.name_width = cols[0].end - cols[0].start
         self._header = []
 
-    def _new_table(self, cols: list[_Column], kind: str, named: bool) -> _Table:
+    def _new_table(
+        self, cols: list[_Column], kind: str, named: bool, *, assumed: bool = False
+    ) -> _Table:
         if named and cols:
             cols[0].kind = "name"
         table = _Table(
@@ -606,6 +638,7 @@ class WaitsParser(Parser):
             title=self._title,
             top=bool(RE_TOP_TITLE.match(self._title)),
             named_rows=named,
+            assumed=assumed,
         )
         self._title = ""
         self._pending_name = None
@@ -615,6 +648,7 @@ class WaitsParser(Parser):
                 kind=kind,
                 columns=[c.label for c in cols],
                 top_summary=table.top,
+                assumed_columns=assumed,
             )
             self._tables.append(info)
             self._table_infos[id(table)] = info
@@ -712,6 +746,8 @@ class WaitsParser(Parser):
         if name in CPU_ROWS:
             self._cpu[name] = {k: v for k, v in row.items() if isinstance(v, float)}
             return
+        if table.name_width >= 20 and len(name) == table.name_width:
+            name = self._uncut(name)
         acc = self._events_top if table.top else self._events_full
         entry = acc.get(name)
         if entry is None:
@@ -720,6 +756,13 @@ class WaitsParser(Parser):
                 return
             entry = acc[name] = _EventAcc()
         entry.add(row)
+
+    def _uncut(self, name: str) -> str:
+        """'enq: TX - row lock content' -> 'enq: TX - row lock contention' when unambiguous."""
+        if name in self._events_top or name in self._events_full:
+            return name
+        known = [n for n in (*self._events_top, *LONG_EVENT_NAMES) if n.startswith(name)]
+        return known[0] if len(set(known)) == 1 else name
 
     def _enqueue_row(
         self, name: str, cells: list[tuple[_Column, float, float | None]], reason: str

@@ -153,22 +153,24 @@ _UNION_TAGS = {"all", "any", "not", "fact", "text"}
 def field_path(loc: tuple) -> str:
     """('signatures', 0, 'when', 'all', 'all', 1, 'fact') -> 'signatures[0].when.all[1]'.
 
-    pydantic puts the union tag of each condition node into the location; people do not need it.
+    pydantic puts the union tag of each condition node into the location right after the slot that
+    holds a condition (`when`, `not`, or an item of `all`/`any`); people do not need it.
     """
     out = ""
-    parts = list(loc)
-    for i, part in enumerate(parts):
-        prev = parts[i - 1] if i else None
-        before_prev = parts[i - 2] if i > 1 else None
-        condition_slot = prev in ("when", "not") or (
-            isinstance(prev, int) and before_prev in ("all", "any")
-        )
-        if part in _UNION_TAGS and condition_slot:
+    expecting_tag = False
+    prev = None
+    for part in loc:
+        if expecting_tag and part in _UNION_TAGS:
+            expecting_tag = False
+            prev = part
             continue
         if isinstance(part, int):
             out += f"[{part}]"
+            expecting_tag = prev in ("all", "any")
         else:
             out += ("." if out else "") + str(part)
+            expecting_tag = part in ("when", "not")
+        prev = part
     return out
 
 

@@ -57,9 +57,13 @@ def check_regex(pattern: str) -> None:
     reason = _unbounded_repeat_inside(parsed, False)
     if reason:
         raise UnsafeRegex(f"catastrophic-backtracking regular expression: {reason}")
+    options = re2.Options()
+    options.log_errors = False  # the error is ours to report, in one line
     try:
-        re2.compile(pattern)
-    except Exception as exc:  # re2 raises its own error type
+        re2.compile(pattern, options)
+    except Exception as exc:  # re2 raises its own error type, sometimes with a bytes message
+        if exc.args and isinstance(exc.args[0], bytes):
+            exc = exc.args[0].decode("utf-8", "replace")
         raise UnsafeRegex(f"not supported by the linear-time engine: {exc}") from None
 
 
@@ -68,4 +72,5 @@ def compile_safe(pattern: str, case_sensitive: bool = False):
     """Compile with RE2 so matching time is linear in the text, whatever the pattern."""
     options = re2.Options()
     options.case_sensitive = case_sensitive
+    options.log_errors = False
     return re2.compile(pattern, options)

@@ -126,6 +126,13 @@ def test_create_get_update_delete_round_trip(client):
     assert put.json()["title"] == "Slow semop storm, revised"
     assert put.json()["created"] == got.json()["created"]  # creation time survives a PUT
 
+    history = client.get("/api/entries/api-test-entry/history").json()
+    assert [(r["rev"], r["action"], r["author"]) for r in history] == [
+        (1, "create", "api"),
+        (2, "update", "api"),
+    ]
+    assert history[1]["changed_fields"] == ["title"]
+
     listed = client.get("/api/entries").json()
     assert "api-test-entry" in [e["id"] for e in listed]
     found = client.get("/api/search", params={"q": "revised semop"}).json()

@@ -57,7 +57,7 @@ def log_in(page: Page, name: str = "pat") -> None:
     page.fill("input[name=name]", name)
     page.fill("input[name=token]", TOKEN)
     page.click("form.stack button[type=submit]")
-    expect(page.locator("nav")).to_contain_text(f"Log out {name}")
+    expect(page.locator("nav.nav")).to_contain_text(f"Log out {name}")
 
 
 def test_search_shmdt_shows_the_numa_entry(page: Page):

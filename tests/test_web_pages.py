@@ -178,7 +178,7 @@ def test_entry_page_shows_every_part(client):
 def test_missing_entry_is_a_friendly_404(client):
     r = client.get("/entries/no-such-thing")
     assert r.status_code == 404
-    assert "There is no entry" in r.text and "Traceback" not in r.text
+    assert "no entry &#39;no-such-thing&#39;" in r.text and "Traceback" not in r.text
     assert "<html" in r.text
 
 
@@ -338,6 +338,13 @@ def test_analyze_empty_and_oversized_input(client):
     assert huge.status_code == 413 and "larger than this server accepts" in huge.text
     form_cap = client.post("/entries/new", data={"csrf_token": token, "symptom": "y" * 600_000})
     assert form_cap.status_code == 413
+    # within the upload cap but over the text-field cap: told to upload it as a file
+    pasted = client.post(
+        "/analyze",
+        data={"csrf_token": token, "text": "z" * 600_000},
+        files={"file": ("", b"", "application/octet-stream")},
+    )
+    assert pasted.status_code == 413 and "Upload a large capture as a file" in pasted.text
 
 
 def test_binary_garbage_is_analyzed_without_a_crash(client):
@@ -454,3 +461,31 @@ def test_block_charts_for_each_format():
     assert any("unaccounted" in c for c in captions)
     assert "50%" in dict(block_charts(tkprof))[captions[-1]]  # 5 of 10 s unaccounted
     assert block_charts(Block(format="unknown", start_line=1, end_line=1)) == []
+
+
+def test_internal_errors_render_a_friendly_page(tmp_path):
+    app = create_app(settings_for(tmp_path))
+
+    def boom() -> None:
+        raise RuntimeError("secret internals")
+
+    app.add_api_route("/boom", boom)
+    app.add_api_route("/api/boom", boom)
+    bad_id = app.state.web.store.save_analysis("text", "this is not a result")
+
+    async def run():
+        transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+            page = await c.get("/boom")
+            api = await c.get("/api/boom")
+            gone = await c.get(f"/analyze/{bad_id}")
+            return page, api, gone
+
+    try:
+        page, api, gone = asyncio.run(run())
+    finally:
+        app.state.web.store.close()
+    assert page.status_code == 500 and "internal error" in page.text
+    assert "secret internals" not in page.text and "Traceback" not in page.text
+    assert api.status_code == 500 and "secret internals" not in api.text
+    assert gone.status_code == 410 and "cannot be shown" in gone.text

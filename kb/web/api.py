@@ -15,7 +15,7 @@ from starlette.concurrency import run_in_threadpool
 from kb import matcher
 from kb.models import Entry, EntryError, validate_entry
 from kb.results import AnalysisResult
-from kb.store import EntryExists, EntryNotFound, SearchHit, StoreError
+from kb.store import EntryExists, EntryNotFound, Revision, SearchHit, StoreError
 from kb.web.auth import require_api_writer
 from kb.web.state import web
 
@@ -108,6 +108,19 @@ def api_list(request: Request) -> Any:
 def api_get(request: Request, entry_id: str) -> Any:
     try:
         return web(request).store.get(entry_id)
+    except EntryNotFound:
+        raise _not_found(entry_id) from None
+
+
+@router.get(
+    "/entries/{entry_id}/history",
+    response_model=list[Revision],
+    summary="An entry's revisions, oldest first",
+    responses={404: {"description": "no such entry"}},
+)
+def api_history(request: Request, entry_id: str) -> Any:
+    try:
+        return web(request).store.history(entry_id)
     except EntryNotFound:
         raise _not_found(entry_id) from None
 

@@ -29,6 +29,7 @@ STATUS_TITLES = {
     404: "Not found",
     405: "Method not allowed",
     409: "Conflict",
+    410: "Gone",
     413: "Too large",
     415: "Unsupported media type",
     422: "Invalid input",

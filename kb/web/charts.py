@@ -15,7 +15,7 @@ from markupsafe import Markup, escape
 
 from ingest.model import Block
 
-W = 720  # viewBox width; the SVG scales to its container
+W = 600  # viewBox width; the SVG scales to its container (text stays near 12 px on a laptop)
 CPU_PARTS = ("usr", "sys", "wait", "idle")
 _CPU_ALIASES = {
     "usr": ("usr", "user", "%usr", "us"),
@@ -43,7 +43,7 @@ def _fmt(v: float) -> str:
     return f"{v:.2f}".rstrip("0").rstrip(".")
 
 
-def _short(label: str, n: int = 30) -> str:
+def _short(label: str, n: int = 24) -> str:
     return label if len(label) <= n else label[: n - 1] + "…"
 
 
@@ -84,7 +84,9 @@ def hbars(
     rows = rows[:limit]
     if not rows:
         return None
-    label_w, value_w, bar_h, gap, top = 190, 120, 18, 6, 6
+    longest = max(len(_short(label, 34)) for label, _ in rows)
+    label_w = min(230, max(70, 7 * longest + 12))  # room for the names, never most of the width
+    value_w, bar_h, gap, top = 130, 18, 6, 6
     plot_w = W - label_w - value_w
     top_v = rows[0][1]
     body: list[str] = []
@@ -96,7 +98,7 @@ def hbars(
         tip = escape(f"{label}: {text}")
         body.append(
             f'<text class="label" x="{label_w - 8}" y="{y + 13}" text-anchor="end">'
-            f"{escape(_short(label))}</text>"
+            f"{escape(_short(label, int((label_w - 12) / 7)))}</text>"
             f'<rect class="bar" x="{label_w}" y="{y}" width="{w:.1f}" height="{bar_h}" rx="2">'
             f"<title>{tip}</title></rect>"
             f'<text class="value" x="{label_w + w + 6:.1f}" y="{y + 13}">{escape(text)}</text>'
@@ -117,7 +119,7 @@ def columns(buckets: list[tuple[str, float]], *, title: str, unit: str = "") -> 
     plot_w = W - 2 * left
     step = plot_w / len(vals)
     peak = max(v for _, v in vals)
-    every = max(1, math.ceil(len(vals) / 16))
+    every = max(1, math.ceil(len(vals) / 12))
     body: list[str] = []
     for i, (label, v) in enumerate(vals):
         bh = h * v / peak
@@ -147,10 +149,10 @@ def cpu_columns(rows: list[tuple[str, Mapping[str, float]]], *, title: str) -> M
     rows = [(label, parts) for label, parts in rows if parts]
     if not rows:
         return None
-    left, top, h, bottom = 34, 26, 160, 26
+    left, top, h, bottom = 44, 26, 160, 26
     plot_w = W - left - 4
     step = plot_w / len(rows)
-    every = max(1, math.ceil(len(rows) / 32))
+    every = max(1, math.ceil(len(rows) / 24))
     body = _legend([(f"cpu-{p}", p) for p in CPU_PARTS])
     for pct in (0, 50, 100):
         y = top + h - h * pct / 100

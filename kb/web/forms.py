@@ -9,6 +9,7 @@ import yaml
 from fastapi import Request
 from pydantic import BaseModel, Field
 from starlette.datastructures import FormData
+from starlette.exceptions import HTTPException
 
 from kb.models import PLATFORMS, Entry
 from kb.web.state import web
@@ -19,10 +20,20 @@ _SPLIT = re.compile(r"[,\s]+")
 
 
 async def read_form(request: Request, *, limit: int | None = None) -> FormData:
-    """Parse a form post; text fields may be as large as the body cap (starlette's default
-    per-field limit is 1 MB, smaller than a pasted capture)."""
+    """Parse a form post. Text fields may be as large as the body cap (starlette's default
+    per-field limit is 1 MB, smaller than a pasted capture); uploaded files are spooled to disk
+    and bounded only by the request cap."""
     cap = limit or web(request).settings.max_body_bytes
-    return await request.form(max_part_size=cap, max_fields=2000, max_files=2)
+    try:
+        return await request.form(max_part_size=cap, max_fields=2000, max_files=2)
+    except HTTPException as exc:
+        if exc.status_code == 400 and "exceeded maximum size" in str(exc.detail):
+            raise HTTPException(
+                413,
+                f"A text field is larger than this server accepts ({cap / 1048576:.1f} MB). "
+                "Upload a large capture as a file instead of pasting it.",
+            ) from None
+        raise
 
 
 class _NoAliasLoader(yaml.SafeLoader):

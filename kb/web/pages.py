@@ -10,6 +10,7 @@ from typing import Any
 
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import RedirectResponse, Response
+from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
@@ -143,8 +144,8 @@ def entry_page(request: Request, entry_id: str) -> Response:
     store = web(request).store
     try:
         entry = store.get(entry_id)
-    except EntryNotFound:
-        raise HTTPException(404, f"There is no entry '{entry_id[:100]}'.") from None
+    except EntryNotFound as exc:
+        raise HTTPException(404, str(exc)[:300]) from None
     ctx = {
         "entry": entry,
         "revisions": revisions_with_diffs(store.history(entry_id)),
@@ -197,9 +198,7 @@ def _upload_lines(upload: UploadFile, keep: list[str]):
 @router.post("/analyze")
 async def analyze_post(request: Request) -> Response:
     st = web(request)
-    form = await read_form(
-        request, limit=max(st.settings.max_file_bytes, st.settings.max_body_bytes)
-    )
+    form = await read_form(request)  # text fields up to the body cap; files up to the file cap
     csrf.check(request, form)
     text = form.get("text")
     text = text.replace("\r\n", "\n") if isinstance(text, str) else ""
@@ -247,5 +246,10 @@ def analysis_page(request: Request, analysis_id: str) -> Response:
         text, result_json = store.get_analysis(analysis_id[:100])
     except StoreError:
         raise HTTPException(404, "There is no saved analysis with that link.") from None
-    result = AnalysisResult.model_validate_json(result_json)
+    try:
+        result = AnalysisResult.model_validate_json(result_json)
+    except ValidationError:
+        raise HTTPException(
+            410, "This saved analysis was made by another perfkb version and cannot be shown."
+        ) from None
     return _result_page(request, result, text, analysis_id)

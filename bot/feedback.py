@@ -33,7 +33,7 @@ def record_feedback(
     d = deps(context)
     try:
         d.store.record_feedback(entry_id, fingerprint, verdict, user)  # type: ignore[arg-type]
-        counts = d.store.feedback_counts(entry_id)
+        counts = d.store.feedback_for(fingerprint).get(entry_id, {})
     except StoreError as exc:
         _tell(respond, f"perfkb could not record that: {exc}")
         return

@@ -96,7 +96,7 @@ def handle_message_files(event: dict[str, Any], text: str, client: WebClient, co
                 say_short(client, channel, "perfkb could not look up that file.", thread_ts)
                 handled = True
                 continue
-        if is_text(file):
+        if is_text(file) or dm:  # analyse it, or say in the DM why not
             analyze_file(d, client, file, channel=channel, thread_ts=thread_ts, dm=dm, prefix=text)
             handled = True
     return handled

@@ -194,8 +194,8 @@ def parse_feedback_action_id(action_id: str) -> tuple[str, str, str] | None:
 
 def feedback_line(counts: dict[str, int], note: str = "") -> str:
     right, wrong = counts.get("right", 0), counts.get("wrong", 0)
-    tally = f"feedback on this entry: {right} right · {wrong} wrong"
-    return f"{note} · {tally}" if note else f"Was this the cause? {tally}"
+    tally = f"on this kind of evidence: {right} right · {wrong} wrong"
+    return f"{note} · votes {tally}" if note else f"Was this the cause? Votes {tally}"
 
 
 def match_blocks(
@@ -309,6 +309,8 @@ def _render(
         footer = link(analysis_url(base_url, analysis_id), "Full analysis") + " · " + footer
     if detail.summary_only:
         footer = "Evidence too big for one Slack message: summary only · " + footer
+    elif detail != DETAILS[0]:
+        footer = "Shortened to fit Slack · " + footer
     blocks.append(context(footer))
     return Message(text=fallback_text(result), blocks=blocks[:MAX_BLOCKS])
 

@@ -12,7 +12,9 @@ signed the way Slack signs them. Nothing here reaches the network.
 from __future__ import annotations
 
 import json
+import shutil
 import socket
+import tempfile
 import threading
 import time
 import uuid
@@ -41,6 +43,7 @@ class Call:
     headers: dict[str, str]
     body: dict[str, Any]
     status: int = 200
+    response: dict[str, Any] = field(default_factory=dict)
 
     @property
     def api(self) -> str | None:
@@ -58,6 +61,7 @@ class StubFile:
     channel: str = ""
     ts: str = ""
     send_length: bool = True
+    redirect_to: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -88,7 +92,9 @@ class SlackStub:
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.api_url = self.url + "/api/"
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -227,10 +233,12 @@ class SlackStub:
         if not auth.startswith("Bearer xox"):
             self._record(call)
             return self._json(h, {"ok": False, "error": "not_authed"})
-        self._record(call)
         if api in self._fail:
-            return self._json(h, {"ok": False, "error": self._fail.pop(api)})
-        return self._json(h, self._answer(api, body))
+            call.response = {"ok": False, "error": self._fail.pop(api)}
+        else:
+            call.response = self._answer(api, body)
+        self._record(call)
+        return self._json(h, call.response)
 
     def _answer(self, api: str, body: dict[str, Any]) -> dict[str, Any]:
         if api == "auth.test":
@@ -276,6 +284,8 @@ class SlackStub:
         f = self.files.get(file_id)
         if f is None:
             return self._send(h, 404, b"not found", "text/plain")
+        if f.redirect_to:
+            return self._send(h, 302, b"", "text/plain", extra={"Location": f.redirect_to})
         if f.send_length:
             return self._send(h, 200, f.content, f.mimetype)
         # No Content-Length: the body runs until the connection closes.
@@ -447,10 +457,12 @@ def seed_entries(store: Any) -> list[str]:
     from kb.models import validate_entry
 
     ids = []
-    for path in sorted(ENTRIES_DIR.glob("*.yaml")):
-        entry = validate_entry(yaml.safe_load(path.read_text(encoding="utf-8")), source=path.name)
-        store.upsert(entry, author="seed")
-        ids.append(entry.id)
+    with store.bulk():
+        for path in sorted(ENTRIES_DIR.glob("*.yaml")):
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            entry = validate_entry(data, source=path.name)
+            store.upsert(entry, author="seed")
+            ids.append(entry.id)
     return ids
 
 
@@ -469,15 +481,37 @@ def make_settings(data_dir: Path, stub: SlackStub | None, **overrides: Any) -> A
     return Settings(**values)
 
 
+_template: Path | None = None
+_template_lock = threading.Lock()
+
+
+def seeded_data_dir(dest: Path) -> Path:
+    """A data dir holding the seeded store: built once per test session, then copied (seeding
+    indexes every entry, copying is a few file copies)."""
+    global _template
+    from kb.store import Store
+
+    with _template_lock:
+        if _template is None:
+            template = Path(tempfile.mkdtemp(prefix="perfkb-bot-seeded-"))
+            store = Store(make_settings(template, None))
+            try:
+                seed_entries(store)
+            finally:
+                store.close()
+            _template = template
+    shutil.copytree(_template, dest, dirs_exist_ok=True)
+    return dest
+
+
 @contextmanager
 def running_harness(data_dir: Path, **overrides: Any) -> Iterator[Harness]:
     """Stub Slack, the seeded store, and kb.web.app.create_app (bot mounted) under uvicorn."""
     from kb.web.app import create_app
 
     with SlackStub() as stub:
-        settings = make_settings(data_dir, stub, **overrides)
+        settings = make_settings(seeded_data_dir(data_dir), stub, **overrides)
         app = create_app(settings)
-        seed_entries(app.state.web.store)
         with BotServer(app, SECRET) as server:
             harness = Harness(stub, server, settings, app)
             try:

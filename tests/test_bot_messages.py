@@ -15,26 +15,31 @@ from slack_stub import BOT_ID, BOT_USER, SECRET, TOKEN, Call, Harness, running_h
 SEEDS = Path(__file__).parent / "fixtures" / "seeds"
 _ts = itertools.count(1)
 
-# The entry each seed snippet is evidence for (its write-up's incident).
-EXPECTED = {
-    "000_dtrace_counts_122.txt": "oraus-msb-exception-reads",
-    "000_pstack_122.txt": "oraus-msb-exception-reads",
-    "000_tkprof_122.txt": "oraus-msb-exception-reads",
-    "000_truss_read.txt": "oraus-msb-exception-reads",
-    "001_mpstat.txt": "numa-shmdt-disconnect-storm",
+# What the matcher promises for each seed snippet (tests/test_matching_seeds.py): specific
+# evidence ranks its incident first, generic evidence keeps it in the top three; the other
+# snippets (the 12.1 and 19c contrasts, single listener calls) promise no entry. pfiles output
+# is no format perfkb parses, so it is left out.
+SPECIFIC = {
     "001_truss_shmdt.txt": "numa-shmdt-disconnect-storm",
-    "001_truss_lgrp.txt": "numa-shmdt-disconnect-storm",
-    "002_dtrace_flat.txt": "standalone-plsql-pin-overhead",
+    "004_truss_cladm.txt": "listener-slow-fork-cladm",
+    "004_dtrace_cladm_ustack.txt": "listener-slow-fork-cladm",
+    "004_truss_listener.txt": "listener-slow-fork-cladm",
+    "000_pstack_122.txt": "oraus-msb-exception-reads",
+    "000_dtrace_counts_122.txt": "oraus-msb-exception-reads",
     "002_dtrace_ustack.txt": "standalone-plsql-pin-overhead",
+    "002_dtrace_flat.txt": "standalone-plsql-pin-overhead",
     "003_waits_basicfile.txt": "nologging-lob-controlfile-writes",
     "003_waits_write_complete.txt": "securefile-cache-nologging-write-complete",
-    "004_dtrace_cladm_ustack.txt": "listener-slow-fork-cladm",
-    "004_dtrace_lquantize.txt": "listener-slow-fork-cladm",
-    "004_truss_cladm.txt": "listener-slow-fork-cladm",
-    "004_truss_listener.txt": "listener-slow-fork-cladm",
-    "004_truss_fork_child.txt": "listener-slow-fork-cladm",
-    "004_truss_accept.txt": "listener-slow-fork-cladm",
 }
+GENERIC = {
+    "000_tkprof_122.txt": "oraus-msb-exception-reads",
+    "001_mpstat.txt": "numa-shmdt-disconnect-storm",
+}
+OTHERS = sorted(
+    p.name
+    for p in SEEDS.glob("0*.txt")
+    if p.name not in SPECIFIC and p.name not in GENERIC and p.name != "000_pfiles.txt"
+)
 
 
 def next_ts() -> str:
@@ -83,14 +88,32 @@ def fresh_bot(tmp_path: Path):
         yield harness
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_seed_snippet_is_answered_in_its_thread_naming_its_entry(bot: Harness, name: str):
+@pytest.mark.parametrize("name", sorted(SPECIFIC))
+def test_specific_seed_snippet_is_answered_in_its_thread_naming_its_entry_first(
+    bot: Harness, name: str
+):
     event = message(fenced(name))
     assert bot.server.send_event(event).status_code == 200
     reply = bot.wait_reply(event["channel"], event["ts"])
-    assert match_ids(reply), f"no match shown for {name}: {reply.body['text']}"
-    assert match_ids(reply)[0] == EXPECTED[name]
-    assert f"http://kb.test/entries/{EXPECTED[name]}" in all_text(reply)
+    assert match_ids(reply)[:1] == [SPECIFIC[name]], reply.body["text"]
+    assert f"http://kb.test/entries/{SPECIFIC[name]}" in all_text(reply)
+    assert "high confidence" in all_text(reply)
+
+
+@pytest.mark.parametrize("name", sorted(GENERIC))
+def test_generic_seed_snippet_names_its_entry_in_the_top_three(bot: Harness, name: str):
+    event = message(fenced(name))
+    bot.server.send_event(event)
+    reply = bot.wait_reply(event["channel"], event["ts"])
+    assert GENERIC[name] in match_ids(reply)[:3], reply.body["text"]
+
+
+@pytest.mark.parametrize("name", OTHERS)
+def test_every_other_seed_snippet_is_answered_in_its_thread(bot: Harness, name: str):
+    event = message(fenced(name))
+    bot.server.send_event(event)
+    reply = bot.wait_reply(event["channel"], event["ts"])
+    assert reply.body["blocks"][0]["text"]["text"].startswith("*Evidence:*")
 
 
 def test_reply_has_facts_matches_conditions_commands_and_links(bot: Harness):

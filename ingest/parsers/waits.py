@@ -31,6 +31,7 @@ from ingest.base import Parser
 from ingest.model import Format, Platform
 
 MAX_KEYS = 5000  # distinct events / enqueues / statistics kept per kind
+ALIGN_SLACK = 4  # characters a number may stray from its column edge (seed 003 spills by 2)
 MAX_COLUMNS = 40  # a "ruler" with more dash groups is not a table header
 MAX_TABLES = 50  # tables described in details
 TOP_ROWS = 100  # rows listed in details per kind
@@ -93,6 +94,7 @@ RE_HAS_DIGIT = re.compile(r"\d")
 RE_TOKEN = re.compile(r"\S+")
 RE_ENQ_NAME = re.compile(r"^\s*([A-Z0-9]{2})-\S")
 RE_WORDS = re.compile(r"[a-z_]+")
+RE_NAME_TAIL = re.compile(r"(?:\s+(?:-|N/A))+\s*$")  # empty cells between a name and its numbers
 
 _SCALE = {"K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
 _UNIT_S = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
@@ -156,6 +158,8 @@ _HEADER_VOCAB = frozenset(
         "fg",
         "of",
         "pct",
+        "enqueue",
+        "request",
     ]
 )
 _HEADER_ANCHORS = frozenset(
@@ -440,29 +444,34 @@ def _tokens(line: str) -> list[tuple[int, int, str]]:
 
 
 class _Split(NamedTuple):
+    line: str
     name: str
     nums: list[tuple[int, int, str]]  # (start, end, text) of each number or placeholder
     text: list[str]  # words after the numbers (Wait Class, Reason)
-    ok: bool  # False: a number after those words, which no table here prints
+
+
+def _is_cell(token: str) -> bool:
+    return token in ("-", "N/A") or parse_number(token) is not None
 
 
 def _split_row(line: str) -> _Split | None:
-    """Name, numbers and trailing words of a row; None when the line holds no number."""
+    """Name, numbers and trailing words of a row; None when the line holds no number.
+
+    The values are the last run of numbers: names may hold numbers ('gc cr block 2-way' does
+    not, but a statistic may), trailing words never do."""
     toks = _tokens(line)
-    first = next((i for i, t in enumerate(toks) if parse_number(t[2]) is not None), None)
-    if first is None:
+    end = len(toks)
+    while end > 0 and not _is_cell(toks[end - 1][2]):
+        end -= 1
+    start = end
+    while start > 0 and _is_cell(toks[start - 1][2]):
+        start -= 1
+    while start < end and parse_number(toks[start][2]) is None:
+        start += 1  # a leading '-' is part of the name or an empty cell before the first number
+    if start == end:
         return None
-    name = line[: toks[first][0]].strip()
-    nums: list[tuple[int, int, str]] = []
-    text: list[str] = []
-    for tok in toks[first:]:
-        if parse_number(tok[2]) is not None or (tok[2] in ("-", "N/A") and not text):
-            if text:
-                return _Split(name, nums, text, False)
-            nums.append(tok)
-        else:
-            text.append(tok[2])
-    return _Split(name, nums, text, True)
+    name = RE_NAME_TAIL.sub("", line[: toks[start][0]]).strip()
+    return _Split(line, name, toks[start:end], [t[2] for t in toks[end:]])
 
 
 class WaitsParser(Parser):
@@ -482,13 +491,12 @@ class WaitsParser(Parser):
         split = _split_row(line)
         if split is None:
             return 0
-        name, nums, text, ok = split
+        _, name, nums, text = split
         words = re.findall(r"[A-Za-z][\w*:/()-]*", name)
         if (
             len(words) >= 2
             and len(nums) >= 2
             and not text
-            and ok
             and not name.lower().startswith("average")
             and re.search(r"\S\s{2,}\S", line[: nums[0][1]])
         ):
@@ -595,7 +603,8 @@ class WaitsParser(Parser):
                 if not self._row(table, split):
                     self.malformed += 1
                 return True
-        if self._last_table is not None and self._row(self._last_table, split, dry=True):
+        last = self._last_table
+        if last is not None and not last.assumed and self._row(last, split, dry=True, aligned=True):
             self._table = self._last_table
             self._row(self._table, split)
             return True
@@ -669,14 +678,19 @@ class WaitsParser(Parser):
 
     # -- rows ----------------------------------------------------------------------------------
 
+    @staticmethod
+    def _value_columns(table: _Table) -> list[_Column]:
+        if not table.named_rows:
+            return table.columns
+        return [c for c in table.columns if c.kind not in ("name", "class", "reason")]
+
     def _assign(
-        self, table: _Table, nums: list[tuple[int, int, str]]
+        self, table: _Table, nums: list[tuple[int, int, str]], *, aligned: bool = False
     ) -> list[tuple[_Column, float, float | None]] | None:
         """Give each number the column whose right edge is nearest, keeping left-to-right
-        order. None when there are more numbers than columns."""
-        cols = [c for c in table.columns if c.kind not in ("name", "class", "reason")]
-        if not table.named_rows:
-            cols = table.columns
+        order. None when there are more numbers than columns, or (aligned=True) when a number
+        sits more than ALIGN_SLACK characters from its column's right edge."""
+        cols = self._value_columns(table)
         if len(nums) > len(cols):
             return None
         if table.assumed:
@@ -687,6 +701,8 @@ class WaitsParser(Parser):
             for i, (_, end, _) in enumerate(nums):
                 hi = len(cols) - (len(nums) - i)
                 best = min(range(lo, hi + 1), key=lambda j: (abs(cols[j].end - end), j))
+                if aligned and abs(cols[best].end - end) > ALIGN_SLACK:
+                    return None
                 chosen.append(best)
                 lo = best + 1
         out = []
@@ -697,17 +713,23 @@ class WaitsParser(Parser):
             out.append((cols[j], parsed[0], parsed[1]))
         return out
 
-    def _row(self, table: _Table, split: _Split, *, dry: bool = False) -> bool:
-        name, nums, text, ok = split
-        if not ok:
-            return False
+    def _row(
+        self, table: _Table, split: _Split, *, dry: bool = False, aligned: bool = False
+    ) -> bool:
+        line, name, nums, text = split
+        if text and not any(c.kind in ("class", "reason") for c in table.columns):
+            return False  # words after the numbers: prose, not a row of this table
+        extra = len(nums) - len(self._value_columns(table))
+        if table.named_rows and extra > 0:
+            name = line[: nums[extra][0]].strip()  # leading numbers belong to the name
+            nums = nums[extra:]
         if table.named_rows and not name:
             return False
         if not table.named_rows:
             name = self._pending_name or ""
             if not name:
                 return False
-        cells = self._assign(table, nums)
+        cells = self._assign(table, nums, aligned=aligned)
         if cells is None:
             return False
         if dry:

@@ -260,7 +260,11 @@ async def _local_only(app) -> None:
         assert r.status_code == 401
         assert "only localhost" in r.json()["detail"]
     local = httpx.ASGITransport(app=app, client=("127.0.0.1", 40000))
-    async with httpx.AsyncClient(transport=local, base_url="http://perfkb") as c:
+    # DNS rebinding: a local client, but the browser was sent here under another host name
+    async with httpx.AsyncClient(transport=local, base_url="http://evil.example:8000") as c:
+        r = await c.post("/api/entries", content=payload, headers=headers)
+        assert r.status_code == 401
+    async with httpx.AsyncClient(transport=local, base_url="http://127.0.0.1:8000") as c:
         r = await c.post("/api/entries", content=payload, headers=headers)
         assert r.status_code == 201
         assert (await c.get("/api/entries/local-only-entry")).json()["id"] == "local-only-entry"

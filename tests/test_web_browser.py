@@ -81,6 +81,12 @@ def test_pasted_pstack_puts_the_oraus_entry_first(page: Page):
         "data-match", "oraus-msb-exception-reads"
     )
     expect(page.locator(".permalink")).to_contain_text("/analyze/")
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    copy = page.locator(".next button.copy").first
+    copy.click()
+    expect(copy).to_have_text("Copied")
+    command = page.locator(".next .cmdline code").first.inner_text()
+    assert page.evaluate("navigator.clipboard.readText()") == command
 
 
 def test_create_find_edit_and_see_two_revisions(page: Page):

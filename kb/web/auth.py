@@ -12,6 +12,7 @@ import hashlib
 import hmac
 import re
 from typing import Literal
+from urllib.parse import urlsplit
 
 from fastapi import HTTPException, Request
 from itsdangerous import BadSignature, URLSafeTimedSerializer
@@ -37,7 +38,15 @@ def auth_configured(settings: Settings) -> bool:
 
 
 def is_local(request: Request) -> bool:
-    return request.client is not None and request.client.host in LOCAL_HOSTS
+    """A loopback client that also addressed us by a loopback name (or PERFKB_BASE_URL's host):
+    the Host check stops DNS rebinding, where a web page makes the browser on this machine
+    talk to 127.0.0.1 under the attacker's own host name."""
+    if request.client is None or request.client.host not in LOCAL_HOSTS:
+        return False
+    host = request.headers.get("host", "").lower()
+    host = host[1 : host.find("]")] if host.startswith("[") else host.rsplit(":", 1)[0]
+    allowed = {"127.0.0.1", "localhost", "::1", urlsplit(web(request).settings.base_url).hostname}
+    return host in allowed
 
 
 def clean_name(raw: str) -> str:

@@ -32,6 +32,12 @@ EVENTS_DB = "bot_events.sqlite3"
 WEB_API_TIMEOUT_S = 20
 
 
+BOLT_LOG = logging.getLogger("perfkb.bot.bolt")
+# Bolt also reads SLACK_BOT_TOKEN from the environment and warns that our client (which carries
+# the same token) wins over it; that is the intent, so the warning is only noise.
+BOLT_LOG.addFilter(lambda record: "`token` will be unused" not in record.getMessage())
+
+
 class BotConfigError(Exception):
     """A Slack setting is missing or unusable; str(e) names it."""
 
@@ -80,7 +86,7 @@ def build_app(store: Store, settings: Settings, *, process_before_response: bool
     deps = BotDeps(store=store, settings=settings, events=EventLog(settings.data_dir / EVENTS_DB))
     app = App(
         name="perfkb",
-        logger=logging.getLogger("perfkb.bot.bolt"),
+        logger=BOLT_LOG,
         client=web_client(settings),  # carries the bot token
         # Socket Mode requests are not signed; an unguessable secret keeps HTTP closed anyway.
         signing_secret=settings.slack_signing_secret or secrets.token_hex(32),

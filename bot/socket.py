@@ -38,6 +38,11 @@ def run(settings: Settings) -> None:
 
     if not (settings.slack_bot_token and settings.slack_app_token):
         raise SystemExit(f"perfkb bot: {_missing_text(settings)}")
+    if not logging.getLogger().handlers:  # a long-running process: show what it does
+        logging.basicConfig(
+            level=settings.log_level.upper(),
+            format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        )
     store = Store(settings)
     try:
         handler = build_handler(store, settings)
@@ -47,6 +52,11 @@ def run(settings: Settings) -> None:
         raise SystemExit(f"perfkb bot: {exc}") from None
     except SlackApiError as exc:
         raise SystemExit(f"perfkb bot: Slack refused to connect: {api_error(exc)}") from None
+    except OSError as exc:  # urllib's URLError included: Slack (or SLACK_API_URL) unreachable
+        reason = getattr(exc, "reason", exc)
+        raise SystemExit(
+            f"perfkb bot: cannot reach the Slack API at {settings.slack_api_url}: {reason}"
+        ) from None
     except KeyboardInterrupt:
         log.info("perfkb bot stopped")
     finally:

@@ -230,7 +230,7 @@ class SlackStub:
             payload = json.dumps({"ok": False, "error": "ratelimited"}).encode()
             return self._send(h, 429, payload, extra={"Retry-After": str(retry_after)})
         auth = headers.get("authorization", "")
-        if not auth.startswith("Bearer xox"):
+        if not auth.startswith(("Bearer xox", "Bearer xapp-")):
             self._record(call)
             return self._json(h, {"ok": False, "error": "not_authed"})
         if api in self._fail:

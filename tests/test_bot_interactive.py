@@ -123,6 +123,13 @@ def test_search_answers_through_response_url(bot: Harness):
     assert call.body["response_type"] == "ephemeral"
 
 
+def test_bad_search_query_is_explained(bot: Harness):
+    resp, url = command(bot, "search shmdt platform:plan9")
+    assert resp.status_code == 200
+    call = bot.stub.wait_for(where=lambda c: c.path == url.split(bot.stub.url)[1])[0]
+    assert call.body["text"].startswith("Search failed: unknown platform 'plan9'")
+
+
 def test_search_without_query_says_how(bot: Harness):
     resp, _ = command(bot, "search")
     assert "Give a query" in resp.text

@@ -232,3 +232,20 @@ def test_tokens_never_reach_the_logs(fresh_bot: Harness, caplog):
     assert "chat.postMessage" in logged  # debug logging was on
     assert TOKEN not in logged and SECRET not in logged
     assert TOKEN.split("-")[-1] not in logged
+
+
+def test_slack_wire_format_reads_like_the_raw_paste(bot: Harness):
+    """Slack sends `<` `>` `&` escaped, links in angle brackets and fences glued to the text."""
+    from kb.matcher import analyze_text
+
+    raw = (SEEDS / "004_dtrace_lquantize.txt").read_text()
+    escaped = raw.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").strip("\n")
+    wire = f"loop times, see <https://wiki.example/listener|the wiki>\n```{escaped}```"
+    event = message(wire, channel="C0WIRE")
+    bot.server.send_event(event)
+    reply = bot.wait_reply("C0WIRE", event["ts"])
+    footer = reply.body["blocks"][-1]["elements"][0]["text"]
+    saved_text, saved_json = bot.store.get_analysis(footer.split("/analyze/")[1].split("|")[0])
+    assert "< 0 | 0" in saved_text and "the wiki" in saved_text
+    expected = [(b.format, b.facts) for b in analyze_text(raw).blocks]
+    assert [(b["format"], b["facts"]) for b in json.loads(saved_json)["blocks"]] == expected

@@ -82,3 +82,12 @@ def test_a_bot_token_in_place_of_the_app_token_is_refused(world):
     wrong = settings.model_copy(update={"slack_app_token": "xoxb-not-an-app-token"})
     with pytest.raises(BotConfigError, match="xapp-"):
         bot.socket.build_handler(store, wrong)
+
+
+def test_run_reports_a_refused_connection_in_one_line(world):
+    stub, settings, _ = world
+    stub.fail_once("apps.connections.open", "invalid_auth")
+    with pytest.raises(SystemExit, match="Slack refused to connect: invalid_auth"):
+        bot.socket.run(settings)
+    (call,) = [c for c in stub.calls if c.api == "apps.connections.open"]
+    assert call.headers["authorization"] == f"Bearer {APP_TOKEN}"

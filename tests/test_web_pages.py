@@ -313,6 +313,16 @@ def test_analyze_paste_redirects_to_a_permalink(client):
     first = page.text.index('class="match ')
     assert 'data-match="oraus-msb-exception-reads"' in page.text[first : first + 200]
     assert "What perfkb read" in page.text and "stack" in page.text
+
+    vote = {"csrf_token": token, "entry_id": "oraus-msb-exception-reads", "verdict": "right"}
+    r = client.post(f"{link}/feedback", data=vote)
+    assert r.status_code == 303 and r.headers["location"] == f"{link}?feedback=saved"
+    assert "1 right, 0 wrong" in client.get(link).text
+    entry = client.get("/entries/oraus-msb-exception-reads").text
+    assert "1 right</span>" in entry
+    bad = client.post(f"{link}/feedback", data={**vote, "entry_id": "numa-shmdt-disconnect-storm"})
+    assert bad.status_code == 400
+    assert client.post(f"{link}/feedback", data={**vote, "csrf_token": ""}).status_code == 403
     assert client.get("/analyze/doesnotexist").status_code == 404
 
 

@@ -230,6 +230,7 @@ def _result_page(
     not_saved: str | None = None,
 ) -> Response:
     ctx = {
+        "feedback_saved": request.query_params.get("feedback") == "saved",
         "result": result,
         "analysis_id": analysis_id,
         "not_saved": not_saved,
@@ -252,4 +253,33 @@ def analysis_page(request: Request, analysis_id: str) -> Response:
         raise HTTPException(
             410, "This saved analysis was made by another perfkb version and cannot be shown."
         ) from None
+    if result.fingerprint:  # votes cast since the analysis was saved
+        votes = store.feedback_for(result.fingerprint)
+        for m in result.matches:
+            m.feedback = votes.get(m.id, {})
     return _result_page(request, result, text, analysis_id)
+
+
+@router.post("/analyze/{analysis_id}/feedback")
+async def analysis_feedback(request: Request, analysis_id: str) -> Response:
+    """'Right cause' / 'wrong cause' on a saved analysis: one vote per user, entry and evidence."""
+    form = await read_form(request)
+    csrf.check(request, form)
+    user = require_page_writer(request)
+    store = web(request).store
+    try:
+        _, result_json = await run_in_threadpool(store.get_analysis, analysis_id[:100])
+        result = AnalysisResult.model_validate_json(result_json)
+    except (StoreError, ValidationError):
+        raise HTTPException(404, "There is no saved analysis with that link.") from None
+    entry_id = str(form.get("entry_id", ""))
+    verdict = str(form.get("verdict", ""))
+    if verdict not in ("right", "wrong") or entry_id not in {m.id for m in result.matches}:
+        raise HTTPException(400, "Feedback needs one of this analysis' matches and right or wrong.")
+    try:
+        await run_in_threadpool(
+            lambda: store.record_feedback(entry_id, result.fingerprint, verdict, user)  # type: ignore[arg-type]
+        )
+    except StoreError as exc:
+        raise HTTPException(409, str(exc)) from None
+    return RedirectResponse(f"/analyze/{analysis_id}?feedback=saved", status_code=303)

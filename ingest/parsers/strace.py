@@ -1,0 +1,361 @@
+"""Linux strace output -> syscall facts (shared with truss through syscalls.py).
+
+Handles `[pid N]` and bare `N ` prefixes (lines without one belong to the traced process, named
+by the first `strace: Process N attached` or `-p N`), -t / -tt / -ttt / -r timestamps (3, 6 or 9
+decimals), -T `<secs>` durations, `<unfinished ...>` / `<... name resumed>` pairs stitched per
+pid (`<detached ...>` calls are counted untimed), `--- SIGxxx {...} ---`, `+++ exited with N +++` / `+++ killed by SIGxxx +++`, `strace:`
+lines, `= ? <unavailable>`, errors `= -1 ENOENT (...)`, and the -c / -C summary table with a
+decimal point or a decimal comma.
+
+Timing: -T when present ("T"); otherwise timestamps give each call the gap to the next line of
+its pid ("d"; an unfinished call gets exactly resumed minus unfinished). -r values are accumulated
+into a clock for that, and each call's own -r value is also summed into syscall.delta_ms.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ingest.base import Parser
+from ingest.model import Block, Platform
+from ingest.parsers.syscalls import (
+    MAX_PIDS,
+    SummaryRow,
+    SyscallAggregator,
+    Timing,
+    shift_lines,
+)
+
+_FRAC = r"(?:\d{3}|\d{6}|\d{9})"
+# pid, pid (bare), clock (-t/-tt), float (-ttt epoch or -r delta)
+_PFX = (
+    r"^\s*+(?:\[pid\s++(\d{1,10}+)\]\s*+|(\d{1,10}+)\s++)?"
+    r"(\d{1,2}:\d\d:\d\d(?:\." + _FRAC + r")?(?=\s))?\s*+"
+    r"(?:(\d{1,12}\." + _FRAC + r")\s++)?"
+)
+# ret (with an optional -y path), the rest: errno name and text, -T duration
+_RET = r"(-?\d{1,20}+|0x[0-9a-fA-F]{1,16}+|\?)(?:<[^>]*+>)?(?=\s|$)(.*)$"
+# ... name, args, ret, rest
+_CALL = re.compile(_PFX + r"([A-Za-z_]\w*+)\((.*)\) += +" + _RET).match
+_UNFINISHED = re.compile(
+    _PFX + r"([A-Za-z_]\w*+)\((.*?)\s*<(?:unfinished|detached) \.\.\.>\s*$"
+).match
+_RESUMED = re.compile(_PFX + r"<\.\.\.\s+([A-Za-z_]\w*)\s+resumed>\s?(.*)$").match
+_TAIL = re.compile(r"(.*)\)\s+=\s+" + _RET).match
+_SIGNAL = re.compile(_PFX + r"---\s+(?:stopped by\s+)?(SIG[A-Z0-9+]*|\w+)").match
+_EXIT = re.compile(_PFX + r"\+\+\+\s+(?:exited with (-?\d{1,5})|killed by (SIG[A-Z0-9]+)).*$").match
+_LEAD = re.compile(_PFX + r"(.*)$").match
+# `^C` is how a terminal shows the Ctrl-C that stopped strace
+_ATTACH = re.compile(r"^\s*(?:\^C)?strace:\s+Process\s+(\d{1,10})\s+(attached|detached)").match
+_STRACE_MSG = re.compile(r"^\s*(?:\^C)?strace:\s").match
+_CMD = re.compile(
+    r"^\s*(?:\S*[#$%>]\s*)?(?:sudo\s+)?(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:\S*/)?strace\s+(-.*)$"
+).match
+_PID_OPT = re.compile(r"(?:^|\s)-p\s*(\d{1,10})\b").search
+_ERRNAME = re.compile(r"\s*(E[A-Z0-9]{2,})\b").match
+_CALLISH = re.compile(r"[A-Za-z_]\w*\(").match
+_SUM_HEAD = re.compile(
+    r"^\s*%\s*time\s+(seconds)\s+(usecs/call)\s+(calls)\s+(errors)\s+syscall\s*$"
+).match
+_SEPARATOR = re.compile(r"^\s*-{3,}(?:\s+-{3,})+\s*$").match
+_NUMBER = re.compile(r"^\d{1,15}(?:[.,]\d{1,9})?$").match
+_TOKEN = re.compile(r"\S+").finditer
+_TRUSS_SHAPE = re.compile(r"^\s*/?\d+(?:/\d+)?:\s|Err#\d").search
+
+
+_DURATION = re.compile(r"\d{1,9}(?:\.\d{1,9})?").fullmatch
+
+
+def _num(s: str) -> float:
+    return float(s.replace(",", "."))
+
+
+def _outcome(ret: str, rest: str) -> tuple[str | None, float | None]:
+    """(errno name, -T duration in ms) from what follows a call's return value."""
+    dur = None
+    rest = rest.rstrip()
+    if rest.endswith(">"):
+        i = rest.rfind("<")
+        value = rest[i + 1 : -1]
+        if _DURATION(value):
+            dur = float(value) * 1000.0
+            rest = rest[:i]
+    if rest and (ret == "-1" or ret == "?"):
+        e = _ERRNAME(rest)
+        if e is not None:
+            return e.group(1), dur
+    return None, dur
+
+
+class StraceParser(Parser):
+    format = "strace"
+
+    @classmethod
+    def start_score(cls, line: str) -> int:
+        if _TRUSS_SHAPE(line):
+            return 0
+        m = _CALL(line)
+        if m is not None:
+            pid_b, pid, clock, f = m.group(1, 2, 3, 4)
+            err, dur = _outcome(*m.group(7, 8))
+            if pid_b or pid or clock or f or dur is not None or err:
+                return 2
+            return 1
+        if (
+            _UNFINISHED(line)
+            or _RESUMED(line)
+            or _ATTACH(line)
+            or _SUM_HEAD(line)
+            or _CMD(line)
+            or _SIGNAL(line)
+            or _EXIT(line)
+        ):
+            return 2
+        return 0
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.agg = SyscallAggregator()
+        self._n = 0
+        self._main_pid: int | None = None
+        self._decided = False
+        self._any_dur = False
+        self._seen_call = False
+        self._clock = 0.0  # accumulated -r deltas
+        self._epoch: int | None = None  # first -ttt second
+        self._day = 0.0  # day offset for -t/-tt clocks that pass midnight
+        self._last_clock: float | None = None
+        self._unfinished: dict[int | None, tuple] = {}
+        self._summary = False
+        self._sum_cols: list[tuple[str, int]] = []  # column name, end offset in the header
+
+    # -- timestamps -------------------------------------------------------------------------
+
+    def _time(self, clock: str | None, f: str | None) -> tuple[float | None, float | None]:
+        """(absolute seconds, -r delta in ms) of a line's prefix."""
+        ts = r = None
+        if clock is not None:
+            h, mi, sec = clock.split(":")
+            ts = int(h) * 3600 + int(mi) * 60 + float(sec)
+            last = self._last_clock
+            if last is not None and ts + self._day < last - 43200:
+                self._day += 86400.0
+            ts += self._day
+            self._last_clock = ts
+            if f is not None:
+                r = float(f) * 1000.0
+        elif f is not None:
+            v = float(f)
+            if v >= 1e6:  # -ttt: epoch seconds, kept relative to the first one for precision
+                whole, _, frac = f.partition(".")
+                if self._epoch is None:
+                    self._epoch = int(whole)
+                ts = (int(whole) - self._epoch) + float("0." + frac)
+            else:
+                r = v * 1000.0
+                self._clock += v
+                ts = self._clock
+        return ts, r
+
+    def _decide(self, dur: float | None, ts: float | None) -> None:
+        self._decided = True
+        self.agg.gap_timing = dur is None and ts is not None
+
+    # -- feeding ----------------------------------------------------------------------------
+
+    def feed(self, line: str) -> bool:
+        m = _CALL(line)  # never matches truss: `pid:` prefixes and Err# do not fit it
+        if m is not None:
+            pid_b, pid, clock, f, name, args, ret, rest = m.groups()
+            self._n += 1
+            self._seen_call = True
+            p = int(pid_b or pid) if (pid_b or pid) else self._main_pid
+            ts, r = self._time(clock, f) if (clock or f) else (None, None)
+            err, d = _outcome(ret, rest) if rest else (None, None)
+            if not self._decided and ret != "?":
+                self._decide(d, ts)
+            if d is not None:
+                self._any_dur = True
+            self.agg.call(p, name, d, r, ts, None, err, args, self._n, ret)
+            return True
+        return self._feed_other(line)
+
+    def _feed_other(self, line: str) -> bool:
+        s = line.strip()
+        if not s:
+            return True
+        if _TRUSS_SHAPE(line):
+            return False
+        m = _UNFINISHED(line)
+        if m is not None:
+            self._n += 1
+            self._seen_call = True
+            pid_b, pid, clock, f, name, args = m.groups()
+            p = int(pid_b or pid) if (pid_b or pid) else self._main_pid
+            ts, r = self._time(clock, f) if (clock or f) else (None, None)
+            self.agg.event(p, ts, None, self._n, name)
+            if p in self._unfinished or len(self._unfinished) < MAX_PIDS:
+                self._unfinished[p] = (name, args, ts, r, self._n)
+            return True
+        m = _RESUMED(line)
+        if m is not None:
+            self._n += 1
+            self._seen_call = True
+            self._resumed(m)
+            return True
+        m = _SIGNAL(line)
+        if m is not None:
+            self._n += 1
+            pid_b, pid, clock, f, name = m.groups()
+            p = int(pid_b or pid) if (pid_b or pid) else self._main_pid
+            ts, _ = self._time(clock, f) if (clock or f) else (None, None)
+            self.agg.signal(p, name, ts, None, self._n)
+            return True
+        m = _EXIT(line)
+        if m is not None:
+            self._n += 1
+            pid_b, pid, clock, f, code, sig = m.groups()
+            p = int(pid_b or pid) if (pid_b or pid) else self._main_pid
+            ts, _ = self._time(clock, f) if (clock or f) else (None, None)
+            status = f"exited with {code}" if code is not None else f"killed by {sig}"
+            self.agg.exited(p, status, self._n, ts)
+            return True
+        m = _ATTACH(line)
+        if m is not None:
+            self._n += 1
+            if m.group(2) == "attached" and self._main_pid is None and not self._seen_call:
+                self._main_pid = int(m.group(1))
+            if m.group(2) == "attached":
+                self.agg.proc(int(m.group(1)))
+            return True
+        if _STRACE_MSG(line):
+            self._n += 1
+            return True
+        m = _CMD(line)
+        if m is not None:
+            self._n += 1
+            pm = _PID_OPT(m.group(1))
+            if pm is not None and self._main_pid is None and not self._seen_call:
+                self._main_pid = int(pm.group(1))
+            return True
+        if self._summary_line(line):
+            self._n += 1
+            return True
+        if self._seen_call:
+            lead = _LEAD(line)
+            if lead is not None:
+                rest = lead.group(5)
+                prefixed = any(lead.group(i) for i in (1, 2, 3, 4))
+                if _CALLISH(rest) and (prefixed or ")" not in rest):
+                    self._n += 1
+                    self.malformed += 1  # a call line cut short
+                    return True
+        return False
+
+    def _resumed(self, m: re.Match) -> None:
+        pid_b, pid, clock, f, name, rest = m.groups()
+        p = int(pid_b or pid) if (pid_b or pid) else self._main_pid
+        ts, r = self._time(clock, f) if (clock or f) else (None, None)
+        start = self._unfinished.get(p)
+        if start is not None and start[0] == name:
+            del self._unfinished[p]
+            head = start[1].rstrip().rstrip(",")
+            t0, r, line_no = start[2], start[3], start[4]
+        else:
+            head, t0, line_no = "", None, self._n
+        t = _TAIL(rest)
+        if t is None:
+            if start is not None and ("<unfinished" in rest or "<detached" in rest):  # still open
+                self._unfinished[p] = start
+            else:
+                self.malformed += 1
+            return
+        tail_args, ret, rest = t.groups()
+        args = f"{head}, {tail_args}" if head and tail_args else head or tail_args
+        err, d = _outcome(ret, rest)
+        if not self._decided and ret != "?":
+            self._decide(d, ts)
+        if d is not None:
+            self._any_dur = True
+        elif self.agg.gap_timing and ts is not None and t0 is not None and ts >= t0:
+            d = (ts - t0) * 1000.0
+        else:
+            d = None
+        self.agg.call(p, name, d, r, ts, None, err, args, line_no, ret)
+
+    def _summary_line(self, line: str) -> bool:
+        m = _SUM_HEAD(line)
+        if m is not None:
+            self._summary = True
+            self._sum_cols = [("pct", line.find("time") + 4)] + [
+                (c, m.end(i)) for i, c in enumerate(("seconds", "usecs", "calls", "errors"), 1)
+            ]
+            return True
+        if _SEPARATOR(line):
+            return self._summary
+        if not self._summary:
+            return False
+        toks = [(t.group(), t.end()) for t in _TOKEN(line)]
+        if len(toks) < 4 or not all(_NUMBER(t) for t, _ in toks[:-1]):
+            return False
+        name = toks[-1][0]
+        if not re.fullmatch(r"[A-Za-z_]\w*", name):
+            return False
+        nums = toks[:-1]
+        if len(nums) == 5:
+            cols = ["pct", "seconds", "usecs", "calls", "errors"]
+        elif len(nums) == 3:
+            cols = ["pct", "seconds", "calls"]
+        elif len(nums) == 4:
+            cols = self._columns_by_position([e for _, e in nums]) or [
+                "pct",
+                "seconds",
+                "usecs",
+                "calls",
+            ]
+        else:
+            return False
+        vals = {c: _num(t) for c, (t, _) in zip(cols, nums, strict=True)}
+        row = SummaryRow(
+            syscall=name,
+            calls=int(vals.get("calls", 0)),
+            seconds=vals["seconds"],
+            errors=int(vals.get("errors", 0)),
+            pct=vals["pct"],
+        )
+        self.agg.add_summary(row, total=name == "total")
+        return True
+
+    def _columns_by_position(self, ends: list[int]) -> list[str] | None:
+        """Name 4 numbers by the header column their right edge sits under (blank cells)."""
+        if not self._sum_cols:
+            return None
+        names = []
+        for e in ends:
+            col = min(self._sum_cols, key=lambda c: abs(c[1] - e))
+            if abs(col[1] - e) > 2 or col[0] in names:
+                return None
+            names.append(col[0])
+        return names
+
+    # -- results ----------------------------------------------------------------------------
+
+    def facts(self) -> tuple[dict, dict, list[str], Platform | None]:
+        agg = self.agg
+        if self._unfinished:  # calls still running when the capture stopped: count, untimed
+            agg = agg.snapshot()
+            for p, (name, args, _ts, r, line_no) in self._unfinished.items():
+                agg.call(p, name, None, r, None, None, None, args, line_no)
+        if self._any_dur:
+            timing: Timing = "T"
+        elif agg.gap_timing:
+            timing = "d"
+        else:
+            timing = "none"
+        facts, details, identifiers = agg.result(timing)
+        return facts, details, identifiers, "linux"
+
+    def finish(self, start_line: int, end_line: int) -> Block:
+        block = super().finish(start_line, end_line)
+        shift_lines(block.details, start_line - 1)
+        return block

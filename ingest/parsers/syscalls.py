@@ -1,0 +1,687 @@
+"""Aggregation shared by the truss and strace parsers.
+
+Both parsers reduce each line to "pid P made call N (args), which took D ms / returned R / failed
+with E" and hand it to one `SyscallAggregator`, so the two formats fill the same `syscall.*`,
+`errno.*`, `repeat.*`, `trace.*`, `fork.*` and `exec.*` facts (ingest/facts.py) and one signature
+covers Solaris and Linux.
+
+Memory stays bounded whatever the input size: per syscall a few counters and a reservoir of at
+most RESERVOIR durations (exact medians for pasted captures, a uniform sample for huge ones); per
+process a few counters; top-N heaps for the slowest calls and biggest gaps; caps on distinct
+syscalls, processes and repeat groups.
+
+Time attribution (`timing` in details):
+  "E" / "T"  the in-call time truss -E / strace -T printed on the call's own line;
+  "D"        the truss -D delta printed on the call's line (includes user time before the call);
+  "d"        only timestamps: a call's time is the gap to the next line of the same pid, the way
+             people read a `truss -d` capture; a pid's last call stays untimed and the clock is
+             reset at `[...]` elisions, so elided lines are never charged to anyone;
+  "none"     no times at all: shares are shares of calls.
+"""
+
+from __future__ import annotations
+
+import bisect
+import copy
+import heapq
+import math
+import random
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+Timing = Literal["E", "D", "d", "T", "none"]
+
+MAX_SYSCALLS = 1000  # distinct names; further names are counted under OTHER
+MAX_PIDS = 4096  # processes with their own counters; further ones share one bucket
+MAX_REPEAT_KEYS = 8192  # distinct (syscall, fd, size) groups tracked
+RESERVOIR = 512  # durations kept per syscall for the median
+TOP_N = 10
+MAX_ROWS = 100  # syscall and process rows in details
+MAX_IDENTIFIERS = 50
+OTHER = "(other)"
+
+FORK_CALLS = frozenset(
+    {"fork", "fork1", "forkx", "forkall", "forkallx", "vfork", "clone", "clone3", "rfork"}
+)
+EXEC_CALLS = frozenset({"execve", "exece", "exec", "execveat"})
+
+# Where the size argument sits, counted from the end of the argument list (default: last).
+_SIZE_FROM_END = {
+    "pread": 2,
+    "pread64": 2,
+    "pwrite": 2,
+    "pwrite64": 2,
+    "recv": 2,
+    "send": 2,
+    "recvfrom": 4,
+    "sendto": 4,
+}
+
+# Latency histogram bucket upper bounds (ms), 1-2-5 steps; the last bucket also holds slower calls.
+HIST_BOUNDS: tuple[float, ...] = tuple(
+    round(m * 10.0**e, 6) for e in range(-3, 6) for m in (1, 2, 5)
+)
+_NBUCKETS = len(HIST_BOUNDS)
+
+# Calls whose first argument is a file descriptor (Solaris and Linux names).
+FD_CALLS = frozenset(
+    {
+        "read",
+        "write",
+        "pread",
+        "pread64",
+        "pwrite",
+        "pwrite64",
+        "readv",
+        "writev",
+        "preadv",
+        "pwritev",
+        "preadv2",
+        "pwritev2",
+        "close",
+        "fcntl",
+        "fcntl64",
+        "ioctl",
+        "lseek",
+        "llseek",
+        "_llseek",
+        "fstat",
+        "fstat64",
+        "fxstat",
+        "fstatfs",
+        "fstatvfs",
+        "fstatvfs64",
+        "getdents",
+        "getdents64",
+        "accept",
+        "accept4",
+        "getsockname",
+        "getpeername",
+        "setsockopt",
+        "getsockopt",
+        "send",
+        "sendto",
+        "sendmsg",
+        "sendmmsg",
+        "recv",
+        "recvfrom",
+        "recvmsg",
+        "recvmmsg",
+        "shutdown",
+        "bind",
+        "connect",
+        "listen",
+        "fsync",
+        "fdsync",
+        "fdatasync",
+        "ftruncate",
+        "ftruncate64",
+        "fchmod",
+        "fchown",
+        "dup",
+        "dup2",
+        "dup3",
+        "epoll_wait",
+        "epoll_pwait",
+        "epoll_ctl",
+        "sendfile",
+        "sendfile64",
+        "fadvise64",
+        "posix_fadvise",
+        "fallocate",
+        "flock",
+        "readahead",
+        "sync_file_range",
+        "io_uring_enter",
+        "port_get",
+        "port_getn",
+        "port_associate",
+        "port_send",
+    }
+)
+
+_SIZE_MAX_DIGITS = 15
+
+
+def _int_arg(s: str) -> int | None:
+    s = s.strip()
+    if s.isdigit():
+        return int(s) if len(s) <= _SIZE_MAX_DIGITS else None
+    if "<" in s:  # strace -y: 3</u01/oradata/users01.dbf>
+        s = s[: s.find("<")]
+        return int(s) if s.isdigit() and len(s) <= _SIZE_MAX_DIGITS else None
+    return None
+
+
+def arg_shape(name: str, args: str) -> tuple:
+    """The key that makes two calls "identical" for repeat.*.
+
+    For calls on a file descriptor: (name, fd, size), fd being the first argument and size the
+    argument where read/write style calls put their byte count (last, or as _SIZE_FROM_END says),
+    each when it is a plain integer. Other calls (shmdt(0x38..), cladm(...), semtimedop(...)) are
+    keyed by their argument text (first 80 characters), so different addresses stay apart.
+    """
+    if name not in FD_CALLS:
+        return (name, args[:80])
+    back = _SIZE_FROM_END.get(name, 1)
+    parts = args.rsplit(",", back)
+    size = _int_arg(parts[1]) if len(parts) > back else None
+    return (name, _int_arg(args.partition(",")[0]), size)
+
+
+class _Stat:
+    __slots__ = (
+        "name",
+        "count",
+        "timed",
+        "total",
+        "max",
+        "delta",
+        "has_delta",
+        "errors",
+        "samples",
+        "special",
+    )
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.count = 0
+        self.timed = 0
+        self.total = 0.0
+        self.max = 0.0
+        self.delta = 0.0
+        self.has_delta = False
+        self.errors = 0
+        self.samples: list[float] = []
+        self.special = name in FORK_CALLS or name in EXEC_CALLS
+
+
+class _Proc:
+    __slots__ = ("pid", "calls", "errors", "time", "sys", "last_ts", "last_name", "pending")
+
+    def __init__(self, pid: int | None) -> None:
+        self.pid = pid
+        self.calls = 0
+        self.errors = 0
+        self.time = 0.0
+        self.sys: dict[str, int] = {}
+        self.last_ts: float | None = None
+        self.last_name: str | None = None
+        # a call waiting for the next line of its pid ("d" timing): [stat, ts, line, notes, ...]
+        self.pending: list | None = None
+
+
+class SummaryRow(BaseModel):
+    """One row of a `truss -c` / `strace -c` table."""
+
+    syscall: str
+    calls: int
+    seconds: float
+    errors: int = 0
+    pct: float | None = None
+
+
+class SyscallRow(BaseModel):
+    syscall: str
+    calls: int
+    errors: int
+    total_ms: float | None = None
+    avg_ms: float | None = None
+    p50_ms: float | None = None
+    max_ms: float | None = None
+    delta_ms: float | None = None
+    share_pct: float
+
+
+class ProcessRow(BaseModel):
+    pid: int | None = Field(description="None: lines without a pid prefix (one process)")
+    calls: int
+    errors: int
+    time_ms: float | None = None
+    top: list[tuple[str, int]] = Field(description="its most frequent syscalls, with counts")
+
+
+class SlowCall(BaseModel):
+    syscall: str
+    pid: int | None
+    ms: float
+    line: int = Field(description="line in the input (block-relative until Parser.finish)")
+    ret: str | None = None
+    err: str | None = None
+    notes: list[str] = Field(default_factory=list, description="-v continuation lines")
+
+
+class Gap(BaseModel):
+    pid: int | None
+    ms: float
+    line: int
+    after: str | None = Field(None, description="what the pid did on its previous line")
+    before: str | None = Field(None, description="the syscall or event ending the gap")
+
+
+class SyscallDetails(BaseModel):
+    syscalls: list[SyscallRow]
+    processes: list[ProcessRow]
+    slowest: list[SlowCall]
+    gaps: list[Gap]
+    timing: Timing
+    summary: bool
+    latency_histogram: list[tuple[float, int]]
+    errnos: dict[str, int]
+    signals: dict[str, int]
+    children: list[dict] = Field(default_factory=list)
+    exits: list[dict] = Field(default_factory=list)
+    continuation_lines: int = 0
+    elisions: int = 0
+    summary_extra: dict[str, float] = Field(default_factory=dict)
+    processes_capped: bool = False
+
+
+def _r(x: float) -> float:
+    return round(x, 4)
+
+
+class SyscallAggregator:
+    """Streaming statistics over syscall events; everything it keeps is capped."""
+
+    def __init__(self) -> None:
+        self.gap_timing = False  # "d" timing: charge each pid's gap to its previous call
+        self.stats: dict[str, _Stat] = {}
+        self.procs: dict[int | None, _Proc] = {}
+        self._overflow = _Proc(None)
+        self.procs_capped = False
+        self.repeats: dict[tuple, int] = {}
+        self.errnos: dict[str, int] = {}
+        self.signals: dict[str, int] = {}
+        self.hist = [0] * len(HIST_BOUNDS)
+        self.slowest: list[tuple[float, int, dict]] = []
+        self.gaps: list[tuple[float, int, dict]] = []
+        self.seq = 0
+        self.ts_min = math.inf
+        self.ts_max = -math.inf
+        self._slow_floor = 0.0  # a call must beat this to enter `slowest` (0 ms calls never do)
+        self._gap_floor = -1.0
+        self.fork = [0, 0.0, 0.0]  # timed count, total, max
+        self.exec = [0, 0.0, 0.0]
+        self.summary: dict[str, SummaryRow] = {}
+        self.summary_total: SummaryRow | None = None
+        self.summary_extra: dict[str, float] = {}
+        self.children: list[dict] = []
+        self.exits: list[dict] = []
+        self.continuations = 0
+        self.elisions = 0
+        self._last_notes: list[str] | None = None
+        self._random = random.Random(0).random
+
+    # -- intake -----------------------------------------------------------------------------
+
+    def proc(self, pid: int | None) -> _Proc:
+        pc = self.procs.get(pid)
+        if pc is None:
+            if len(self.procs) < MAX_PIDS:
+                pc = self.procs[pid] = _Proc(pid)
+            else:
+                self.procs_capped = True
+                pc = self._overflow
+        return pc
+
+    def call(
+        self,
+        pid: int | None,
+        name: str,
+        dur: float | None,
+        delta: float | None,
+        ts: float | None,
+        gap: float | None,
+        err: str | None,
+        args: str,
+        line: int,
+        ret: str | None = None,
+    ) -> None:
+        """One syscall. dur/delta/gap in ms, ts in seconds (None when not printed)."""
+        st = self.stats.get(name)
+        if st is None:
+            st = self._new_stat(name)
+            name = st.name
+        st.count += 1
+        pc = self.procs.get(pid)
+        if pc is None:
+            pc = self.proc(pid)
+        pc.calls += 1
+        sysc = pc.sys
+        sysc[name] = sysc.get(name, 0) + 1
+        if err is not None:
+            st.errors += 1
+            pc.errors += 1
+            self.errnos[err] = self.errnos.get(err, 0) + 1
+        if delta is not None:
+            st.delta += delta
+            st.has_delta = True
+        k = (name, args[:80]) if name not in FD_CALLS else arg_shape(name, args)
+        reps = self.repeats
+        n = reps.get(k)
+        if n is not None:
+            reps[k] = n + 1
+        elif len(reps) < MAX_REPEAT_KEYS:
+            reps[k] = 1
+        if ts is not None or gap is not None:
+            self._clock(pc, ts, gap, line, name)
+        if st.special and ret is not None and ret.isdigit() and name in FORK_CALLS:
+            self._add_child(int(ret), pid, line)
+        if dur is not None:
+            entry = self._timed(st, pc, dur, line, ret, err, None)
+            self._last_notes = entry["notes"] if entry is not None else None
+        elif self.gap_timing and ts is not None and pc is not self._overflow:
+            notes: list[str] = []
+            pc.pending = [st, ts, line, notes, ret, err]
+            self._last_notes = notes
+        else:
+            self._last_notes = None
+        pc.last_name = name
+
+    def _new_stat(self, name: str) -> _Stat:
+        if len(self.stats) >= MAX_SYSCALLS - 1:  # one slot stays free for OTHER
+            name = OTHER
+        st = self.stats.get(name)
+        if st is None:
+            st = self.stats[name] = _Stat(name)
+        return st
+
+    def event(
+        self, pid: int | None, ts: float | None, gap: float | None, line: int, what: str
+    ) -> None:
+        """A timestamped line that is not a call (signal, exit, fork child): it ends a gap."""
+        pc = self.procs.get(pid) or self.proc(pid)
+        if ts is not None or gap is not None:
+            self._clock(pc, ts, gap, line, what)
+        pc.last_name = what
+
+    def signal(self, pid: int | None, name: str, ts: float | None, gap: float | None, line: int):
+        self.signals[name] = self.signals.get(name, 0) + 1
+        self.event(pid, ts, gap, line, name)
+
+    def child(self, pid: int | None, parent: str | None, line: int, ts: float | None) -> None:
+        """A fork child's first line: the child's clock starts here; it is not a second call."""
+        pc = self.procs.get(pid) or self.proc(pid)
+        if ts is not None and pc is not self._overflow:
+            pc.last_ts = ts
+            self._span(ts)
+        if pid is not None:
+            self._add_child(pid, int(parent) if parent and parent.isdigit() else None, line)
+
+    def _add_child(self, pid: int, parent: int | None, line: int) -> None:
+        if len(self.children) < 50 and all(c["pid"] != pid for c in self.children):
+            self.children.append({"pid": pid, "parent": parent, "line": line})
+
+    def exited(self, pid: int | None, status: str, line: int, ts: float | None) -> None:
+        if len(self.exits) < 50:
+            self.exits.append({"pid": pid, "status": status, "line": line})
+        self.event(pid, ts, None, line, "exit")
+
+    def continuation(self, text: str) -> None:
+        """A -v line (fd=9 ev=POLLIN..., AF_INET name = ...): belongs to the previous call."""
+        self.continuations += 1
+        notes = self._last_notes
+        if notes is not None and len(notes) < 3:
+            notes.append(text.strip()[:160])
+
+    def elide(self) -> None:
+        """`[...]`: lines were cut here, so no gap may span it."""
+        self.elisions += 1
+        for pc in self.procs.values():
+            pc.pending = None
+            pc.last_ts = None
+            pc.last_name = None
+        self._last_notes = None
+
+    def add_summary(self, row: SummaryRow, total: bool = False) -> None:
+        if total:
+            self.summary_total = row
+        elif row.syscall in self.summary or len(self.summary) < MAX_SYSCALLS:
+            self.summary[row.syscall] = row
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _span(self, ts: float) -> None:
+        if ts < self.ts_min:
+            self.ts_min = ts
+        if ts > self.ts_max:
+            self.ts_max = ts
+
+    def _clock(self, pc: _Proc, ts: float | None, gap: float | None, line: int, what: str):
+        if pc is self._overflow:
+            return
+        if ts is not None:
+            if ts > self.ts_max:
+                self.ts_max = ts
+            if ts < self.ts_min:
+                self.ts_min = ts
+            last = pc.last_ts
+            pc.last_ts = ts
+            if last is not None:
+                if gap is None and ts >= last:
+                    gap = (ts - last) * 1000.0
+                p = pc.pending
+                if p is not None:
+                    pc.pending = None
+                    if ts >= p[1]:
+                        self._timed(p[0], pc, (ts - p[1]) * 1000.0, p[2], p[4], p[5], p[3])
+        if gap is not None and gap > self._gap_floor and pc.last_name is not None:
+            heap = self.gaps
+            self.seq += 1
+            entry = {"pid": pc.pid, "ms": _r(gap), "line": line, "after": pc.last_name}
+            entry["before"] = what
+            if len(heap) < TOP_N:
+                heapq.heappush(heap, (gap, self.seq, entry))
+            else:
+                heapq.heapreplace(heap, (gap, self.seq, entry))
+                self._gap_floor = heap[0][0]
+
+    def _timed(self, st: _Stat, pc: _Proc, dur, line, ret, err, notes) -> dict | None:
+        """Account one timed call; returns its slowest-calls entry when it made the list."""
+        st.timed += 1
+        st.total += dur
+        if dur > st.max:
+            st.max = dur
+        samples = st.samples
+        if len(samples) < RESERVOIR:
+            samples.append(dur)
+        else:  # reservoir sampling: every call so far is equally likely to be kept
+            j = int(self._random() * st.timed)
+            if j < RESERVOIR:
+                samples[j] = dur
+        i = bisect.bisect_left(HIST_BOUNDS, dur)
+        self.hist[i if i < _NBUCKETS else -1] += 1
+        pc.time += dur
+        if st.special:
+            f = self.fork if st.name in FORK_CALLS else self.exec
+            f[0] += 1
+            f[1] += dur
+            if dur > f[2]:
+                f[2] = dur
+        if dur <= self._slow_floor:
+            return None
+        heap = self.slowest
+        self.seq += 1
+        entry = {
+            "syscall": st.name,
+            "pid": pc.pid,
+            "ms": _r(dur),
+            "line": line,
+            "ret": ret,
+            "err": err,
+            "notes": notes if notes is not None else [],
+        }
+        if len(heap) < TOP_N:
+            heapq.heappush(heap, (dur, self.seq, entry))
+        else:
+            heapq.heapreplace(heap, (dur, self.seq, entry))
+            self._slow_floor = heap[0][0]
+        return entry
+
+    # -- results ----------------------------------------------------------------------------
+
+    def snapshot(self) -> SyscallAggregator:
+        """A copy to finish off (e.g. count unfinished calls) without touching the live one."""
+        return copy.deepcopy(self)
+
+    def result(self, timing: Timing) -> tuple[dict, dict, list[str]]:
+        """(facts, details, identifiers) for what was fed so far."""
+        stats = self.stats
+        rows: dict[str, dict] = {}
+        for name, st in stats.items():
+            row: dict = {"syscall": name, "calls": st.count, "errors": st.errors}
+            if st.timed:
+                s = sorted(st.samples)
+                mid = len(s) // 2
+                p50 = s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2.0
+                row.update(
+                    total_ms=_r(st.total),
+                    avg_ms=_r(st.total / st.timed),
+                    p50_ms=_r(p50),
+                    max_ms=_r(st.max),
+                )
+            if st.has_delta:
+                row["delta_ms"] = _r(st.delta)
+            rows[name] = row
+        calls = sum(st.count for st in stats.values())
+        errors = sum(st.errors for st in stats.values())
+        for name, sr in self.summary.items():
+            row = rows.setdefault(name, {"syscall": name, "calls": 0, "errors": 0})
+            row.update(
+                calls=sr.calls,
+                errors=sr.errors,
+                total_ms=_r(sr.seconds * 1000.0),
+                avg_ms=_r(sr.seconds * 1000.0 / sr.calls) if sr.calls else 0.0,
+            )
+            if sr.pct is not None:
+                row["share_pct"] = sr.pct
+        if self.summary:
+            tot = self.summary_total
+            if tot is not None:
+                calls, errors = tot.calls, tot.errors
+            else:
+                calls = max(calls, sum(r.calls for r in self.summary.values()))
+                errors = max(errors, sum(r.errors for r in self.summary.values()))
+
+        timed_total = sum(r.get("total_ms", 0.0) for r in rows.values())
+        all_calls = sum(r["calls"] for r in rows.values())
+        for row in rows.values():
+            if "share_pct" in row:
+                continue
+            if timed_total > 0:
+                row["share_pct"] = _r(100.0 * row.get("total_ms", 0.0) / timed_total)
+            else:
+                row["share_pct"] = _r(100.0 * row["calls"] / all_calls) if all_calls else 0.0
+
+        facts: dict = {}
+
+        def table(fact: str, field: str) -> None:
+            t = {n: float(r[field]) for n, r in rows.items() if r.get(field) is not None}
+            if t:
+                facts[fact] = t
+
+        table("syscall.count", "calls")
+        table("syscall.total_ms", "total_ms")
+        table("syscall.avg_ms", "avg_ms")
+        table("syscall.p50_ms", "p50_ms")
+        table("syscall.max_ms", "max_ms")
+        table("syscall.delta_ms", "delta_ms")
+        table("syscall.errors", "errors")
+        table("syscall.share_pct", "share_pct")
+
+        per_proc: dict[str, int] = {}
+        for pc in [*self.procs.values(), self._overflow]:
+            for n, c in pc.sys.items():
+                if c > per_proc.get(n, 0):
+                    per_proc[n] = c
+        for name, sr in self.summary.items():  # -c tables are not split by process
+            per_proc.setdefault(name, sr.calls)
+        if per_proc:
+            facts["syscall.max_per_process"] = {n: float(c) for n, c in per_proc.items()}
+
+        errnos = dict(self.errnos)
+        if errnos:
+            facts["errno.count"] = {e: float(c) for e, c in errnos.items()}
+
+        best: dict[str, tuple[int, int | None, int | None]] = {}
+        for key, c in self.repeats.items():
+            name = key[0]
+            if c > best.get(name, (0, None, None))[0]:
+                best[name] = (c, key[1], key[2]) if len(key) == 3 else (c, None, None)
+        if best:
+            facts["repeat.count"] = {n: float(b[0]) for n, b in best.items()}
+            sizes = {n: float(b[2]) for n, b in best.items() if b[2] is not None}
+            fds = {n: float(b[1]) for n, b in best.items() if b[1] is not None}
+            if sizes:
+                facts["repeat.size"] = sizes
+            if fds:
+                facts["repeat.fd"] = fds
+
+        pids = len(self.procs) + (1 if self._overflow.calls else 0)
+        facts["trace.calls"] = float(calls)
+        facts["trace.processes"] = float(pids if calls or pids else 0)
+        facts["trace.errors"] = float(errors)
+        facts["trace.signals"] = float(sum(self.signals.values()))
+        if self.ts_max >= self.ts_min:
+            facts["trace.span_s"] = _r(self.ts_max - self.ts_min)
+        if timed_total > 0 or any("total_ms" in r for r in rows.values()):
+            facts["trace.syscall_ms"] = _r(timed_total)
+        if self.gaps:
+            facts["trace.max_gap_ms"] = _r(max(g[0] for g in self.gaps))
+        if self.fork[0]:
+            facts["fork.avg_ms"] = _r(self.fork[1] / self.fork[0])
+            facts["fork.max_ms"] = _r(self.fork[2])
+        if self.exec[0]:
+            facts["exec.avg_ms"] = _r(self.exec[1] / self.exec[0])
+
+        ordered = sorted(
+            rows.values(), key=lambda r: (-r.get("total_ms", 0.0), -r["calls"], r["syscall"])
+        )
+        procs = sorted(
+            (pc for pc in self.procs.values() if pc.calls),
+            key=lambda pc: (-pc.time, -pc.calls, pc.pid if pc.pid is not None else -1),
+        )
+        any_timed = any(st.timed for st in stats.values())
+        lo = next((i for i, c in enumerate(self.hist) if c), None)
+        hi = max((i for i, c in enumerate(self.hist) if c), default=None)
+        hist = [(HIST_BOUNDS[i], self.hist[i]) for i in range(lo, hi + 1)] if lo is not None else []
+        details = SyscallDetails(
+            syscalls=[SyscallRow(**r) for r in ordered[:MAX_ROWS]],
+            processes=[
+                ProcessRow(
+                    pid=pc.pid,
+                    calls=pc.calls,
+                    errors=pc.errors,
+                    time_ms=_r(pc.time) if any_timed else None,
+                    top=sorted(pc.sys.items(), key=lambda kv: (-kv[1], kv[0]))[:5],
+                )
+                for pc in procs[:MAX_ROWS]
+            ],
+            slowest=[SlowCall(**e) for _, _, e in sorted(self.slowest, reverse=True)],
+            gaps=[Gap(**e) for _, _, e in sorted(self.gaps, reverse=True)],
+            timing=timing,
+            summary=bool(self.summary),
+            latency_histogram=hist,
+            errnos=errnos,
+            signals=dict(self.signals),
+            children=list(self.children),
+            exits=list(self.exits),
+            continuation_lines=self.continuations,
+            elisions=self.elisions,
+            summary_extra=dict(self.summary_extra),
+            processes_capped=self.procs_capped,
+        ).model_dump()
+        identifiers = [r["syscall"] for r in ordered if r["syscall"] != OTHER][:MAX_IDENTIFIERS]
+        return facts, details, identifiers
+
+
+def shift_lines(details: dict, offset: int) -> None:
+    """Turn block-relative line numbers in details into input line numbers."""
+    if not offset:
+        return
+    for key in ("slowest", "gaps", "children", "exits"):
+        for item in details.get(key, []):
+            if isinstance(item.get("line"), int):
+                item["line"] += offset

@@ -1,0 +1,416 @@
+"""Solaris truss output -> syscall facts (shared with strace through syscalls.py).
+
+Handles `pid:` / `pid/lwp:` / `/lwp:` prefixes, 0-3 leading time columns (-d absolute, -D delta,
+-E in-call, always printed in that order), `= value [value2]`, `Err#N ENAME`, calls without a
+return (`_exit(0)`, `execve(...) argc = 2`), `(returning as child ...)`, `(sleeping...)`, signal
+and fault lines, -v continuation lines, `[...]` elisions and annotations, the `# truss ...`
+command line, `Base time stamp:` and `-c` summaries.
+
+Which columns a line's numbers are comes from the command line when it is in the paste; otherwise
+the first BUFFERED lines decide: three numbers are -d -D -E; a column that never goes backwards
+within a pid is -d; a second column equal to the -d difference is -D, else -E.
+
+A fork child's `(returning as child ...)` line is the child half of its parent's fork: it starts
+the child's clock and is listed in details["children"] but is not counted as a second call.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ingest.base import Parser
+from ingest.model import Block, Platform
+from ingest.parsers.syscalls import SummaryRow, SyscallAggregator, Timing, shift_lines
+
+_PFX = r"(?:(\d{1,10})(?:/(\d{1,10})(?:@\d{1,10})?)?:|/(\d{1,10})(?:@\d{1,10})?:)(?=\s)"
+_T = r"(\d{1,12}\.\d{1,5})"
+_TIMES = r"(?:" + _T + r"\s+)?(?:" + _T + r"\s+)?(?:" + _T + r"\s+)?"
+
+# pid, lwp, lwp2, t1, t2, t3, name, args, ret, errno, ename
+_CALL = re.compile(
+    r"^\s*(?:" + _PFX + r")?\s*" + _TIMES + r"([A-Za-z_]\w*)\((.*)\)\s*"
+    r"(?:=\s*(-?\w+)(?:\s+\[[^\]]*\])?"
+    r"|Err#(\d{1,5})(?:\s+([A-Z][A-Z0-9_]*))?(?:\s+\[[^\]]*\])?"
+    r"|argc\s*=\s*\d+)?\s*$"
+).match
+# pid, lwp, lwp2, t1, t2, t3, rest
+_LEAD = re.compile(r"^\s*(?:" + _PFX + r")?\s*" + _TIMES + r"(.*)$").match
+_CALLISH = re.compile(r"[A-Za-z_]\w*\(").match
+# `pid:` + text that is neither a time, a call nor a signal line: a -v continuation line
+_PREFIXED_TEXT = re.compile(
+    r"\s*+(?:\d{1,10}+(?:/\d{1,10}+(?:@\d{1,10}+)?)?|/\d{1,10}+(?:@\d{1,10}+)?):\s++"
+    r"(?![\d\s]|[A-Za-z_]\w*+\(|Received|Stopped|Stepped|Incurred)(.+)$"
+).match
+_SIGNAL = re.compile(
+    r"(?:Received signal|Stopped by signal|Stepped|Incurred fault)\s*#?(\d+)?,?\s*(\w+)?"
+).match
+_CMD = re.compile(r"^\s*(?:\S*[#$%>]\s*)?(?:sudo\s+)?(?:\S*/)?truss(?:\s+(.*))?$").match
+_SHELL = re.compile(
+    r"^\s*\S*[#$%>]\s*(?:sudo\s+)?(?:e?grep|fgrep|tail|head|cat|less|more|sed|awk|sort|cut)\b"
+).match
+_ELISION = re.compile(r"^(?:\[.*\]|\.{3,}|…)$").match
+_STRACE_SHAPE = re.compile(
+    r"<unfinished \.\.\.>|<\.\.\. \w+ resumed>|^\s*\[pid\s|\)\s+=\s+(?:-1\s+E[A-Z]|\?)"
+    r"|<\d+(?:\.\d+)?>\s*$|^\s*(?:---|\+\+\+)\s|^\s*strace:|^\s*\d+\.\d{6}\s"
+    r"|^\s*\d{2}:\d{2}:\d{2}"
+).search
+_SUM_HEAD = re.compile(r"^\s*syscall\s+seconds\s+calls\s+errors\s*$").match
+_SUM_ROW = re.compile(
+    r"^\s*([A-Za-z_]\w*)\s+(\d{0,12}[.,]\d{1,9})\s+(\d{1,15})(?:\s+(\d{1,15}))?\s*$"
+).match
+_SUM_TOTAL = re.compile(
+    r"^\s*sys totals:\s+(\d{0,12}[.,]\d{1,9})\s+(\d{1,15})(?:\s+(\d{1,15}))?\s*$"
+).match
+_SUM_EXTRA = re.compile(r"^\s*(usr time|elapsed|sys time):\s+(\d{0,12}[.,]\d{1,9})\s*$").match
+_SEPARATOR = re.compile(r"^\s*-{3,}(?:\s+-{3,})*\s*$").match
+_SIG_HEAD = re.compile(r"^\s*signals\s+-{3,}\s*$").match
+_SIG_ROW = re.compile(r"^\s*(SIG[A-Z0-9]+)\s+(\d{1,15})\s*$").match
+_SIG_TOTAL = re.compile(r"^\s*total:\s+\d{1,15}\s*$").match
+_MISC = re.compile(r"^\s*(?:Base time stamp:|\*\*\*.*\*\*\*|truss:\s)").match
+
+_ARG_OPTS = set("tTvxsSmMrwuUo")  # truss options that take an argument
+BUFFERED = 48  # events looked at before deciding what the time columns are
+
+# event kinds in the decision buffer
+_CALL_EV, _CHILD_EV, _SIG_EV, _CONT_EV, _ELIDE_EV = range(5)
+
+
+def _num(s: str) -> float:
+    return float(s.replace(",", "."))
+
+
+def _flag_columns(args: str) -> tuple[str, ...] | None:
+    """Time columns (subset of d, D, E in print order) named by a truss command line."""
+    flags: set[str] = set()
+    expect_arg = False
+    for tok in args.split():
+        if expect_arg:
+            expect_arg = False
+            continue
+        if not tok.startswith("-") or tok == "-":
+            break
+        for i, c in enumerate(tok[1:]):
+            if c in _ARG_OPTS:
+                expect_arg = i == len(tok) - 2
+                break
+            flags.add(c)
+    cols = tuple(c for c in "dDE" if c in flags)
+    return cols if flags else None
+
+
+Seq = list[tuple[tuple, tuple[float, ...]]]  # (pid, lwp) and the numbers of one line
+
+
+def _monotonic(seq: Seq) -> bool:
+    last: dict[tuple, float] = {}
+    for pid, nums in seq:
+        prev = last.get(pid)
+        if prev is not None and nums[0] + 1e-9 < prev:
+            return False
+        last[pid] = nums[0]
+    return True
+
+
+def _delta_like(seq: Seq) -> bool:
+    """Does the 2nd column equal the per-LWP difference of the 1st (i.e. is it -D)?"""
+    last: dict[tuple, float] = {}
+    hits = misses = 0
+    for pid, nums in seq:
+        prev = last.get(pid)
+        expected = nums[0] - prev if prev is not None else nums[0]
+        if abs(nums[1] - expected) <= 0.00015:
+            hits += 1
+        else:
+            misses += 1
+        last[pid] = nums[0]
+    return hits > 0 and hits >= misses
+
+
+class TrussParser(Parser):
+    format = "truss"
+
+    @classmethod
+    def start_score(cls, line: str) -> int:
+        m = _CALL(line)
+        if m is not None:
+            pid, lwp, lwp2, t1 = m.group(1, 2, 3, 4)
+            ret, errno = m.group(9, 10)
+            if ret is None and errno is None:
+                args = m.group(8)
+                if ") = " in args or ") Err#" in args:
+                    return 0
+                return 2 if (pid or lwp2) else 0  # `_exit(0)` alone says little
+            if errno is not None or pid or lwp2:
+                return 2
+            if t1 is not None:
+                return 2  # truss -d/-D/-E prints 4 decimals; strace prints 6
+            return 1
+        if "Err#" in line and _CALLISH(line.lstrip()) and not _STRACE_SHAPE(line):
+            return 2
+        cmd = _CMD(line)
+        if cmd is not None and (cmd.group(1) or "").startswith("-"):
+            return 2
+        if _SUM_HEAD(line):
+            return 2
+        return 0
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.agg = SyscallAggregator()
+        self._n = 0  # accepted lines, for line numbers in details
+        self._flag_cols: tuple[str, ...] | None = None
+        self._buf: list[tuple] | None = []  # events until the time columns are decided
+        self._cols: dict[int, tuple[int, int, int]] = {}  # n numbers -> index of d, D, E
+        self._timing: Timing = "none"
+        self._seen_call = False
+        self._summary = False
+        self._sig_section = False
+        self._timed_events = 0
+
+    # -- feeding ----------------------------------------------------------------------------
+
+    def feed(self, line: str) -> bool:
+        m = _CALL(line)
+        if m is None:
+            return self._feed_other(line)
+        pid, lwp, lwp2, t1, t2, t3, name, args, ret, errno, ename = m.groups()
+        if ret is None and errno is None:
+            if "(sleeping" in args:  # the call is reported again when it returns
+                self._n += 1
+                return True
+            if ") = " in args or ") Err#" in args:
+                return self._feed_other(line)
+        self._n += 1
+        self._seen_call = True
+        p = int(pid) if pid else None
+        if "(returning as" in args:
+            nums = (t1, t2, t3)[: 3 if t3 else 2 if t2 else 1 if t1 else 0]
+            self._event((_CHILD_EV, p, nums, ret, self._n, (p, lwp or lwp2)))
+            return True
+        err = (ename or "Err#" + errno) if errno is not None else None
+        if self._buf is not None:
+            nums = (t1, t2, t3)[: 3 if t3 else 2 if t2 else 1 if t1 else 0]
+            self._buffer((_CALL_EV, p, nums, name, args, ret, err, self._n, (p, lwp or lwp2)))
+            return True
+        # decided: the hot path, without building an event
+        ts = D = dur = None
+        if t1 is not None:
+            n = 3 if t3 else 2 if t2 else 1
+            di, Di, Ei = self._cols.get(n) or self._cols_for(n)
+            nums = (t1, t2, t3)
+            if di >= 0:
+                ts = float(nums[di])
+            if Di >= 0:
+                dur = D = float(nums[Di]) * 1000.0
+            if Ei >= 0:
+                dur = float(nums[Ei]) * 1000.0
+        self.agg.call(p, name, dur, D, ts, D, err, args, self._n, ret)
+        return True
+
+    def _feed_other(self, line: str) -> bool:
+        m = _PREFIXED_TEXT(line)
+        if m is not None:  # the common case after calls: `pid: fd=9 ev=POLLIN ...` (-v)
+            self._n += 1
+            self._event((_CONT_EV, m.group(1)))
+            return True
+        s = line.strip()
+        if not s:
+            return True
+        if _ELISION(s) and not s.startswith("[pid"):
+            self._n += 1
+            self._event((_ELIDE_EV,))
+            return True
+        cmd = _CMD(line)
+        if cmd is not None and (cmd.group(1) or "-").startswith("-"):
+            cols = _flag_columns(cmd.group(1) or "")
+            if cols is not None and not self._seen_call:
+                self._flag_cols = cols
+            self._n += 1
+            return True
+        if _SHELL(line) or _MISC(line) or _SEPARATOR(line):
+            self._n += 1
+            return True
+        if self._summary_line(line):
+            self._n += 1
+            return True
+        m = _LEAD(line)
+        if m is None:  # cannot happen: every group is optional
+            return False
+        pid, lwp, lwp2, t1, t2, t3, rest = m.groups()
+        prefixed = bool(pid or lwp2)
+        rest = rest.strip()
+        sig = _SIGNAL(rest)
+        if sig is not None and (prefixed or t1 or line[:1].isspace()):
+            self._n += 1
+            nums = (t1, t2, t3)[: 3 if t3 else 2 if t2 else 1 if t1 else 0]
+            name = sig.group(2) or ("#" + sig.group(1) if sig.group(1) else "signal")
+            p = int(pid) if pid else None
+            self._event((_SIG_EV, p, nums, name, self._n, (p, lwp or lwp2)))
+            return True
+        if not prefixed and _STRACE_SHAPE(line):
+            return False
+        if prefixed or (self._seen_call and line[:1].isspace()):
+            self._n += 1
+            if not rest:
+                return True
+            if _CALLISH(rest) or t1:
+                self.malformed += 1  # a call cut short, or times without a call
+            else:
+                self._event((_CONT_EV, rest))
+            return True
+        if self._seen_call and _CALLISH(s):
+            self._n += 1
+            self.malformed += 1
+            return True
+        return False
+
+    def _summary_line(self, line: str) -> bool:
+        agg = self.agg
+        if _SUM_HEAD(line):
+            self._summary = True
+            self._sig_section = False
+            return True
+        if _SIG_HEAD(line):
+            self._sig_section = True
+            return True
+        if self._sig_section:
+            m = _SIG_ROW(line)
+            if m is not None:
+                agg.signals[m.group(1)] = agg.signals.get(m.group(1), 0) + int(m.group(2))
+                return True
+            if _SIG_TOTAL(line):
+                return True
+        if not self._summary:
+            return False
+        m = _SUM_ROW(line)
+        if m is not None:
+            row = SummaryRow(
+                syscall=m.group(1),
+                seconds=_num(m.group(2)),
+                calls=int(m.group(3)),
+                errors=int(m.group(4) or 0),
+            )
+            agg.add_summary(row)
+            return True
+        m = _SUM_TOTAL(line)
+        if m is not None:
+            row = SummaryRow(
+                syscall="total",
+                seconds=_num(m.group(1)),
+                calls=int(m.group(2)),
+                errors=int(m.group(3) or 0),
+            )
+            agg.add_summary(row, total=True)
+            return True
+        m = _SUM_EXTRA(line)
+        if m is not None:
+            key = m.group(1).replace(" ", "_") + "_s"
+            agg.summary_extra[key] = _num(m.group(2))
+            return True
+        return False
+
+    # -- time columns -----------------------------------------------------------------------
+
+    def _event(self, ev: tuple) -> None:
+        if self._buf is None:
+            self._apply(ev)
+        else:
+            self._buffer(ev)
+
+    def _buffer(self, ev: tuple) -> None:
+        self._buf.append(ev)
+        if ev[0] in (_CALL_EV, _CHILD_EV, _SIG_EV) and ev[2]:
+            self._timed_events += 1
+        if self._timed_events >= BUFFERED or len(self._buf) >= 4 * BUFFERED:
+            self._decide()
+
+    def _decide(self) -> None:
+        """Name the time columns from the buffered lines, then replay them."""
+        buf, self._buf = self._buf or [], None
+        by_n: dict[int, Seq] = {}
+        calls_by_n: dict[int, int] = {}
+        for ev in buf:
+            if ev[0] in (_CALL_EV, _CHILD_EV, _SIG_EV) and ev[2]:
+                n = len(ev[2])
+                by_n.setdefault(n, []).append((ev[-1], tuple(float(x) for x in ev[2])))
+                if ev[0] == _CALL_EV:
+                    calls_by_n[n] = calls_by_n.get(n, 0) + 1
+        for n, seq in by_n.items():
+            self._cols[n] = self._index(self._guess(n, seq))
+        main = max(calls_by_n, key=lambda n: calls_by_n[n], default=0)
+        di, Di, Ei = self._cols_for(main)
+        self._timing = "E" if Ei >= 0 else "D" if Di >= 0 else "d" if di >= 0 else "none"
+        self.agg.gap_timing = self._timing == "d"
+        for ev in buf:
+            self._apply(ev)
+
+    def _guess(self, n: int, seq: Seq) -> tuple[str, ...]:
+        if self._flag_cols is not None and len(self._flag_cols) == n:
+            return self._flag_cols
+        if n >= 3:
+            return ("d", "D", "E")
+        if n == 1:
+            return ("d",) if _monotonic(seq) else ("D",)
+        if not _monotonic(seq):
+            return ("D", "E")
+        return ("d", "D") if _delta_like(seq) else ("d", "E")
+
+    @staticmethod
+    def _index(cols: tuple[str, ...]) -> tuple[int, int, int]:
+        return tuple(cols.index(c) if c in cols else -1 for c in "dDE")  # type: ignore[return-value]
+
+    def _cols_for(self, n: int) -> tuple[int, int, int]:
+        idx = self._cols.get(n)
+        if idx is None:
+            if self._flag_cols is not None and len(self._flag_cols) == n:
+                cols = self._flag_cols
+            else:
+                cols = (("d", "D", "E"), ("d",), ("d", "D"), ("d", "D", "E"))[min(n, 3)]
+                cols = cols[:n]
+            idx = self._cols[n] = self._index(cols)
+        return idx
+
+    def _apply(self, ev: tuple) -> None:
+        kind = ev[0]
+        agg = self.agg
+        if kind == _CALL_EV:
+            _, pid, nums, name, args, ret, err, n, _ = ev
+            ts = D = dur = None
+            if nums:
+                di, Di, Ei = self._cols_for(len(nums))
+                if di >= 0:
+                    ts = float(nums[di])
+                if Di >= 0:
+                    D = float(nums[Di]) * 1000.0
+                    dur = D
+                if Ei >= 0:
+                    dur = float(nums[Ei]) * 1000.0
+            agg.call(pid, name, dur, D, ts, D, err, args, n, ret)
+        elif kind == _CONT_EV:
+            agg.continuation(ev[1])
+        elif kind == _ELIDE_EV:
+            agg.elide()
+        else:
+            _, pid, nums, what, n, _ = ev
+            ts = D = None
+            if nums:
+                di, Di, _ = self._cols_for(len(nums))
+                ts = float(nums[di]) if di >= 0 else None
+                D = float(nums[Di]) * 1000.0 if Di >= 0 else None
+            if kind == _SIG_EV:
+                agg.signal(pid, what, ts, D, n)
+            else:
+                agg.child(pid, what, n, ts)
+
+    # -- results ----------------------------------------------------------------------------
+
+    def facts(self) -> tuple[dict, dict, list[str], Platform | None]:
+        if self._buf is not None:
+            self._decide()
+        facts, details, identifiers = self.agg.result(self._timing)
+        return facts, details, identifiers, "solaris"
+
+    def finish(self, start_line: int, end_line: int) -> Block:
+        block = super().finish(start_line, end_line)
+        shift_lines(block.details, start_line - 1)
+        return block

@@ -338,6 +338,20 @@ def test_parse_number_forms():
     assert parse_number("1" * 400) is None  # overflows a float: not a usable number
 
 
+def test_a_row_under_a_table_without_number_columns_is_malformed_not_fatal():
+    # found by fuzzing: a header whose only columns are the name and a text column
+    block, rejected = drive(
+        [
+            "Event                          Wait Class",
+            "------------------------------ ----------",
+            "db file sequential read   12   User I/O",
+        ]
+    )
+    assert rejected == []
+    assert block.malformed_lines == 1
+    assert "event.count" not in block.facts
+
+
 def test_many_statistics_stay_bounded(tmp_path):
     rows = "\n".join(f"made up statistic {i:06d}        {i:,}" for i in range(MAX_KEYS + 500))
     block, rejected = from_file(tmp_path, "Name          Value\n----          -----\n" + rows)

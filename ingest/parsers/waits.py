@@ -91,6 +91,8 @@ RE_NUMBER = re.compile(
     r"^[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?(?:[KMGT](?![a-z]))?(?:ns|us|ms|s)?%?$"
 )
 RE_HAS_DIGIT = re.compile(r"\d")
+_TITLE_INITIALS = frozenset("EeTtFfBbWwIiSs")  # first letters of the lines scored 2
+RE_ROW_HINT = re.compile(r"[^\s\d]\s{2,}[-.\d]")  # 'a name  1,234': a word, 2+ spaces, a number
 RE_TOKEN = re.compile(r"\S+")
 RE_ENQ_NAME = re.compile(r"^\s*([A-Z0-9]{2})-\S")
 RE_WORDS = re.compile(r"[a-z_]+")
@@ -443,15 +445,17 @@ def _tokens(line: str) -> list[tuple[int, int, str]]:
     return out
 
 
+class _Cell(NamedTuple):
+    start: int
+    end: int
+    value: tuple[float, float | None] | None  # parse_number's answer; None: a '-' placeholder
+
+
 class _Split(NamedTuple):
     line: str
     name: str
-    nums: list[tuple[int, int, str]]  # (start, end, text) of each number or placeholder
+    nums: list[_Cell]
     text: list[str]  # words after the numbers (Wait Class, Reason)
-
-
-def _is_cell(token: str) -> bool:
-    return token in ("-", "N/A") or parse_number(token) is not None
 
 
 def _split_row(line: str) -> _Split | None:
@@ -460,18 +464,23 @@ def _split_row(line: str) -> _Split | None:
     The values are the last run of numbers: names may hold numbers ('gc cr block 2-way' does
     not, but a statistic may), trailing words never do."""
     toks = _tokens(line)
+    values = [parse_number(t[2]) for t in toks]
+    cells = [v is not None or t[2] in ("-", "N/A") for t, v in zip(toks, values, strict=True)]
     end = len(toks)
-    while end > 0 and not _is_cell(toks[end - 1][2]):
+    while end > 0 and not cells[end - 1]:
         end -= 1
     start = end
-    while start > 0 and _is_cell(toks[start - 1][2]):
+    while start > 0 and cells[start - 1]:
         start -= 1
-    while start < end and parse_number(toks[start][2]) is None:
+    while start < end and values[start] is None:
         start += 1  # a leading '-' is part of the name or an empty cell before the first number
     if start == end:
         return None
-    name = RE_NAME_TAIL.sub("", line[: toks[start][0]]).strip()
-    return _Split(line, name, toks[start:end], [t[2] for t in toks[end:]])
+    name = line[: toks[start][0]].rstrip()
+    if name.endswith(("-", "N/A")):
+        name = RE_NAME_TAIL.sub("", name)
+    nums = [_Cell(toks[i][0], toks[i][1], values[i]) for i in range(start, end)]
+    return _Split(line, name.strip(), nums, [t[2] for t in toks[end:]])
 
 
 class WaitsParser(Parser):
@@ -481,13 +490,16 @@ class WaitsParser(Parser):
 
     @classmethod
     def start_score(cls, line: str) -> int:
-        if (
+        # the detector asks this of every line it reads: cheap exits first
+        if line.lstrip()[:1] in _TITLE_INITIALS and (
             RE_START_HEADERS.match(line)
             or RE_TOP_TITLE.match(line)
             or RE_TITLE.match(line)
             or RE_INTERVAL.match(line)
         ):
             return 2
+        if len(line) > 400 or "  " not in line or not RE_ROW_HINT.search(line):
+            return 0
         split = _split_row(line)
         if split is None:
             return 0
@@ -685,7 +697,7 @@ class WaitsParser(Parser):
         return [c for c in table.columns if c.kind not in ("name", "class", "reason")]
 
     def _assign(
-        self, table: _Table, nums: list[tuple[int, int, str]], *, aligned: bool = False
+        self, table: _Table, nums: list[_Cell], *, aligned: bool = False
     ) -> list[tuple[_Column, float, float | None]] | None:
         """Give each number the column whose right edge is nearest, keeping left-to-right
         order. None when there are more numbers than columns, or (aligned=True) when a number
@@ -706,11 +718,10 @@ class WaitsParser(Parser):
                 chosen.append(best)
                 lo = best + 1
         out = []
-        for j, (_, _, text) in zip(chosen, nums, strict=True):
-            parsed = parse_number(text)
-            if parsed is None:
+        for j, cell in zip(chosen, nums, strict=True):
+            if cell.value is None:
                 continue  # a '-' placeholder holds its cell and carries no value
-            out.append((cols[j], parsed[0], parsed[1]))
+            out.append((cols[j], cell.value[0], cell.value[1]))
         return out
 
     def _row(
@@ -719,7 +730,10 @@ class WaitsParser(Parser):
         line, name, nums, text = split
         if text and not any(c.kind in ("class", "reason") for c in table.columns):
             return False  # words after the numbers: prose, not a row of this table
-        extra = len(nums) - len(self._value_columns(table))
+        n_cols = len(self._value_columns(table))
+        if n_cols == 0:
+            return False
+        extra = len(nums) - n_cols
         if table.named_rows and extra > 0:
             name = line[: nums[extra][0]].strip()  # leading numbers belong to the name
             nums = nums[extra:]

@@ -139,15 +139,17 @@ def test_search_paginates(tmp_path):
         async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
             p1 = await c.get("/search", params={"q": "pagination"})
             p2 = await c.get("/search", params={"q": "pagination", "page": 2})
-            return p1.text, p2.text
+            p9 = await c.get("/search", params={"q": "pagination", "page": 9})
+            return p1.text, p2.text, p9.text
 
     try:
-        p1, p2 = asyncio.run(run())
+        p1, p2, p9 = asyncio.run(run())
     finally:
         store.close()
     assert "23 entries" in p1 and "page 1 of 2" in p1
     assert 'rel="next"' in p1 and "page=2" in p1
     assert p1.count('class="hit"') == 20 and p2.count('class="hit"') == 3
+    assert p9.count('class="hit"') == 3 and "page 2 of 2" in p9
 
 
 # ---- entry pages --------------------------------------------------------------------------------

@@ -89,6 +89,8 @@ def _search(request: Request, q: str, page: int) -> Response:
         error = f"{exc} — showing everything instead."
         result = store.search("", page=1, per_page=PER_PAGE)
     pages = max(1, math.ceil(result.total / PER_PAGE))
+    if page > pages and result.total:  # an old link past the last page: show the last one
+        result = store.search(q, page=pages, per_page=PER_PAGE)
     ctx = {
         "q": q,
         "error": error,

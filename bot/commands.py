@@ -13,6 +13,7 @@ from slack_sdk import WebClient
 from bot.common import analyze, deps, log, post, redact, reply_analysis, report_failure
 from bot.modals import ANALYZE_CALLBACK, Origin, add_entry_view, analyze_view, field
 from bot.render import has_evidence, render_help, render_search
+from kb.store import StoreError
 
 SUBCOMMANDS = ("search", "analyze", "add", "help")
 __all__ = ["ANALYZE_CALLBACK", "ack_command", "run_command", "ack_analyze", "run_analyze"]
@@ -43,8 +44,6 @@ def run_command(command: dict[str, Any], client: WebClient, respond: Any, contex
     origin = Origin(channel=command.get("channel_id", ""))
     try:
         if sub == "search":
-            from kb.store import StoreError
-
             try:
                 page = d.store.search(rest, per_page=10)
             except StoreError as exc:  # a query the store cannot run: its message is for people

@@ -11,18 +11,17 @@ import logging
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
 from bot.events import EventLog
 from bot.render import Message, has_evidence, render_analysis
+from kb.matcher import analyze_lines, analyze_text
 from kb.results import AnalysisResult
 from kb.settings import Settings
-
-if TYPE_CHECKING:
-    from kb.store import Store
+from kb.store import Store
 
 log = logging.getLogger("perfkb.bot")
 
@@ -98,8 +97,6 @@ def report_failure(
 def analyze(
     d: BotDeps, *, text: str | None = None, lines: Iterable[str] | None = None
 ) -> AnalysisResult:
-    from kb.matcher import analyze_lines, analyze_text
-
     if lines is not None:
         return analyze_lines(lines, d.store)
     return analyze_text(text or "", d.store)

@@ -14,6 +14,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 
 from bot.common import api_error, deps, log, redact
 from bot.render import FEEDBACK_ACTION, mark_feedback, parse_feedback_action_id
+from kb.store import StoreError
 
 __all__ = ["FEEDBACK_ACTION", "record_feedback"]
 
@@ -22,8 +23,6 @@ def record_feedback(
     body: dict[str, Any], action: dict[str, Any], client: WebClient, respond: Any, context: Any
 ) -> None:
     """Lazy listener of a feedback button."""
-    from kb.store import StoreError
-
     parsed = parse_feedback_action_id(action.get("action_id", ""))
     user = (body.get("user") or {}).get("id", "")
     if parsed is None or not user:

@@ -25,6 +25,9 @@ from bot.modals import (
     signatures_yaml,
 )
 from bot.render import entry_url, esc, link
+from ingest.detect import parse_text
+from kb.matcher import propose_signature
+from kb.store import EntryNotFound, StoreError
 
 SHORTCUT_CALLBACK = "add_to_kb"
 THREAD_LIMIT = 200
@@ -61,9 +64,6 @@ def thread_text(client: WebClient, channel: str, thread_ts: str, message: dict[s
 
 def prefill(text: str) -> tuple[str, str, list[str]]:
     """(evidence, proposed signatures YAML, platforms) for the modal."""
-    from ingest.detect import parse_text
-    from kb.matcher import propose_signature
-
     evidence = parse_text(text)
     blocks = [b for b in evidence.blocks if b.format != "unknown"]
     shown = "\n\n".join(b.text for b in blocks) or text
@@ -109,8 +109,6 @@ def ack_add_entry(ack: Any, body: dict[str, Any], view: dict[str, Any], context:
 
 
 def exists(d: BotDeps, entry_id: str) -> bool:
-    from kb.store import EntryNotFound
-
     try:
         d.store.get(entry_id)
     except EntryNotFound:
@@ -122,8 +120,6 @@ def create_entry(
     body: dict[str, Any], view: dict[str, Any], client: WebClient, context: Any
 ) -> None:
     """Lazy listener of the submission: write the entry, then post its link."""
-    from kb.store import StoreError
-
     d = deps(context)
     author = author_of(body)
     user = (body.get("user") or {}).get("id", "")

@@ -6,7 +6,6 @@ listeners."""
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
 
 from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_sdk.errors import SlackApiError
@@ -14,9 +13,7 @@ from slack_sdk.errors import SlackApiError
 from bot.app import BotConfigError, build_app
 from bot.common import api_error
 from kb.settings import Settings
-
-if TYPE_CHECKING:
-    from kb.store import Store
+from kb.store import Store
 
 log = logging.getLogger("perfkb.bot")
 
@@ -34,8 +31,6 @@ def build_handler(store: Store, settings: Settings) -> SocketModeHandler:
 def run(settings: Settings) -> None:
     """Connect and serve until interrupted. A missing setting or a token Slack refuses ends the
     process with a one-line message (SystemExit), not a traceback."""
-    from kb.store import Store
-
     if not (settings.slack_bot_token and settings.slack_app_token):
         raise SystemExit(f"perfkb bot: {_missing_text(settings)}")
     if not logging.getLogger().handlers:  # a long-running process: show what it does

@@ -365,7 +365,7 @@ def render_search(page: Any, base_url: str) -> Message:
                 section(f"Nothing in the knowledge base matches `{esc(clip(page.query, 200))}`.")
             ],
         )
-    query_url = f"{base_url.rstrip('/')}/?q={quote(page.query)}"
+    query_url = f"{base_url.rstrip('/')}/search?q={quote(page.query)}"
     blocks = [
         section(
             f"*{page.total} result(s) for* `{esc(clip(page.query, 200))}` · "

@@ -120,6 +120,7 @@ def test_search_answers_through_response_url(bot: Harness):
     assert resp.status_code == 200
     call = bot.stub.wait_for(where=lambda c: c.path == url.split(bot.stub.url)[1])[0]
     assert "http://kb.test/entries/numa-shmdt-disconnect-storm" in block_texts(call)
+    assert "http://kb.test/search?q=shmdt" in block_texts(call)
     assert call.body["response_type"] == "ephemeral"
 
 

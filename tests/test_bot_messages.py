@@ -135,6 +135,9 @@ def test_reply_has_facts_matches_conditions_commands_and_links(bot: Harness):
     saved_text, saved_json = bot.store.get_analysis(analysis_id)
     assert "kgiPinObject" in saved_text
     assert json.loads(saved_json)["matches"][0]["id"] == "standalone-plsql-pin-overhead"
+    # The links lead to real pages of the web app the bot is mounted in.
+    assert bot.server.http.get(f"/analyze/{analysis_id}").status_code == 200
+    assert bot.server.http.get("/entries/standalone-plsql-pin-overhead").status_code == 200
     actions = [b for b in blocks if b["type"] == "actions"]
     assert actions and all(len(a["elements"]) == 2 for a in actions)
     assert len(blocks) <= 50 and all(len(t) <= 3000 for t in texts)

@@ -3,32 +3,23 @@ specific shapes come first."""
 
 from __future__ import annotations
 
-import importlib
-
 from ingest.base import Parser
+from ingest.parsers.dtrace import DtraceParser
+from ingest.parsers.mpstat import MpstatParser
+from ingest.parsers.stack import StackParser
+from ingest.parsers.strace import StraceParser
+from ingest.parsers.tkprof import TkprofParser
+from ingest.parsers.truss import TrussParser
+from ingest.parsers.waits import WaitsParser
 
-_ORDER = (
-    ("tkprof", "TkprofParser"),
-    ("truss", "TrussParser"),
-    ("strace", "StraceParser"),
-    ("mpstat", "MpstatParser"),
-    ("waits", "WaitsParser"),
-    ("dtrace", "DtraceParser"),
-    ("stack", "StackParser"),
+PARSERS: tuple[type[Parser], ...] = (
+    TkprofParser,
+    TrussParser,
+    StraceParser,
+    MpstatParser,
+    WaitsParser,
+    DtraceParser,
+    StackParser,
 )
-
-
-def _load() -> tuple[type[Parser], ...]:
-    # TRANSITIONAL: tolerate parsers that have not landed yet; made strict once all exist.
-    out = []
-    for module, cls in _ORDER:
-        try:
-            out.append(getattr(importlib.import_module(f"ingest.parsers.{module}"), cls))
-        except (ImportError, AttributeError):
-            continue
-    return tuple(out)
-
-
-PARSERS: tuple[type[Parser], ...] = _load()
 
 __all__ = ["PARSERS"]

@@ -1,0 +1,250 @@
+"""Streaming analysis: `perfkb analyze FILE` on generated truss and strace captures, beside
+`grep -cE '<syscall line regex>' FILE | cat` (the least any parser must do per line) and
+`wc -l FILE` (reading the file at all). Wall time, CPU time and peak RSS come from os.wait4 on
+each child, so the three commands are measured the same way.
+
+GNU grep writing to /dev/null stops at the first match; its output goes through a pipe to cat.
+grep and wc run with LC_ALL=C: byte-wise matching is the honest floor (in a UTF-8 locale GNU grep
+is up to 25x slower on this regex, which would flatter perfkb); that slower time is kept in the
+JSON as grep_in_session_locale_wall_s.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmarks.gen_traces import GREP_RE, MB, Expected, ensure
+from benchmarks.report import Figure, ratio
+
+BENCH = "streaming"
+VENV_BIN = Path(sys.executable).parent
+TARGET_MBPS = 50.0
+TARGET_GREP_RATIO = 2.0
+TARGET_RSS_MB = 200.0
+TIME = "/usr/bin/time" if Path("/usr/bin/time").exists() else None
+
+
+@dataclass
+class Timed:
+    wall: float
+    cpu: float
+    maxrss_mb: float
+    stdout: str
+    returncode: int
+
+
+def timed_run(argv: list[str], env: dict[str, str] | None = None) -> Timed:
+    """Run argv; wall from the clock, CPU (it and its children) from wait4, peak RSS from
+    /usr/bin/time -f %M. wait4's own ru_maxrss would count the Python image the child was forked
+    from, so it is only the fallback when /usr/bin/time is missing."""
+    with (
+        tempfile.TemporaryFile(mode="w+b") as out,
+        tempfile.TemporaryFile(mode="w+b") as err,
+        tempfile.NamedTemporaryFile(mode="r", suffix=".rss") as rss,
+    ):
+        cmd = [TIME, "-o", rss.name, "-f", "%M", *argv] if TIME else argv
+        started = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - started
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout = out.read().decode("utf-8", "replace")
+        if proc.returncode != 0:
+            tail = err.read().decode("utf-8", "replace").strip().splitlines()[-3:]
+            raise RuntimeError(f"{shlex.join(argv)} exited {proc.returncode}: {' | '.join(tail)}")
+        maxrss_kb = float(usage.ru_maxrss)
+        if TIME:
+            lines = rss.read().split()
+            maxrss_kb = float(lines[-1]) if lines else maxrss_kb
+    return Timed(wall, usage.ru_utime + usage.ru_stime, maxrss_kb / 1024, stdout, 0)
+
+
+def perfkb_env(data_dir: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PERFKB_DATA_DIR"] = str(data_dir)
+    env["PERFKB_LOG_LEVEL"] = "WARNING"
+    return env
+
+
+def init_data_dir(data_dir: Path) -> None:
+    """A store holding the packaged entries, as a user has after `perfkb init`."""
+    perfkb = str(VENV_BIN / "perfkb")
+    subprocess.run(
+        [perfkb, "init"], env=perfkb_env(data_dir), check=True, capture_output=True, timeout=300
+    )
+
+
+def _median(runs: list[Timed]) -> Timed:
+    runs = sorted(runs, key=lambda t: t.wall)
+    return runs[len(runs) // 2]
+
+
+def measure_file(
+    path: Path, exp: Expected, data_dir: Path, reps: int
+) -> tuple[Timed, Timed, Timed, dict, float]:
+    """(perfkb, grep, wc) medians over reps, the facts perfkb reported for the capture, and the
+    wall time of grep in the session's locale."""
+    size = path.stat().st_size
+    perfkb = [str(VENV_BIN / "perfkb"), "analyze", "--json", str(path)]
+    grep = [
+        "bash",
+        "-c",
+        f"grep -cE {shlex.quote(GREP_RE[exp.kind])} {shlex.quote(str(path))} | cat",
+    ]
+    wc = ["wc", "-l", str(path)]
+    env = perfkb_env(data_dir)
+    c_env = {**os.environ, "LC_ALL": "C"}
+    timed_run(["cat", str(path)] if size < 64 * MB else wc)  # warm the page cache
+    runs: dict[str, list[Timed]] = {"perfkb": [], "grep": [], "wc": []}
+    for _ in range(reps):
+        runs["wc"].append(timed_run(wc, c_env))
+        runs["grep"].append(timed_run(grep, c_env))
+        runs["perfkb"].append(timed_run(perfkb, env))
+    p, g, w = (_median(runs[k]) for k in ("perfkb", "grep", "wc"))
+    # for the record: the same grep in the session's own locale (UTF-8 regex matching is slower)
+    g_utf8 = timed_run(grep)
+    result = json.loads(p.stdout)
+    facts = result["blocks"][0]["facts"] if len(result.get("blocks", [])) == 1 else {}
+    return p, g, w, facts, round(g_utf8.wall, 3)
+
+
+def _check_counts(exp: Expected, facts: dict) -> str:
+    if not facts:
+        return "perfkb did not report exactly one block"
+    got = {
+        "calls": facts.get("trace.calls"),
+        "errors": facts.get("trace.errors"),
+        "signals": facts.get("trace.signals"),
+        "processes": facts.get("trace.processes"),
+    }
+    want = {"calls": exp.calls, "errors": exp.errors, "signals": exp.signals}
+    want["processes"] = exp.processes
+    bad = [f"{k} {got[k]} ≠ {v}" for k, v in want.items() if got[k] != v]
+    return "counts differ: " + ", ".join(bad) if bad else ""
+
+
+def run(full: bool, data_root: Path | None = None) -> list[Figure]:
+    sizes = ["10MB", "100MB", "1GB"] if full else ["10MB"]
+    if full and shutil.disk_usage(data_root or Path(__file__).parent).free < 5 * 1024 * MB:
+        sizes = ["10MB", "100MB"]
+    figures: list[Figure] = []
+    with tempfile.TemporaryDirectory(prefix="perfkb-bench-") as tmp:
+        data_dir = Path(tmp) / "data"
+        init_data_dir(data_dir)
+        # the fixed cost of starting perfkb and opening the store, on a 1-line file
+        tiny = Path(tmp) / "one-line.txt"
+        tiny.write_text("15697: 1.5426 1.0901 0.0000 pollsys(0x10041CDA8, 2, 0x0, 0x0) = 1\n")
+        start = [
+            timed_run(
+                [str(VENV_BIN / "perfkb"), "analyze", "--json", str(tiny)], perfkb_env(data_dir)
+            )
+            for _ in range(3)
+        ]
+        startup = statistics.median(t.wall for t in start)
+        figures.append(
+            Figure(
+                bench=BENCH,
+                case="startup",
+                metric="perfkb analyze, 1-line file",
+                value=round(startup * 1000, 1),
+                unit="ms",
+                note="interpreter start, imports and opening the store: included in every "
+                "perfkb figure below",
+            )
+        )
+        for size in sizes:
+            for kind in ("truss", "strace"):
+                path, exp = ensure(kind, size, **({"data_dir": data_root} if data_root else {}))
+                reps = 3 if size == "10MB" else 1
+                p, g, w, facts, g_locale = measure_file(path, exp, data_dir, reps)
+                mb = exp.bytes / MB
+                case = f"{kind} -{exp.mode} {size}"
+                problem = _check_counts(exp, facts)
+                common = {"lines": exp.lines, "bytes": exp.bytes, "calls": exp.calls}
+                figures += [
+                    Figure(
+                        bench=BENCH,
+                        case=case,
+                        metric="throughput (wall)",
+                        value=round(mb / p.wall, 2),
+                        unit="MB/s",
+                        reference="grep -cE",
+                        ref_value=round(mb / g.wall, 2),
+                        ratio=ratio(mb / p.wall, mb / g.wall),
+                        target=f"≥ {TARGET_MBPS:g} MB/s",
+                        met=mb / p.wall >= TARGET_MBPS,
+                        note=problem,
+                        extra={
+                            **common,
+                            "perfkb_wall_s": round(p.wall, 3),
+                            "perfkb_cpu_s": round(p.cpu, 3),
+                            "perfkb_cpu_mbps": round(mb / p.cpu, 2) if p.cpu else None,
+                            "grep_wall_s": round(g.wall, 3),
+                            "grep_cpu_s": round(g.cpu, 3),
+                            "grep_count": int(g.stdout.strip() or 0),
+                            "grep_in_session_locale_wall_s": g_locale,
+                            "wc_wall_s": round(w.wall, 3),
+                            "wc_mbps": round(mb / w.wall, 1),
+                            "counts_match": not problem,
+                            "reps": reps,
+                        },
+                    ),
+                    Figure(
+                        bench=BENCH,
+                        case=case,
+                        metric="time vs grep -cE (wall)",
+                        value=round(p.wall, 3),
+                        unit="s",
+                        reference="grep -cE",
+                        ref_value=round(g.wall, 3),
+                        ratio=ratio(p.wall, g.wall),
+                        target=f"≤ {TARGET_GREP_RATIO:g}× grep",
+                        met=p.wall <= TARGET_GREP_RATIO * g.wall,
+                    ),
+                    Figure(
+                        bench=BENCH,
+                        case=case,
+                        metric="time vs wc -l (wall)",
+                        value=round(p.wall, 3),
+                        unit="s",
+                        reference="wc -l",
+                        ref_value=round(w.wall, 3),
+                        ratio=ratio(p.wall, w.wall),
+                    ),
+                    Figure(
+                        bench=BENCH,
+                        case=case,
+                        metric="CPU time vs grep -cE",
+                        value=round(p.cpu, 3),
+                        unit="s",
+                        reference="grep -cE",
+                        ref_value=round(g.cpu, 3),
+                        ratio=ratio(p.cpu, g.cpu),
+                        note="user+sys: less sensitive to other load on the machine",
+                    ),
+                    Figure(
+                        bench=BENCH,
+                        case=case,
+                        metric="peak RSS",
+                        value=round(p.maxrss_mb, 1),
+                        unit="MB",
+                        reference="grep -cE",
+                        ref_value=round(g.maxrss_mb, 1),
+                        ratio=ratio(p.maxrss_mb, g.maxrss_mb),
+                        target=f"≤ {TARGET_RSS_MB:g} MB",
+                        met=p.maxrss_mb <= TARGET_RSS_MB,
+                    ),
+                ]
+    return figures

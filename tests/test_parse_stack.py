@@ -4,6 +4,7 @@ kernel prefix table it classifies functions with."""
 from __future__ import annotations
 
 import math
+import time
 from pathlib import Path
 
 import pytest
@@ -295,6 +296,47 @@ def test_facts_are_in_the_catalogue_with_the_right_shape(name):
     assert set(block.facts) <= facts_for(block.format)
     for fact, value in block.facts.items():
         assert isinstance(value, dict) == (FACTS[fact].keyed_by is not None), fact
+
+
+# -- long hostile lines stay linear -----------------------------------------------------------
+
+_PREFIXES = [
+    "",
+    " ",
+    "#1  0x1 in a ",
+    " ffff80ffbcf9298a a (",
+    "oracle`a",
+    "  1 |",
+    "@[",
+    "1 2 a:",
+    "a = 1",
+    "Thread 1 (",
+    "a 1 [001] 1.0: ",
+    "CPU ",
+    "12:00:00 AM ",
+    "  a ",
+]
+_FILLERS = [" ", "\t", "1 ", "a ", ") ", "@ ", ", ", ":"]
+
+
+_PREPS = [[], ["#0  0x00007f00 in semtimedop () from /lib64/libc.so.6"]]
+
+
+@pytest.mark.parametrize("prep", _PREPS)
+def test_long_hostile_lines_parse_in_linear_time(prep):
+    slowest = 0.0
+    for prefix in _PREFIXES:
+        for filler in _FILLERS:
+            line = prefix + filler * (4000 // len(filler)) + "x"
+            start = time.perf_counter()
+            StackParser.start_score(line)
+            p = StackParser()
+            for earlier in prep:
+                p.feed(earlier)
+            p.feed(line)
+            p.finish(1, 2)
+            slowest = max(slowest, time.perf_counter() - start)
+    assert slowest < 0.1  # linear: about a millisecond; a backtracking regex takes 0.3 s or more
 
 
 # -- property test --------------------------------------------------------------------------------

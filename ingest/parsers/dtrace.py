@@ -24,6 +24,7 @@ from __future__ import annotations
 import copy
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import ClassVar
 
 from ingest.base import Parser
@@ -34,6 +35,8 @@ MAX_KEYS = 5000
 MAX_HISTOGRAMS = 200
 MAX_BUCKETS = 1000
 MAX_NOTES = 50
+# Longer lines can only be a table whose line breaks were lost; no other shape is tried on them.
+MAX_SHAPED_LINE = 4096
 
 _IDENT = re.compile(r"^[A-Za-z_$][\w$.:/-]*$")
 _KEY = re.compile(r"^[\w$.:/<>*+-]+$")
@@ -51,16 +54,15 @@ _FRAME_COUNT = re.compile(
     r"^\s*(?P<module>[\w.+-]+)`(?P<func>[^+\s(`]+)(?:\+0x[0-9a-fA-F]+)?\s+(?P<count>\d{1,15})\s*$"
 )
 _COUNT = re.compile(r"^\s*(?P<count>\d{1,15})\s*$")
-_ROW = re.compile(r"^\s*(?P<keys>\S.*?)\s+(?P<count>\d{1,15})\s*$")
 _HIST_HEADER = re.compile(r"^\s*value\s+-+\s*Distribution\s*-+\s*count\s*$")
 _HIST_ROW = re.compile(
-    r"^\s*(?P<value>(?:<|>=)?\s*-?\d{1,15})\s+\|(?P<bar>[@ ]*)(?:\|)?\s*(?P<count>\d{1,15})\s*$"
+    r"^\s*(?P<value>(?:(?:<|>=)\s*)?-?\d{1,15})\s+\|(?P<bar>[@ ]*)(?:\|\s*)?(?P<count>\d{1,15})\s*$"
 )
 _EXECUTED = re.compile(
     r"^\s*(?P<name>[\w$.:]+)\s+executed\s+(?P<n>\d{1,15})\s+times?"
     r"(?:,?\s*waited\s+in\s+(?P<unit>ms|us|ns|s|sec|seconds)\s*:?\s*(?P<t>\d{1,15}(?:\.\d{1,9})?))?\s*$"
 )
-_SUM = re.compile(r"^\s*[\w$.]+(?:\s*\+\s*[\w$.]+)*\s*=\s*\d+(?:\.\d+)?\s*(?:ms|us|ns|s)?\s*$")
+_SUM = re.compile(r"^\s*[\w$.]+(?:\s*\+\s*[\w$.]+)*\s*=\s*\d+(?:\.\d+)?\s*(?:(?:ms|us|ns|s)\s*)?$")
 _COMMAND = re.compile(
     r"^(?!#!)\s*(?:\[[^\]]*\][#$]\s*|\S*[#$%>]\s*)?(?:pfexec\s+|sudo\s+)?(?:\S*/)?"
     r"(?P<tool>dtrace|bpftrace)\s+(?:-\w|')"
@@ -74,7 +76,7 @@ _PROMPT = re.compile(r"^\S*@\S*[#$]$|^\S*\][#$]$|^[#$]$")
 _BPF_ATTACH = re.compile(r"^Attaching \d+ probes?\.\.\.\s*$")
 _BPF_VALUE = re.compile(r"^@(?P<name>\w*)(?:\[(?P<key>[^\]]*)\])?:\s*(?P<value>-?\d{1,15})\s*$")
 _BPF_LABEL = re.compile(r"^@(?P<name>\w*)(?:\[(?P<key>[^\]]*)\])?:\s*$")
-_BPF_STACK_OPEN = re.compile(r"^@(?P<name>\w*)\[(?P<first>[^\]]*?),?\s*$")
+_BPF_STACK_OPEN = re.compile(r"^@(?P<name>\w*)\[(?P<first>[^\]]*)$")
 _BPF_STACK_CLOSE = re.compile(r"^\s*\]:\s*(?P<value>\d{1,15})\s*$")
 _BPF_FRAME = re.compile(
     r"^\s+(?:[0-9a-fA-F]+\s+)?(?P<func>[^\s+]+?)(?:\+\d+|\+0x[0-9a-fA-F]+)?(?:\s+\((?P<module>[^()]+)\))?\s*$"
@@ -85,6 +87,14 @@ _BPF_BUCKET = re.compile(
 )
 _SUFFIX = {"K": 1024.0, "M": 1024.0**2, "G": 1024.0**3, "T": 1024.0**4, "P": 1024.0**5}
 _TIME_MS = {"ms": 1.0, "us": 1e-3, "ns": 1e-6, "s": 1000.0, "sec": 1000.0, "seconds": 1000.0}
+
+
+def _row(line: str) -> tuple[list[str], str] | None:
+    """`keys... count`: the keys and the count text, split on whitespace (linear, no regex)."""
+    tokens = line.split()
+    if len(tokens) < 2 or not _INT.match(tokens[-1]):
+        return None
+    return tokens[:-1], tokens[-1]
 
 
 def _bpf_number(text: str) -> float:
@@ -109,7 +119,10 @@ def _frame(module: str | None, func: str | None) -> Frame:
     return Frame(function=func, module=module or None)
 
 
-def _flat_rows(line: str) -> list[tuple[str, list[tuple[str | None, str, float]]]] | None:
+@lru_cache(maxsize=8)
+def _flat_rows(
+    line: str,
+) -> tuple[tuple[str, tuple[tuple[str | None, str, float], ...]], ...] | None:
     """Rows of a table whose line breaks were lost: repeated `module function count` triples (or
     `name count` pairs), possibly several outputs each after a shell prompt. None if not that."""
     tokens = line.split()
@@ -129,13 +142,13 @@ def _flat_rows(line: str) -> list[tuple[str, list[tuple[str | None, str, float]]
         rows_t, cmd_t = _scan(seg, 3)
         rows_p, cmd_p = _scan(seg, 2)
         if rows_t and len(rows_t) * 3 >= len(rows_p) * 2:
-            outputs.append((" ".join(cmd_t)[:120], rows_t))
+            outputs.append((" ".join(cmd_t)[:120], tuple(rows_t)))
             triples += len(rows_t)
         elif rows_p:
-            outputs.append((" ".join(cmd_p)[:120], rows_p))
+            outputs.append((" ".join(cmd_p)[:120], tuple(rows_p)))
             pairs += len(rows_p)
     if triples >= 4 or pairs >= 8:
-        return outputs
+        return tuple(outputs)
     return None
 
 
@@ -145,7 +158,13 @@ def _scan(tokens: list[str], width: int) -> tuple[list[tuple[str | None, str, fl
     i = 0
     while i < len(tokens):
         chunk = tokens[i : i + width]
-        if len(chunk) == width and _INT.match(chunk[-1]) and _FUNC.match(chunk[-2]):
+        if (
+            len(chunk) == width
+            and chunk[-1].isdigit()
+            and not chunk[-2][0].isdigit()
+            and _INT.match(chunk[-1])
+            and _FUNC.match(chunk[-2])
+        ):
             if width == 2:
                 rows.append((None, chunk[0], float(chunk[1])))
                 i += 2
@@ -202,9 +221,11 @@ class DtraceParser(Parser):
 
     @classmethod
     def start_score(cls, line: str) -> int:
+        if len(line) > MAX_SHAPED_LINE:
+            return 2 if _flat_rows(line) is not None else 0
         if (
             _HIST_HEADER.match(line)
-            or _COMMAND.match(line)
+            or _COMMAND.match(line[:256])
             or _DTRACE_MSG.match(line)
             or _CPU_HEADER.match(line)
             or _EXECUTED.match(line)
@@ -220,12 +241,12 @@ class DtraceParser(Parser):
             return 2
         if _FRAME.match(line):
             return 1
-        m = _ROW.match(line)
-        if m and line[:1].isspace():
+        row = _row(line)
+        if row and line[:1].isspace():
             # printa() indents its rows; an unindented `word 123` is more often a shell command
             # (`pfiles 5522`) or prose, so it may continue a table but does not start one
             # and function names have lower case: `CHUNK  32768` is a SQL storage clause
-            keys = m["keys"].split()
+            keys = row[0]
             if len(keys) == 1 and _IDENT.match(keys[0]) and _LOWER.search(keys[0]):
                 return 1
             if len(keys) == 2 and _MODULE.match(keys[0]) and _FUNC.match(keys[1]):
@@ -247,8 +268,8 @@ class DtraceParser(Parser):
             s.after_blank = True
             return True
         if s.bpf_key is not None:
-            return self._bpf_stack_line(line)
-        if s.hist is not None:
+            return len(line) <= MAX_SHAPED_LINE and self._bpf_stack_line(line)
+        if s.hist is not None and len(line) <= MAX_SHAPED_LINE:
             if m := _HIST_ROW.match(line):
                 self._bucket(_hist_value(m["value"]), float(m["count"]))
                 return True
@@ -270,9 +291,11 @@ class DtraceParser(Parser):
         handler(line)
         return True
 
-    def _classify(self, line: str):  # noqa: C901 - one test per line shape, in priority order
+    def _classify(self, line: str):
         """The handler for this line, or None if it is not DTrace output. Changes nothing."""
         s = self.s
+        if len(line) > MAX_SHAPED_LINE:
+            return self._flat if _flat_rows(line) is not None else None
         if _HIST_HEADER.match(line):
             return self._hist_header
         if _FRAME_COUNT.match(line):
@@ -285,13 +308,13 @@ class DtraceParser(Parser):
             return self._executed
         if _BPF_VALUE.match(line):
             return self._bpf_value
-        if _BPF_STACK_OPEN.match(line) and line.rstrip().endswith(("[", ",")):
+        if line.rstrip().endswith(("[", ",")) and _BPF_STACK_OPEN.match(line.rstrip()):
             return self._bpf_open
         if _BPF_LABEL.match(line):
             return self._bpf_label
         if _BPF_ATTACH.match(line) or (line.strip() == "^C" and s.seen):
             return self._bpftrace_note
-        if _COMMAND.match(line) or _DTRACE_MSG.match(line) or _CPU_HEADER.match(line):
+        if _COMMAND.match(line[:256]) or _DTRACE_MSG.match(line) or _CPU_HEADER.match(line):
             return self._note
         if _FIRE.match(line) and ":" in line.split()[2]:
             return self._fire
@@ -299,12 +322,12 @@ class DtraceParser(Parser):
             return self._note
         if _flat_rows(line) is not None:
             return self._flat
-        m = _ROW.match(line)
-        if m and all(_KEY.match(k) for k in m["keys"].split()) and len(m["keys"].split()) <= 4:
-            keys = m["keys"].split()
+        row = _row(line)
+        if row and len(row[0]) <= 4 and all(_KEY.match(k) for k in row[0]):
+            keys = row[0]
             if s.after_blank and keys[-1] in s.probe_count and s.pending_row is None:
                 return None  # a table repeating a name already counted: the next output
-            return self._row
+            return self._table_row
         word = line.strip()
         if (
             s.seen
@@ -320,7 +343,7 @@ class DtraceParser(Parser):
 
     def _note(self, line: str) -> None:
         s = self.s
-        tool = _COMMAND.match(line)
+        tool = _COMMAND.match(line[:256])
         if tool:
             s.seen.add("command")
             if tool["tool"] == "bpftrace":
@@ -351,11 +374,11 @@ class DtraceParser(Parser):
         if function:
             s.stats.add_counted(key, count, module)
 
-    def _row(self, line: str) -> None:
-        m = _ROW.match(line)
-        assert m is not None
-        keys = " ".join(m["keys"].split())
-        self.s.pending_row = (keys, float(m["count"]), f"{keys} {m['count']}")
+    def _table_row(self, line: str) -> None:
+        row = _row(line)
+        assert row is not None
+        keys = " ".join(row[0])
+        self.s.pending_row = (keys, float(row[1]), f"{keys} {row[1]}")
 
     def _flush_row(self) -> None:
         """The held `keys count` line was not a histogram label: it is a table row."""
@@ -428,7 +451,7 @@ class DtraceParser(Parser):
     def _flat(self, line: str) -> None:
         s = self.s
         s.seen.add("table")
-        outputs = _flat_rows(line) or []
+        outputs = _flat_rows(line) or ()
         for command, rows in outputs:
             for module, func, count in rows:
                 self._set_count(func, count, module, True)
@@ -505,7 +528,7 @@ class DtraceParser(Parser):
         assert m is not None
         self._end_stack(None)
         self.s.seen.add("bpftrace")
-        self.s.bpf_key = m["first"].strip()
+        self.s.bpf_key = m["first"].strip().rstrip(",").strip()
 
     def _bpf_stack_line(self, line: str) -> bool:
         s = self.s

@@ -68,7 +68,20 @@ _BANNER = re.compile(
     r"(?:\s+_(?P<arch>\w+)_)?\s+\((?P<cpus>\d+)\s+CPU\)\s*$"
 )
 _STATE = re.compile(r"^\s*<<.*>>\s*$")
-_SOLARIS_DATE = re.compile(r"^\s*(?:\d{9,11}|.*\b\d{1,2}:\d{2}:\d{2}\b.*\b(?:19|20)\d{2}\b.*)\s*$")
+_CLOCK = re.compile(r"\b\d{1,2}:\d{2}:\d{2}\b")
+_YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
+# mpstat lines are short; anything longer is not one (and is not worth a regex)
+MAX_LINE = 1024
+
+
+def _solaris_date(line: str) -> bool:
+    """`mpstat -T u|d` stamps: an epoch number, or a date with a clock and a year."""
+    text = line.strip()
+    if len(text) > 80:
+        return False
+    if text.isdigit():
+        return 9 <= len(text) <= 11
+    return bool(_CLOCK.search(text) and _YEAR.search(text))
 
 
 def _num(token: str) -> float:
@@ -190,6 +203,8 @@ class MpstatParser(Parser):
 
     @classmethod
     def start_score(cls, line: str) -> int:
+        if len(line) > MAX_LINE:
+            return 0
         if _solaris_header(line) or _linux_header(line) or _BANNER.match(line):
             return 2
         tokens = line.split()
@@ -200,7 +215,7 @@ class MpstatParser(Parser):
     # -- feeding --------------------------------------------------------------------------------
 
     def feed(self, line: str) -> bool:
-        if not line.strip():
+        if not line.strip() or len(line) > MAX_LINE:
             return False
         if m := _BANNER.match(line):
             if self.kind == "solaris" or self._has_data():
@@ -232,7 +247,7 @@ class MpstatParser(Parser):
             if _STATE.match(line):
                 self._state_lines += 1
                 return True
-            if _SOLARIS_DATE.match(line):
+            if _solaris_date(line):
                 self._pending_label = line.strip()[:40]
                 return True
             return self._solaris_row(line)

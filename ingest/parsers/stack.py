@@ -17,16 +17,19 @@ from ingest.base import Parser
 from ingest.model import Format, Platform
 from ingest.parsers.functions import MAX_FRAMES, Frame, FunctionStats
 
+# No stack line is longer (a gdb frame with long C++ arguments stays well below it).
+MAX_LINE = 4096
 _ADDRESS = re.compile(r"^(?:0x)?[0-9a-fA-F]+$")
 
 # ffff80ffbcf9298a __read () + a        |  0x0900000000012345  nsleep(??, ??) + 0x94 (AIX)
 _PSTACK = re.compile(
     r"^\s*(?P<hex>0x)?(?P<addr>[0-9a-fA-F]{6,16})\s+(?P<name>[A-Za-z_$.?<~][^\s(]*)\s*\((?P<rest>.*)$"
 )
-_PSTACK_STRICT = re.compile(r"\)\s*(?:\+\s*(?:0x)?[0-9a-fA-F]+)?\s*$")
+_PSTACK_STRICT = re.compile(r"\)\s*(?:\+\s*(?:0x)?[0-9a-fA-F]+\s*)?$")
 # #3  0x000000000c8d3f5a in kslwtbctx ()   |  #0  semtimedop () at ../sysdeps/...
 _GDB = re.compile(
-    r"^#(?P<n>\d+)\s+(?:0x(?P<addr>[0-9a-fA-F]+)\s+in\s+|(?!0x))(?P<name>[^\s(][^(]*?)\s*\((?P<rest>.*)$"
+    r"^#(?P<n>\d+)\s+(?:0x(?P<addr>[0-9a-fA-F]+)\s+in\s+|(?!0x))"
+    r"(?P<name>[^\s(](?:[^(]*[^\s(])?)\s*\((?P<rest>.*)$"
 )
 # #0  0x00007f3c2a1b4e8a semtimedop   |  #0  0x00007f3c2a1b4e8a semtimedop - /usr/lib64/libc.so.6
 _EU = re.compile(
@@ -51,7 +54,7 @@ _PERF = re.compile(
     r"^\s+(?P<addr>[0-9a-fA-F]+)\s+(?P<func>\S+?)(?:\+0x[0-9a-fA-F]+)?\s+\((?P<module>[/\[][^()]*)\)\s*$"
 )
 _PERF_HEADER = re.compile(
-    r"^(?P<comm>\S[^\t]*?)\s+(?P<pid>\d+)(?:/(?P<tid>\d+))?\s+(?:\[\d+\]\s+)?\d+\.\d+:\s+"
+    r"^(?P<comm>\S(?:[^\t]*\S)?)\s+(?P<pid>\d+)(?:/(?P<tid>\d+))?\s+(?:\[\d+\]\s+)?\d+\.\d+:\s+"
     r"(?:\d+\s+)?\S+:\s*$"
 )
 
@@ -99,6 +102,8 @@ class StackParser(Parser):
 
     @classmethod
     def start_score(cls, line: str) -> int:
+        if len(line) > MAX_LINE:
+            return 0
         if (
             _LWP.match(line)
             or _GDB_THREAD.match(line)
@@ -145,6 +150,8 @@ class StackParser(Parser):
         self._frames.append(frame)
 
     def feed(self, line: str) -> bool:
+        if len(line) > MAX_LINE:
+            return False
         if not line.strip():
             if not self._frames:
                 return False

@@ -315,6 +315,19 @@ def test_malformed_call_row_is_counted_and_skipped():
     assert block.facts["tkprof.elapsed_s"] == 12.49  # the total row still reads
 
 
+def test_absurdly_large_numbers_are_malformed():
+    lines = SEED.read_text().splitlines()
+    lines[6] = (
+        "total        2      2.25 " + "9" * 330 + ".00          0          0          0           1"
+    )
+    lines.insert(8, "Misses in library cache during parse: " + "9" * 330)  # found by fuzzing
+    block, rejected = drive(lines)
+    assert rejected == []
+    assert block.malformed_lines == 2
+    assert block.facts["tkprof.elapsed_s"] == 12.49  # from Parse + Execute + Fetch instead
+    assert_valid(block)
+
+
 def test_a_wait_table_on_its_own_gives_event_facts_only():
     lines = [
         *WAIT_HEADER,

@@ -352,6 +352,22 @@ def test_a_row_under_a_table_without_number_columns_is_malformed_not_fatal():
     assert "event.count" not in block.facts
 
 
+def test_absurdly_large_numbers_are_not_numbers():
+    # found by hypothesis: a value near the float maximum made a share infinite
+    huge = "1" + "0" * 300
+    block, rejected = drive(
+        [
+            "Event          Waits   Time (s)",
+            f"db file read   2   {huge}.000",
+            "log file sync   4   0.02",
+        ]
+    )
+    assert rejected == []
+    assert block.malformed_lines == 1
+    assert_valid(block)
+    assert block.facts["event.count"] == {"log file sync": 4}
+
+
 def test_many_statistics_stay_bounded(tmp_path):
     rows = "\n".join(f"made up statistic {i:06d}        {i:,}" for i in range(MAX_KEYS + 500))
     block, rejected = from_file(tmp_path, "Name          Value\n----          -----\n" + rows)

@@ -64,7 +64,7 @@ RE_PLAN_HASH = re.compile(r"^\s*Plan Hash:\s*(\d+)\s*$")
 RE_MISSES = re.compile(r"^\s*Misses in library cache during (parse|execute):\s*(\d+)\s*$")
 RE_OPTIMIZER = re.compile(r"^\s*Optimizer (?:mode|goal):\s*(\S+)")
 RE_USER = re.compile(r"^\s*Parsing user id:\s*(\S+)(.*)$")
-RE_DEPTH = re.compile(r"recursive depth:\s*(\d+)")
+RE_DEPTH = re.compile(r"recursive depth:\s*(\d{1,6})\b")
 RE_PLAN_STATS = re.compile(r"^\s*Number of plan statistics captured:\s*(\d+)\s*$")
 RE_ROWSRC_HEADER = re.compile(
     r"^\s*Rows(\s+\(1st\)\s+Rows\s+\(avg\)\s+Rows\s+\(max\))?\s+(?:Row Source Operation|Execution Plan)\s*$"
@@ -81,10 +81,10 @@ RE_INT = re.compile(r"^\d+$")
 RE_DEC = re.compile(rf"^{_NUM}$")
 RE_OVERALL = re.compile(r"^\s*OVERALL TOTALS FOR ALL (NON-RECURSIVE|RECURSIVE) STATEMENTS\s*$")
 RE_COUNT_LINE = re.compile(
-    r"^\s*(\d+)\s+(?:(user|internal|unique)\s+)?(SQL statements?|sessions?)\s+in\s+"
+    r"^\s*(\d{1,15})\s+(?:(user|internal|unique)\s+)?(SQL statements?|sessions?)\s+in\s+"
     r"(session|trace ?file)\.?\s*$"
 )
-RE_TRACE_LINE = re.compile(r"^\s*(\d+)\s+(lines|elapsed seconds) in trace file\.?\s*$")
+RE_TRACE_LINE = re.compile(r"^\s*(\d{1,15})\s+(lines|elapsed seconds) in trace file\.?\s*$")
 RE_TRAILER_KV = re.compile(r"^\s*(Trace file compatibility|Trace file|Sort options):\s*(.*)$")
 RE_COPYRIGHT = re.compile(r"^\s*Copyright \(c\)")
 RE_LEGEND = re.compile(r"^\s*(?:count|cpu|elapsed|disk|query|current|rows)\s*=\s")
@@ -306,8 +306,11 @@ def _summary(st: _Stmt, totals: _Totals, index: int) -> StatementSummary:
     )
 
 
+MAX_VALUE = 1e18  # larger than any counter tkprof prints; bigger "numbers" are noise
+
+
 def _finite(*values: float) -> bool:
-    return all(math.isfinite(v) for v in values)
+    return all(math.isfinite(v) and abs(v) <= MAX_VALUE for v in values)
 
 
 class TkprofParser(Parser):
@@ -433,7 +436,7 @@ class TkprofParser(Parser):
             return lambda: self._set_ids(self._stmt.sql_id if self._stmt else None, m.group(1))
         m = RE_MISSES.match(s)
         if m:
-            return lambda: self._on_misses(m.group(1), int(m.group(2)))
+            return lambda: self._on_misses(m.group(1), m.group(2))
         m = RE_OPTIMIZER.match(s)
         if m:
             return lambda: self._set_attr("optimizer_mode", m.group(1))
@@ -563,7 +566,11 @@ class TkprofParser(Parser):
         stmt.calls[kind] = values
         self._state = CALLS
 
-    def _on_misses(self, when: str, n: int) -> None:
+    def _on_misses(self, when: str, digits: str) -> None:
+        if len(digits) > 12:
+            self.malformed += 1
+            return
+        n = int(digits)
         stmt = self._current()
         if when == "parse":
             stmt.misses_parse += n
@@ -716,6 +723,7 @@ class TkprofParser(Parser):
         if agg.dropped_events:
             details["dropped_events"] = agg.dropped_events
 
+        facts = _finite_only(facts)
         identifiers = [e for e, _ in sorted(events.items(), key=lambda kv: -kv[1][2])][:100]
         identifiers += [t[2].sql_id for t in summaries if t[2].sql_id]
         return facts, details, list(dict.fromkeys(identifiers)), None
@@ -731,6 +739,18 @@ class TkprofParser(Parser):
         if agg.rec_n:
             return agg.rec, f"sum of {agg.rec_n} recursive statement(s)"
         return None, None
+
+
+def _finite_only(facts: dict) -> dict:
+    """Drop what is not a finite number: facts must compare, never overflow."""
+    out: dict = {}
+    for k, v in facts.items():
+        if isinstance(v, dict):
+            v = {key: x for key, x in v.items() if math.isfinite(x)}
+        elif isinstance(v, float) and not math.isfinite(v):
+            continue
+        out[k] = v
+    return out
 
 
 def _noop() -> None:
@@ -759,12 +779,12 @@ def _total_facts(t: _Totals, waited: float) -> dict[str, float]:
         "tkprof.cpu_s": _r(t.cpu),
         "tkprof.accounted_s": _r(t.cpu + waited),
         "tkprof.unaccounted_s": _r(unaccounted),
-        "tkprof.unaccounted_pct": _r(100.0 * unaccounted / t.elapsed) if t.elapsed > 0 else 0.0,
+        "tkprof.unaccounted_pct": _r(unaccounted / t.elapsed * 100.0) if t.elapsed > 0 else 0.0,
         "tkprof.parse_count": t.parse_count,
         "tkprof.execute_count": t.execute_count,
         "tkprof.fetch_count": t.fetch_count,
         "tkprof.parse_cpu_s": _r(t.parse_cpu),
-        "tkprof.parse_cpu_pct": _r(100.0 * t.parse_cpu / t.cpu) if t.cpu > 0 else 0.0,
+        "tkprof.parse_cpu_pct": _r(t.parse_cpu / t.cpu * 100.0) if t.cpu > 0 else 0.0,
         "tkprof.disk": t.disk,
         "tkprof.query": t.query,
         "tkprof.current": t.current,
@@ -792,12 +812,12 @@ def _event_facts(events: dict[str, list[float]]) -> dict[str, float | str | dict
     }
     out["event.max_ms"] = {e: _r(1000.0 * v[1]) for e, v in events.items()}
     out["event.pct_of_waited"] = {
-        e: _r(100.0 * v[2] / total) if total > 0 else 0.0 for e, v in events.items()
+        e: _r(v[2] / total * 100.0) if total > 0 else 0.0 for e, v in events.items()
     }
     if total > 0:
         top = max(events.items(), key=lambda kv: kv[1][2])
         out["waits.top_event"] = top[0]
-        out["waits.top_pct"] = _r(100.0 * top[1][2] / total)
+        out["waits.top_pct"] = _r(top[1][2] / total * 100.0)
     return out
 
 
@@ -811,7 +831,7 @@ def _event_rows(events: dict[str, list[float]]) -> list[dict[str, float | str | 
             "waited_s": _r(t),
             "avg_ms": _r(1000.0 * t / c) if c > 0 else 0.0,
             "max_ms": _r(1000.0 * m),
-            "pct_of_waited": _r(100.0 * t / total) if total > 0 else 0.0,
+            "pct_of_waited": _r(t / total * 100.0) if total > 0 else 0.0,
             "idle": e in IDLE_EVENTS,
         }
         for e, (c, m, t) in ranked[:TOP_EVENTS]

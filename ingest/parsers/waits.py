@@ -32,7 +32,8 @@ from ingest.model import Format, Platform
 
 MAX_KEYS = 5000  # distinct events / enqueues / statistics kept per kind
 ALIGN_SLACK = 4  # characters a number may stray from its column edge (seed 003 spills by 2)
-MAX_COLUMNS = 40  # a "ruler" with more dash groups is not a table header
+MAX_COLUMNS = 40
+MAX_VALUE = 1e18  # larger than any Oracle counter; bigger "numbers" are noise, and sums stay finite  # a "ruler" with more dash groups is not a table header
 MAX_TABLES = 50  # tables described in details
 TOP_ROWS = 100  # rows listed in details per kind
 CPU_ROWS = frozenset({"DB CPU", "CPU time", "CPU Time", "CPU"})
@@ -203,7 +204,7 @@ def parse_number(token: str) -> tuple[float, float | None] | None:
         value = float(t.replace(",", "")) * scale
     except ValueError:
         return None
-    if not math.isfinite(value):
+    if not math.isfinite(value) or abs(value) > MAX_VALUE:
         return None
     return value, unit
 
@@ -863,7 +864,7 @@ class WaitsParser(Parser):
                     avg_ms=_r_opt(acc.average_ms()),
                     max_ms=_r_opt(acc.max_ms),
                     timeouts=acc.timeouts,
-                    pct_of_waited=_r(100.0 * waited / total)
+                    pct_of_waited=_r(waited / total * 100.0)
                     if waited is not None and total > 0
                     else None,
                     pct_of_db_time=pct_db,
@@ -908,6 +909,7 @@ class WaitsParser(Parser):
         if self._dropped:
             details["dropped_rows"] = self._dropped
 
+        facts = {k: v for k, v in facts.items() if not isinstance(v, float) or math.isfinite(v)}
         identifiers = [r.event for r in rows[:100]]
         identifiers += list(self._enqueues)[:50]
         identifiers += list(self._stats)[:50]

@@ -25,9 +25,9 @@ _PLATFORM_HINTS = (
         "linux",
         re.compile(r"\b(Linux|GNU/Linux|el[6789]|RHEL|Red Hat|Oracle Linux|Ubuntu|strace)\b"),
     ),
-    ("aix", re.compile(r"\bAIX\b")),
-    ("hpux", re.compile(r"\bHP-UX\b")),
-    ("windows", re.compile(r"\bWindows\b")),
+    ("aix", re.compile(r"\b(AIX)\b")),
+    ("hpux", re.compile(r"\b(HP-UX)\b")),
+    ("windows", re.compile(r"\b(Windows)\b")),
 )
 _ORA = re.compile(r"\bORA-\d{5}\b")
 _PROCESS = re.compile(

@@ -237,6 +237,19 @@ def test_unfinished_call_interrupted_by_a_signal_keeps_waiting():
     assert block.facts["syscall.total_ms"]["read"] == pytest.approx(500.0)
 
 
+def test_k_stack_frames_attach_to_their_call():
+    lines = [
+        '[pid 5] pread64(257, "\\6\\242"..., 8192, 4096) = 8192 <0.030000>',
+        " > /usr/lib64/libc-2.28.so(__pread_nocancel+0x2a) [0xf6d3a]",
+        " > /u01/app/oracle/product/19.0.0/dbhome_1/bin/oracle(skgfqio+0x3c1) [0x12f4a11]",
+        "[pid 5] getrusage(RUSAGE_SELF, {...}) = 0 <0.000010>",
+    ]
+    block, rejected = parse(lines)
+    assert rejected == [] and block.facts["trace.calls"] == 2
+    assert block.details["continuation_lines"] == 2
+    assert block.details["slowest"][0]["notes"][1].endswith("(skgfqio+0x3c1) [0x12f4a11]")
+
+
 def test_truncated_call_is_counted_malformed():
     block, rejected = parse(
         ['[pid 5] read(3, "x", 1) = 1 <0.000010>', '[pid 5] pread64(257, "\\6\\242\\0']

@@ -74,10 +74,10 @@ def _outcome(ret: str, rest: str) -> tuple[str | None, float | None]:
     """(errno name, -T duration in ms) from what follows a call's return value."""
     dur = None
     rest = rest.rstrip()
-    if rest.endswith(">"):
+    if rest[-1:] == ">":
         i = rest.rfind("<")
         value = rest[i + 1 : -1]
-        if _DURATION(value):
+        if value[:1].isdigit() and _DURATION(value):
             dur = float(value) * 1000.0
             rest = rest[:i]
     if rest and (ret == "-1" or ret == "?"):
@@ -92,24 +92,23 @@ class StraceParser(Parser):
 
     @classmethod
     def start_score(cls, line: str) -> int:
-        if _TRUSS_SHAPE(line):
-            return 0
-        m = _CALL(line)
+        m = _CALL(line)  # cannot match truss: no `pid:` prefix, 4-decimal times or Err#
         if m is not None:
-            pid_b, pid, clock, f = m.group(1, 2, 3, 4)
-            err, dur = _outcome(*m.group(7, 8))
-            if pid_b or pid or clock or f or dur is not None or err:
+            pid_b, pid, clock, f, _, _, ret, rest = m.groups()
+            if pid_b or pid or clock or f:
                 return 2
-            return 1
-        if (
-            _UNFINISHED(line)
-            or _RESUMED(line)
-            or _ATTACH(line)
-            or _SUM_HEAD(line)
-            or _CMD(line)
-            or _SIGNAL(line)
-            or _EXIT(line)
-        ):
+            err, dur = _outcome(ret, rest)
+            return 2 if dur is not None or err else 1
+        if "..." in line:
+            if _UNFINISHED(line) or _RESUMED(line):
+                return 2
+        elif "strace" in line:
+            if _ATTACH(line) or _CMD(line):
+                return 2
+        elif "+++" in line or "---" in line:
+            if _SIGNAL(line) or _EXIT(line):
+                return 2
+        elif "%" in line and _SUM_HEAD(line):
             return 2
         return 0
 
@@ -123,6 +122,7 @@ class StraceParser(Parser):
         self._seen_call = False
         self._clock = 0.0  # accumulated -r deltas
         self._epoch: int | None = None  # first -ttt second
+        self._hm, self._hm_s = "", 0  # last HH:MM seen and its seconds
         self._day = 0.0  # day offset for -t/-tt clocks that pass midnight
         self._last_clock: float | None = None
         self._unfinished: dict[int | None, tuple] = {}
@@ -135,8 +135,11 @@ class StraceParser(Parser):
         """(absolute seconds, -r delta in ms) of a line's prefix."""
         ts = r = None
         if clock is not None:
-            h, mi, sec = clock.split(":")
-            ts = int(h) * 3600 + int(mi) * 60 + float(sec)
+            hm, _, sec = clock.rpartition(":")
+            if hm != self._hm:  # hours and minutes change rarely: parse them once
+                h, _, mi = hm.partition(":")
+                self._hm, self._hm_s = hm, int(h) * 3600 + int(mi) * 60
+            ts = self._hm_s + float(sec)
             last = self._last_clock
             if last is not None and ts + self._day < last - 43200:
                 self._day += 86400.0
@@ -182,7 +185,8 @@ class StraceParser(Parser):
 
     def _feed_other(self, line: str) -> bool:
         s = line.strip()
-        if not s:
+        if not s:  # kept, so a blank inside a capture does not split it
+            self._n += 1
             return True
         if _TRUSS_SHAPE(line):
             return False
@@ -242,6 +246,10 @@ class StraceParser(Parser):
             self._n += 1
             return True
         if self._seen_call:
+            if s.startswith("> "):  # -k: a stack frame of the call above
+                self._n += 1
+                self.agg.continuation(s)
+                return True
             lead = _LEAD(line)
             if lead is not None:
                 rest = lead.group(5)

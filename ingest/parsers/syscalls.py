@@ -63,6 +63,7 @@ HIST_BOUNDS: tuple[float, ...] = tuple(
     round(m * 10.0**e, 6) for e in range(-3, 6) for m in (1, 2, 5)
 )
 _NBUCKETS = len(HIST_BOUNDS)
+_bucket = bisect.bisect_left
 
 # Calls whose first argument is a file descriptor (Solaris and Linux names).
 FD_CALLS = frozenset(
@@ -365,20 +366,54 @@ class SyscallAggregator:
             reps[k] = n + 1
         elif len(reps) < MAX_REPEAT_KEYS:
             reps[k] = 1
-        if ts is not None or gap is not None:
-            self._clock(pc, ts, gap, line, name)
         if st.special and ret is not None and ret.isdigit() and name in FORK_CALLS:
             self._add_child(int(ret), pid, line)
-        if dur is not None:
-            entry = self._timed(st, pc, dur, line, ret, err, None)
-            self._last_notes = entry["notes"] if entry is not None else None
-        elif self.gap_timing and ts is not None and pc is not self._overflow:
-            notes: list[str] = []
-            pc.pending = [st, ts, line, notes, ret, err]
-            self._last_notes = notes
+        # the clock (inlined _clock: this is the per-line hot path)
+        if (ts is not None or gap is not None) and pc is not self._overflow:
+            if ts is not None:
+                if ts > self.ts_max:
+                    self.ts_max = ts
+                if ts < self.ts_min:
+                    self.ts_min = ts
+                last = pc.last_ts
+                pc.last_ts = ts
+                if last is not None:
+                    if gap is None and ts >= last:
+                        gap = (ts - last) * 1000.0
+                    if pc.pending is not None:
+                        self._close_pending(pc, ts)
+            if gap is not None and gap > self._gap_floor and pc.last_name is not None:
+                self._push_gap(pc, gap, line, name)
+        pc.last_name = name
+        if dur is None:
+            if self.gap_timing and ts is not None and pc is not self._overflow:
+                notes: list[str] = []
+                pc.pending = [st, ts, line, notes, ret, err]
+                self._last_notes = notes
+            else:
+                self._last_notes = None
+            return
+        # timing (inlined _timed)
+        st.timed += 1
+        st.total += dur
+        if dur > st.max:
+            st.max = dur
+        samples = st.samples
+        if len(samples) < RESERVOIR:
+            samples.append(dur)
+        else:
+            j = int(self._random() * st.timed)
+            if j < RESERVOIR:
+                samples[j] = dur
+        i = _bucket(HIST_BOUNDS, dur)
+        self.hist[i if i < _NBUCKETS else -1] += 1
+        pc.time += dur
+        if st.special:
+            self._fork_exec(st.name, dur)
+        if dur > self._slow_floor:
+            self._last_notes = self._push_slow(st, pc, dur, line, ret, err, None)["notes"]
         else:
             self._last_notes = None
-        pc.last_name = name
 
     def _new_stat(self, name: str) -> _Stat:
         if len(self.stats) >= MAX_SYSCALLS - 1:  # one slot stays free for OTHER
@@ -453,55 +488,43 @@ class SyscallAggregator:
         if pc is self._overflow:
             return
         if ts is not None:
-            if ts > self.ts_max:
-                self.ts_max = ts
-            if ts < self.ts_min:
-                self.ts_min = ts
+            self._span(ts)
             last = pc.last_ts
             pc.last_ts = ts
             if last is not None:
                 if gap is None and ts >= last:
                     gap = (ts - last) * 1000.0
-                p = pc.pending
-                if p is not None:
-                    pc.pending = None
-                    if ts >= p[1]:
-                        self._timed(p[0], pc, (ts - p[1]) * 1000.0, p[2], p[4], p[5], p[3])
+                if pc.pending is not None:
+                    self._close_pending(pc, ts)
         if gap is not None and gap > self._gap_floor and pc.last_name is not None:
-            heap = self.gaps
-            self.seq += 1
-            entry = {"pid": pc.pid, "ms": _r(gap), "line": line, "after": pc.last_name}
-            entry["before"] = what
-            if len(heap) < TOP_N:
-                heapq.heappush(heap, (gap, self.seq, entry))
-            else:
-                heapq.heapreplace(heap, (gap, self.seq, entry))
-                self._gap_floor = heap[0][0]
+            self._push_gap(pc, gap, line, what)
 
-    def _timed(self, st: _Stat, pc: _Proc, dur, line, ret, err, notes) -> dict | None:
-        """Account one timed call; returns its slowest-calls entry when it made the list."""
-        st.timed += 1
-        st.total += dur
-        if dur > st.max:
-            st.max = dur
-        samples = st.samples
-        if len(samples) < RESERVOIR:
-            samples.append(dur)
-        else:  # reservoir sampling: every call so far is equally likely to be kept
-            j = int(self._random() * st.timed)
-            if j < RESERVOIR:
-                samples[j] = dur
-        i = bisect.bisect_left(HIST_BOUNDS, dur)
-        self.hist[i if i < _NBUCKETS else -1] += 1
-        pc.time += dur
-        if st.special:
-            f = self.fork if st.name in FORK_CALLS else self.exec
-            f[0] += 1
-            f[1] += dur
-            if dur > f[2]:
-                f[2] = dur
-        if dur <= self._slow_floor:
-            return None
+    def _close_pending(self, pc: _Proc, ts: float) -> None:
+        """ "d" timing: the pid's next line has come, so its previous call took until now."""
+        p = pc.pending
+        pc.pending = None
+        if ts >= p[1]:
+            self._timed(p[0], pc, (ts - p[1]) * 1000.0, p[2], p[4], p[5], p[3])
+
+    def _push_gap(self, pc: _Proc, gap: float, line: int, what: str) -> None:
+        heap = self.gaps
+        self.seq += 1
+        entry = {"pid": pc.pid, "ms": _r(gap), "line": line, "after": pc.last_name}
+        entry["before"] = what
+        if len(heap) < TOP_N:
+            heapq.heappush(heap, (gap, self.seq, entry))
+        else:
+            heapq.heapreplace(heap, (gap, self.seq, entry))
+            self._gap_floor = heap[0][0]
+
+    def _fork_exec(self, name: str, dur: float) -> None:
+        f = self.fork if name in FORK_CALLS else self.exec
+        f[0] += 1
+        f[1] += dur
+        if dur > f[2]:
+            f[2] = dur
+
+    def _push_slow(self, st: _Stat, pc: _Proc, dur, line, ret, err, notes) -> dict:
         heap = self.slowest
         self.seq += 1
         entry = {
@@ -519,6 +542,27 @@ class SyscallAggregator:
             heapq.heapreplace(heap, (dur, self.seq, entry))
             self._slow_floor = heap[0][0]
         return entry
+
+    def _timed(self, st: _Stat, pc: _Proc, dur, line, ret, err, notes) -> None:
+        """Account one timed call that was waiting for its end ("d" timing)."""
+        st.timed += 1
+        st.total += dur
+        if dur > st.max:
+            st.max = dur
+        samples = st.samples
+        if len(samples) < RESERVOIR:
+            samples.append(dur)
+        else:  # reservoir sampling: every call so far is equally likely to be kept
+            j = int(self._random() * st.timed)
+            if j < RESERVOIR:
+                samples[j] = dur
+        i = _bucket(HIST_BOUNDS, dur)
+        self.hist[i if i < _NBUCKETS else -1] += 1
+        pc.time += dur
+        if st.special:
+            self._fork_exec(st.name, dur)
+        if dur > self._slow_floor:
+            self._push_slow(st, pc, dur, line, ret, err, notes)
 
     # -- results ----------------------------------------------------------------------------
 

@@ -22,16 +22,17 @@ from ingest.base import Parser
 from ingest.model import Block, Platform
 from ingest.parsers.syscalls import SummaryRow, SyscallAggregator, Timing, shift_lines
 
-_PFX = r"(?:(\d{1,10})(?:/(\d{1,10})(?:@\d{1,10})?)?:|/(\d{1,10})(?:@\d{1,10})?:)(?=\s)"
-_T = r"(\d{1,12}\.\d{1,5})"
-_TIMES = r"(?:" + _T + r"\s+)?(?:" + _T + r"\s+)?(?:" + _T + r"\s+)?"
+# Possessive quantifiers (*+, ++) stop needless backtracking: this regex runs on every line.
+_PFX = r"(?:(\d{1,10}+)(?:/(\d{1,10}+)(?:@\d{1,10}+)?)?:|/(\d{1,10}+)(?:@\d{1,10}+)?:)(?=\s)"
+_T = r"(\d{1,12}+\.\d{1,5}+)"
+_TIMES = r"(?:" + _T + r"\s++)?(?:" + _T + r"\s++)?(?:" + _T + r"\s++)?"
 
 # pid, lwp, lwp2, t1, t2, t3, name, args, ret, errno, ename
 _CALL = re.compile(
-    r"^\s*(?:" + _PFX + r")?\s*" + _TIMES + r"([A-Za-z_]\w*)\((.*)\)\s*"
-    r"(?:=\s*(-?\w+)(?:\s+\[[^\]]*\])?"
-    r"|Err#(\d{1,5})(?:\s+([A-Z][A-Z0-9_]*))?(?:\s+\[[^\]]*\])?"
-    r"|argc\s*=\s*\d+)?\s*$"
+    r"\s*+(?:" + _PFX + r")?\s*+" + _TIMES + r"([A-Za-z_]\w*+)\((.*)\)\s*+"
+    r"(?:=\s*+(-?\w++)(?:\s++\[[^\]]*+\])?"
+    r"|Err#(\d{1,5}+)(?:\s++([A-Z][A-Z0-9_]*+))?(?:\s++\[[^\]]*+\])?"
+    r"|argc\s*+=\s*+\d++)?\s*+$"
 ).match
 # pid, lwp, lwp2, t1, t2, t3, rest
 _LEAD = re.compile(r"^\s*(?:" + _PFX + r")?\s*" + _TIMES + r"(.*)$").match
@@ -102,12 +103,13 @@ Seq = list[tuple[tuple, tuple[float, ...]]]  # (pid, lwp) and the numbers of one
 
 
 def _monotonic(seq: Seq) -> bool:
+    """Does the 1st column never go backwards within an LWP (i.e. is it -d)?"""
     last: dict[tuple, float] = {}
-    for pid, nums in seq:
-        prev = last.get(pid)
+    for key, nums in seq:
+        prev = last.get(key)
         if prev is not None and nums[0] + 1e-9 < prev:
             return False
-        last[pid] = nums[0]
+        last[key] = nums[0]
     return True
 
 
@@ -115,14 +117,14 @@ def _delta_like(seq: Seq) -> bool:
     """Does the 2nd column equal the per-LWP difference of the 1st (i.e. is it -D)?"""
     last: dict[tuple, float] = {}
     hits = misses = 0
-    for pid, nums in seq:
-        prev = last.get(pid)
+    for key, nums in seq:
+        prev = last.get(key)
         expected = nums[0] - prev if prev is not None else nums[0]
         if abs(nums[1] - expected) <= 0.00015:
             hits += 1
         else:
             misses += 1
-        last[pid] = nums[0]
+        last[key] = nums[0]
     return hits > 0 and hits >= misses
 
 
@@ -214,7 +216,8 @@ class TrussParser(Parser):
             self._event((_CONT_EV, m.group(1)))
             return True
         s = line.strip()
-        if not s:
+        if not s:  # kept, so a blank inside a capture does not split it
+            self._n += 1
             return True
         if _ELISION(s) and not s.startswith("[pid"):
             self._n += 1

@@ -142,9 +142,10 @@ def test_malformed_solaris_rows_are_counted_not_fatal():
         "  1    1   0",  # cut short
         "  2    x   y    z",  # garbage
         "  3    1   0    2   300  100  200    5    3    4    0   500   10 250   0  70",  # sys > 100
+        "  4    1   0    2   300  100  200    5    3    4    0   500   10  20   0  70  1",  # 16 values
     ]
     block, rejected = run(lines)
-    assert rejected == [] and block.malformed_lines == 3
+    assert rejected == [] and block.malformed_lines == 4
     assert block.facts["cpu.count"] == 1
 
 
@@ -363,9 +364,13 @@ _SAMPLE = (
     + fixture_lines("os/mpstat_linux_pall.txt")
     + fixture_lines("os/mpstat_solaris_intervals.txt")[:6]
 )
+_INSERTS = [" 0 ", "1", " x ", "|", "`", "#1 ", "@", " 99999 ", "\t", ":"]
 _line = st.one_of(
     st.sampled_from(_SAMPLE),
     st.tuples(st.sampled_from(_SAMPLE), st.integers(0, 120)).map(lambda t: t[0][: t[1]]),
+    st.tuples(st.sampled_from(_SAMPLE), st.integers(0, 120), st.sampled_from(_INSERTS)).map(
+        lambda t: t[0][: t[1]] + t[2] + t[0][t[1] :]
+    ),
     st.text(max_size=60),
     st.lists(
         st.sampled_from(
@@ -375,8 +380,42 @@ _line = st.one_of(
 )
 
 
+_DOCS = [
+    fixture_lines(n)
+    for n in (
+        "seeds/001_mpstat.txt",
+        "os/mpstat_linux_pall.txt",
+        "os/mpstat_solaris_intervals.txt",
+        "os/mpstat_linux_old.txt",
+    )
+]
+
+
+@st.composite
+def damaged_documents(draw) -> list[str]:
+    """A slice of a real capture with a few lines cut, split, duplicated, dropped or salted."""
+    doc = draw(st.sampled_from(_DOCS))
+    start = draw(st.integers(0, len(doc) - 1))
+    lines = doc[start : start + draw(st.integers(1, 40))]
+    for _ in range(draw(st.integers(0, 6))):
+        i = draw(st.integers(0, len(lines) - 1))
+        op = draw(st.sampled_from(["cut", "insert", "drop", "dup", "junk"]))
+        if op == "cut":
+            lines[i] = lines[i][: draw(st.integers(0, len(lines[i])))]
+        elif op == "insert":
+            at = draw(st.integers(0, len(lines[i])))
+            lines[i] = lines[i][:at] + draw(st.sampled_from(_INSERTS)) + lines[i][at:]
+        elif op == "drop" and len(lines) > 1:
+            del lines[i]
+        elif op == "dup":
+            lines.insert(i, lines[i])
+        else:
+            lines.insert(i, draw(st.text(max_size=40)))
+    return lines
+
+
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(_line, max_size=40))
+@given(st.one_of(damaged_documents(), st.lists(_line, max_size=40)))
 def test_random_input_never_raises_and_facts_stay_finite(lines):
     block, _ = run(lines)
     Block.model_validate_json(block.model_dump_json())

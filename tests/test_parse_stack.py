@@ -347,9 +347,13 @@ _SAMPLE = (
     + fixture_lines("os/pstack_solaris_threads.txt")
     + fixture_lines("seeds/004_dtrace_cladm_ustack.txt")
 )
+_INSERTS = [" 0 ", "1", " x ", "|", "`", "#1 ", "@", " 99999 ", "\t", ":"]
 _line = st.one_of(
     st.sampled_from(_SAMPLE),
     st.tuples(st.sampled_from(_SAMPLE), st.integers(0, 90)).map(lambda t: t[0][: t[1]]),
+    st.tuples(st.sampled_from(_SAMPLE), st.integers(0, 120), st.sampled_from(_INSERTS)).map(
+        lambda t: t[0][: t[1]] + t[2] + t[0][t[1] :]
+    ),
     st.text(max_size=60),
     st.lists(
         st.sampled_from(["#0", "0x7f", "in", "()", "from", "`", "+0x1a/0x40", "kge", "??"])
@@ -357,8 +361,43 @@ _line = st.one_of(
 )
 
 
+_DOCS = [
+    fixture_lines(n)
+    for n in (
+        "seeds/000_pstack_122.txt",
+        "os/gdb_threads_tnslsnr.txt",
+        "os/pstack_solaris_threads.txt",
+        "os/eu_stack_oracle.txt",
+        "seeds/004_dtrace_cladm_ustack.txt",
+    )
+]
+
+
+@st.composite
+def damaged_documents(draw) -> list[str]:
+    """A slice of a real capture with a few lines cut, split, duplicated, dropped or salted."""
+    doc = draw(st.sampled_from(_DOCS))
+    start = draw(st.integers(0, len(doc) - 1))
+    lines = doc[start : start + draw(st.integers(1, 40))]
+    for _ in range(draw(st.integers(0, 6))):
+        i = draw(st.integers(0, len(lines) - 1))
+        op = draw(st.sampled_from(["cut", "insert", "drop", "dup", "junk"]))
+        if op == "cut":
+            lines[i] = lines[i][: draw(st.integers(0, len(lines[i])))]
+        elif op == "insert":
+            at = draw(st.integers(0, len(lines[i])))
+            lines[i] = lines[i][:at] + draw(st.sampled_from(_INSERTS)) + lines[i][at:]
+        elif op == "drop" and len(lines) > 1:
+            del lines[i]
+        elif op == "dup":
+            lines.insert(i, lines[i])
+        else:
+            lines.insert(i, draw(st.text(max_size=40)))
+    return lines
+
+
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(_line, max_size=40))
+@given(st.one_of(damaged_documents(), st.lists(_line, max_size=40)))
 def test_random_input_never_raises_and_facts_stay_finite(lines):
     block, _ = run(lines)
     Block.model_validate_json(block.model_dump_json())

@@ -65,7 +65,7 @@ _INT = re.compile(r"^\d+$")
 _TIME = re.compile(r"^\d{1,2}:\d{2}:\d{2}$")
 _BANNER = re.compile(
     r"^Linux\s+(?P<kernel>\S+)\s+\((?P<host>[^)]*)\)\s+(?P<date>\S+)"
-    r"(?:\s+_(?P<arch>\w+)_)?\s+\((?P<cpus>\d+)\s+CPU\)\s*$"
+    r"(?:\s+_(?P<arch>\w+)_)?\s+\((?P<cpus>\d{1,6})\s+CPU\)\s*$"
 )
 _STATE = re.compile(r"^\s*<<.*>>\s*$")
 _CLOCK = re.compile(r"\b\d{1,2}:\d{2}:\d{2}\b")
@@ -301,6 +301,9 @@ class MpstatParser(Parser):
         if len(values) != len(names) or "?" in names:
             self._mismatched_rows += 1
             canon = list(SOLARIS_COLUMNS) + (["set"] if names and names[-1] == "set" else [])
+            if len(values) > len(canon):
+                self.malformed += 1  # more values than mpstat has columns
+                return True
             names = canon[-len(values) :]
         row = {_CANONICAL.get(n, n): _num(v) for n, v in zip(names, values, strict=True)}
         row.pop("set", None)

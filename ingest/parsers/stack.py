@@ -28,12 +28,12 @@ _PSTACK = re.compile(
 _PSTACK_STRICT = re.compile(r"\)\s*(?:\+\s*(?:0x)?[0-9a-fA-F]+\s*)?$")
 # #3  0x000000000c8d3f5a in kslwtbctx ()   |  #0  semtimedop () at ../sysdeps/...
 _GDB = re.compile(
-    r"^#(?P<n>\d+)\s+(?:0x(?P<addr>[0-9a-fA-F]+)\s+in\s+|(?!0x))"
+    r"^#(?P<n>\d{1,9})\s+(?:0x(?P<addr>[0-9a-fA-F]+)\s+in\s+|(?!0x))"
     r"(?P<name>[^\s(](?:[^(]*[^\s(])?)\s*\((?P<rest>.*)$"
 )
 # #0  0x00007f3c2a1b4e8a semtimedop   |  #0  0x00007f3c2a1b4e8a semtimedop - /usr/lib64/libc.so.6
 _EU = re.compile(
-    r"^#(?P<n>\d+)\s+0x(?P<addr>[0-9a-fA-F]+)(?:\s+(?P<name>[^\s-]\S*))?(?:\s+-\s+(?P<module>\S+))?\s*$"
+    r"^#(?P<n>\d{1,9})\s+0x(?P<addr>[0-9a-fA-F]+)(?:\s+(?P<name>[^\s-]\S*))?(?:\s+-\s+(?P<module>\S+))?\s*$"
 )
 _FROM = re.compile(r"\bfrom\s+(?P<module>\S+)\s*$")
 # libc.so.1`_cladm+0x4   |  oracle`0x6e80c2b   |  libc.so.1`__pollsys+0xa(ffbffa88, 1)

@@ -309,6 +309,18 @@ def test_prose_after_a_table_ends_the_block_and_changes_nothing():
     assert p.facts() == before
 
 
+def test_a_sentence_right_under_a_table_is_prose_not_a_malformed_row():
+    lines = (SEEDS / "003_waits_basicfile.txt").read_text().splitlines()
+    p = WaitsParser()
+    for line in lines:
+        assert p.feed(line)
+    assert not p.feed("So each of the 1,000 LOB writes cost about 4 control file writes.")
+    assert p.feed(
+        "lob reads                                                                     12"
+    )
+    assert p.finish(1, len(lines) + 1).facts["stat.value"]["lob reads"] == 12
+
+
 def test_start_scores():
     s = WaitsParser.start_score
     assert s("Event                  Waits   Time_outs      Csec    Avg Csec    Max Csec") == 2

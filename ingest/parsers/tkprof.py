@@ -20,6 +20,8 @@ Which numbers feed which facts, and why:
   hard parses are the ones people hunt.
 - unaccounted = elapsed - cpu - waited is never clamped: a negative value is a finding too
   (cpu counted both in a call and in a wait).
+- tkprof.rows_per_fetch divides the Fetch row's rows by fetch calls (the array size people
+  check); tkprof.rows and lio_per_row use all rows, DML included.
 
 Memory stays bounded: running totals, the statement being read, and the slowest
 MAX_STATEMENTS_KEPT statement summaries.
@@ -377,6 +379,13 @@ class TkprofParser(Parser):
             return lambda: self._on_header(m.group(1))
         if st == SQL:
             return self._step_sql(s)
+        if st == TRAILER and not (
+            RE_STARS.match(s)
+            or RE_COUNT_LINE.match(s)
+            or RE_TRACE_LINE.match(s)
+            or RE_TRAILER_KV.match(s)
+        ):
+            return None  # the report is over: whatever follows is not part of it
         action = self._step_common(s)
         if action is not None:
             return action

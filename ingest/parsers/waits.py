@@ -427,6 +427,11 @@ def _is_header(line: str) -> bool:
     return known / len(words) >= 0.75 and any(w in _HEADER_ANCHORS for w in words)
 
 
+def _is_prose(line: str) -> bool:
+    """Table cells are separated by runs of spaces; sentences by single ones."""
+    return "  " not in line.strip()
+
+
 def _tokens(line: str) -> list[tuple[int, int, str]]:
     """Whitespace tokens with positions; '52.86 s' (AWR 12.2 averages) is one token."""
     toks = [(m.start(), m.end(), m.group()) for m in RE_TOKEN.finditer(line)]
@@ -596,8 +601,12 @@ class WaitsParser(Parser):
                 self._header = [s]
                 return True
             return False
-        if not self._row(table, split):
+        if not self._row(table, split, dry=True):
+            if _is_prose(s):
+                return False
             self.malformed += 1
+            return True
+        self._row(table, split)
         return True
 
     def _loose_row(self, s: str) -> bool:
@@ -610,7 +619,12 @@ class WaitsParser(Parser):
         if header:
             cols = _build_columns(header, None)
             kind, named = _table_kind(cols)
-            if kind != "ignore" or len(cols) > 1:
+            if cols and (kind != "ignore" or len(cols) > 1):
+                if named:
+                    cols[0].kind = "name"
+                fits = self._row(_Table(kind, cols, named_rows=named), split, dry=True)
+                if not fits and _is_prose(s):
+                    return False
                 table = self._new_table(cols, kind, named)
                 self._table = table
                 if not self._row(table, split):

@@ -327,6 +327,7 @@ class TkprofParser(Parser):
             or RE_CALL_HEADER.match(line)
             or RE_OVERALL.match(line)
             or RE_WAIT_INTRO.match(line)
+            or RE_WAIT_HEAD1.match(line)
             or RE_ROWSRC_SHAPE.match(line)
         ):
             return 2
@@ -457,7 +458,7 @@ class TkprofParser(Parser):
         m = RE_ROWSRC_HEADER.match(s)
         if m:
             return lambda: self._on_rowsource_header(bool(m.group(1)))
-        if RE_WAIT_INTRO.match(s):
+        if RE_WAIT_INTRO.match(s) or RE_WAIT_HEAD1.match(s):
             return self._on_wait_intro
         m = RE_COUNT_LINE.match(s)
         if m:

@@ -37,6 +37,9 @@ _PID = re.compile(r"(?:\bpid[ =:]+|-p\s+|\bprocess\s+|\bspid[ =:]+)(\d{2,9})\b",
 _SID = re.compile(r"\bsid[ =:]+(\d{1,6})\b", re.IGNORECASE)
 
 PROSE_CAP = 16 * 1024
+# Prose scanned for context at most: people write a few KB around their evidence; megabytes of
+# lines no parser claims are noise (or hostile), and the regexes below cost ~1 s per MB of it.
+PROSE_SCAN_CAP = 256 * 1024
 MAX_ITEMS = 20
 
 
@@ -53,6 +56,7 @@ class ContextExtractor:
         self.sids: list[int] = []
         self._prose: list[str] = []
         self._prose_len = 0
+        self._scanned = 0
 
     @staticmethod
     def _add(items: list, value, cap: int = MAX_ITEMS) -> None:
@@ -65,6 +69,10 @@ class ContextExtractor:
         if prose and self._prose_len < PROSE_CAP and line.strip():
             self._prose.append(line)
             self._prose_len += len(line) + 1
+        if prose:
+            if self._scanned >= PROSE_SCAN_CAP:
+                return
+            self._scanned += len(line) + 1
         for m in _VERSION_NEAR_WORD.finditer(line):
             self._add(self.versions, m.group(1).replace(" ", ""))
         if prose:  # inside evidence, only versions next to a word like Release count

@@ -28,6 +28,13 @@ MAX_LINE = 64 * 1024  # longer lines are cut: nothing we parse needs more, and r
 _FENCE = "```"
 _FENCE_LANG = re.compile(r"^[A-Za-z0-9_+.-]{1,20}$")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_UNDECODABLE = "\ufffd"  # what a byte that was not UTF-8 became
+
+
+def _binary(line: str) -> bool:
+    """Every format we parse is text a tool printed; a line where more than one character in
+    eight did not decode is binary data (or a wrong encoding), so no parser needs to look."""
+    return _UNDECODABLE in line and line.count(_UNDECODABLE) * 8 > len(line)
 
 
 class _Open:
@@ -155,6 +162,9 @@ class Detector:
 
     def _start(self, line: str, lineno: int) -> None:
         if not line.strip():
+            return
+        if _binary(line):
+            self._to_context(line, lineno)
             return
         best: list[type[Parser]] = []
         strong: type[Parser] | None = None

@@ -225,7 +225,8 @@ class Detector:
         if not ready and eof:
             # at a boundary, a candidate that took every line it saw (at least two) wins
             ready = [c for c in self.candidates if c.accepted >= 2]
-            if not ready and not self.blocks and self.current is None:
+            if not ready and not self.blocks and self.current is None and not self.context._prose:
+                # a one-line paste with nothing around it ("read(9, ...) = 512") is still evidence
                 ready = [c for c in self.candidates if c.accepted >= 1]
         if ready:
             chosen = ready[0]  # PARSERS order is the tie-break

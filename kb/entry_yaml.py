@@ -38,7 +38,8 @@ FIELD_ORDER = (
     "updated",
 )
 MAX_FILE_BYTES = 5 * 1024 * 1024
-FOLD_AT = 80  # single-line text longer than this is written folded
+FOLD_AT = 80  # single-line prose longer than this is written folded
+WRAP_AT = 90  # folded prose breaks at the first space past this column
 FLOW_MAX = 88  # a mapping whose one-line form is longer than this is written as a block
 
 
@@ -71,15 +72,34 @@ class _Timestamp(str):
 
 
 class _Dumper(yaml.SafeDumper):
-    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
-        # indent lists under their key: easier to read and to diff
-        super().increase_indent(flow, False)
+    """Folded prose wraps near WRAP_AT columns; nothing else wraps (a title or a shell command
+    stays on one line, so it can be found with grep and copied)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.best_width = 1_000_000
+
+    def write_folded(self, text: str) -> None:
+        saved, self.best_width = self.best_width, WRAP_AT
+        try:
+            super().write_folded(text)
+        finally:
+            self.best_width = saved
 
 
-def _str_style(style: str):
-    return lambda d, s: d.represent_scalar("tag:yaml.org,2002:str", str(s), style=style)
+# YAML reads these as line breaks, and PyYAML does not always escape them outside double quotes
+_BREAKS = ("\x85", "\u2028", "\u2029")
 
 
+def _str_style(style: str | None):
+    def represent(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+        chosen = '"' if any(b in value for b in _BREAKS) else style
+        return dumper.represent_scalar("tag:yaml.org,2002:str", str(value), style=chosen)
+
+    return represent
+
+
+_Dumper.add_representer(str, _str_style(None))
 _Dumper.add_representer(_Literal, _str_style("|"))
 _Dumper.add_representer(_Folded, _str_style(">"))
 _Dumper.add_representer(
@@ -100,6 +120,11 @@ def _text(value: str) -> str:
     if len(value) > FOLD_AT:
         return _Folded(value)
     return value
+
+
+def _command(value: str) -> str:
+    """Shell commands stay on one line unless they are written on several."""
+    return _Literal(value) if "\n" in value.rstrip("\n") else value
 
 
 def _number(value: float | int) -> float | int:
@@ -205,7 +230,7 @@ def entry_to_data(entry: Entry) -> dict[str, Any]:
         "tags": _FlowList(entry.tags),
         "references": list(entry.references),
         "next_commands": [
-            {"command": _text(c.command), "platform": c.platform, "why": _text(c.why)}
+            {"command": _command(c.command), "platform": c.platform, "why": _text(c.why)}
             for c in entry.next_commands
         ],
         "signatures": [_signature(s) for s in entry.signatures],
@@ -223,7 +248,6 @@ def dump_entry(entry: Entry) -> str:
         Dumper=_Dumper,
         sort_keys=False,
         allow_unicode=True,
-        width=100,
         default_flow_style=False,
     )
 
@@ -253,14 +277,12 @@ class _SourceInt(int):
     source: str
 
 
-class _Loader(yaml.SafeLoader):
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
-            raise yaml.composer.ComposerError(
-                None, None, "YAML aliases (*name) are not allowed in entry files", event.start_mark
-            )
-        return super().compose_node(parent, index)
+# libyaml's parser when PyYAML was built with it (about 10x faster), else the pure-Python one
+_BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_BaseLoader):
+    pass
 
 
 def _construct_float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float:
@@ -319,9 +341,29 @@ def _fix_text_fields(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def _shares_nodes(data: Any) -> bool:
+    """True if a container appears twice: what a YAML alias (*name) produces. Entries never
+    need aliases, and nested ones expand exponentially when validated."""
+    seen: set[int] = set()
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict | list):
+            if id(node) in seen:
+                return True
+            seen.add(id(node))
+            stack.extend(node.values() if isinstance(node, dict) else node)
+    return False
+
+
 def _documents(text: str, source: str) -> Iterator[Any]:
     try:
-        yield from yaml.load_all(text, Loader=_Loader)
+        for doc in yaml.load_all(text, Loader=_Loader):
+            if _shares_nodes(doc):
+                raise EntryFileError(
+                    f"{source}: YAML aliases (*name) are not allowed in entry files"
+                )
+            yield doc
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""

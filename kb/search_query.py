@@ -3,7 +3,8 @@
     shmdt platform:solaris            free text 'shmdt', entries for Solaris (or any platform)
     'control file parallel write' source:waits,tkprof version:12.2
     tag:numa tag:shm                   both tags (repeating a key ANDs, a comma ORs)
-    product:oracle version:"19.14"
+    product:glibc version:"2.30"       version: means Oracle's version unless product: names
+                                       another; entries without a range for it are kept
 
 Only the known keys below followed directly by a value are filters, so text such as
 `enq: CF - contention` stays free text.

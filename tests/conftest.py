@@ -36,7 +36,7 @@ def entry_data(entry_id: str = "sample-entry", **overrides: Any) -> dict[str, An
         "tags": ["numa", "shm"],
         "references": ["https://example.org/postmortem"],
         "next_commands": [
-            {"command": "truss -d -p PID", "platform": "solaris", "why": "time each shmdt"}
+            {"command": "truss -d -p PID", "platform": "solaris", "why": "time each system call"}
         ],
         "signatures": [
             {
@@ -67,3 +67,10 @@ def make_entry() -> Callable[..., Entry]:
         return validate_entry(entry_data(entry_id, **overrides))
 
     return make
+
+
+@pytest.fixture
+def raw_entry() -> Callable[..., dict[str, Any]]:
+    """raw_entry("some-id", ...) -> the raw dict make_entry would validate (for YAML and API
+    tests that need to change it before validation)."""
+    return entry_data

@@ -1,0 +1,733 @@
+"""The `perfkb` command. It renders; the store and the matcher decide.
+
+Every command turns the errors people cause (a missing file, a bad entry, an unknown id) into
+one line on stderr and a non-zero exit. Set PERFKB_DEBUG=1 to see a traceback for anything else.
+"""
+
+from __future__ import annotations
+
+import functools
+import getpass
+import html
+import importlib.util
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import typer
+import yaml
+from typer.core import TyperGroup
+
+try:  # typer >= 0.2x carries its own copy of click
+    from typer._click.exceptions import ClickException
+except ImportError:  # older typer depends on click
+    from click import ClickException  # type: ignore[no-redef]
+from rich.console import Console
+from rich.panel import Panel
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+from rich.text import Text
+
+import kb
+from kb.entry_yaml import EntryFileError, dump_entry, load_entry, read_entries, write_entry
+from kb.models import Entry, EntryError
+from kb.search_query import QueryError
+from kb.settings import Settings, get_settings
+from kb.signatures import AllOf, AnyOf, NotOf
+from kb.store import EntryNotFound, Store, StoreError
+
+
+class _OneLineErrors(TyperGroup):
+    """Usage mistakes (an unknown option, a missing argument) get one line too."""
+
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        try:
+            code = super().main(*args, standalone_mode=False, **kwargs)
+        except ClickException as exc:
+            if type(exc).__name__ == "NoArgsIsHelpError":  # plain `perfkb`: show the help
+                exc.show()
+            else:
+                hint = " (see perfkb --help)" if exc.exit_code == 2 else ""
+                sys.stderr.write(f"perfkb: error: {_one_line(exc.format_message())}{hint}\n")
+            sys.exit(exc.exit_code)
+        except typer.Abort:
+            sys.stderr.write("perfkb: error: interrupted\n")
+            sys.exit(130)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+app = typer.Typer(
+    name="perfkb",
+    cls=_OneLineErrors,
+    help="Knowledge base of Oracle and OS performance incidents: search it, add to it, and "
+    "match pasted evidence (tkprof, truss, strace, mpstat, stacks, DTrace, wait tables).",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+PROGRESS_FILES = 20  # show a progress bar when importing more files than this
+PROGRESS_BYTES = 5 * 1024 * 1024  # ... or analysing a file larger than this
+
+
+class _State:
+    data_dir: Path | None = None
+
+
+state = _State()
+
+
+class CliError(Exception):
+    """A failure already phrased for the user."""
+
+
+# -- plumbing ---------------------------------------------------------------------------------
+
+
+def _one_line(message: str) -> str:
+    return " ".join(str(message).split()) or "unknown error"
+
+
+def _fail(message: str, code: int = 1) -> None:
+    sys.stderr.write(f"perfkb: error: {_one_line(message)}\n")
+    sys.stderr.flush()
+    raise typer.Exit(code)
+
+
+def _os_message(exc: OSError) -> str:
+    where = f"{exc.filename}: " if exc.filename else ""
+    return where + (exc.strerror or str(exc))
+
+
+def command(*args: Any, **kwargs: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """@app.command that turns expected failures into one line and a non-zero exit."""
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def wrapper(*a: Any, **kw: Any) -> Any:
+            try:
+                return fn(*a, **kw)
+            except (typer.Exit, ClickException):
+                raise
+            except (CliError, StoreError, EntryFileError, EntryError, QueryError) as exc:
+                _fail(str(exc))
+            except yaml.YAMLError as exc:
+                _fail(f"YAML error: {exc}")
+            except UnicodeDecodeError as exc:
+                _fail(f"not UTF-8 text: {exc.reason} at byte {exc.start}")
+            except OSError as exc:
+                _fail(_os_message(exc))
+            except (KeyboardInterrupt, typer.Abort):
+                _fail("interrupted", 130)
+            except Exception as exc:
+                if os.environ.get("PERFKB_DEBUG"):
+                    raise
+                _fail(
+                    f"internal error: {type(exc).__name__}: {exc} "
+                    "(run with PERFKB_DEBUG=1 for the traceback)"
+                )
+
+        return app.command(*args, **kwargs)(wrapper)
+
+    return decorate
+
+
+@app.callback()
+def main(
+    data_dir: Path | None = typer.Option(
+        None,
+        "--data-dir",
+        help="Where the database and index live (default: $PERFKB_DATA_DIR or ./data).",
+        file_okay=False,
+    ),
+) -> None:
+    state.data_dir = data_dir
+    if data_dir is not None:
+        # the web app builds its settings from the environment (uvicorn calls the factory)
+        os.environ["PERFKB_DATA_DIR"] = str(data_dir)
+        get_settings.cache_clear()
+
+
+def _settings() -> Settings:
+    try:
+        if state.data_dir is not None:
+            return Settings(data_dir=state.data_dir)
+        return Settings()
+    except Exception as exc:  # pydantic ValidationError from a bad PERFKB_* variable
+        raise CliError(f"bad setting: {_one_line(str(exc))}") from None
+
+
+def _store() -> Store:
+    return Store(_settings())
+
+
+def _user() -> str:
+    name = os.environ.get("PERFKB_USER")
+    if not name:
+        try:
+            name = getpass.getuser()
+        except Exception:
+            name = "cli"
+    return f"{name} (cli)"
+
+
+def _print_json(data: Any) -> None:
+    typer.echo(json.dumps(data, ensure_ascii=False, indent=None, default=str))
+
+
+def _mark_to_text(snippet_html: str) -> Text:
+    """The HTML snippet (escaped, <mark> around hits) as rich text with hits in bold."""
+    text = Text()
+    for i, part in enumerate(re.split(r"</?mark>", snippet_html)):
+        text.append(html.unescape(part), style="bold yellow" if i % 2 else "")
+    return text
+
+
+# -- importing --------------------------------------------------------------------------------
+
+
+def _yaml_files(path: Path) -> list[Path]:
+    if not path.exists():
+        raise CliError(f"{path}: no such file or directory")
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
+        if not files:
+            raise CliError(f"{path}: no .yaml files in this directory")
+        return files
+    return [path]
+
+
+def _progress(total: float, label: str, *, bytes_: bool = False) -> Progress:
+    columns: list[Any] = [TextColumn(label), BarColumn()]
+    columns += [DownloadColumn()] if bytes_ else [TextColumn("{task.completed}/{task.total}")]
+    columns.append(TimeRemainingColumn())
+    return Progress(*columns, console=err, transient=True)
+
+
+def _import_files(
+    store: Store,
+    files: list[Path],
+    *,
+    keep_local_edits: bool,
+    restore_deleted: bool,
+    author: str,
+) -> tuple[Counter[str], list[str]]:
+    counts: Counter[str] = Counter()
+    problems: list[str] = []
+    show = len(files) > PROGRESS_FILES
+    progress = _progress(len(files), "importing") if show else None
+    task = progress.add_task("import", total=len(files)) if progress else None
+    with store.bulk():
+        if progress:
+            progress.start()
+        try:
+            for path in files:
+                try:
+                    for entry in read_entries(path):
+                        _, status = store.upsert(
+                            entry,
+                            author=author,
+                            keep_local_edits=keep_local_edits,
+                            restore_deleted=restore_deleted,
+                        )
+                        counts[status] += 1
+                except (EntryFileError, StoreError) as exc:
+                    problems.append(_one_line(str(exc)))
+                if progress and task is not None:
+                    progress.advance(task)
+        finally:
+            if progress:
+                progress.stop()
+    return counts, problems
+
+
+def _report_import(counts: Counter[str], problems: list[str], where: str) -> None:
+    for problem in problems:
+        sys.stderr.write(f"perfkb: error: {problem}\n")
+    total = sum(counts.values())
+    out.print(
+        f"{total} entries from {where}: {counts['created']} created, {counts['updated']} updated, "
+        f"{counts['unchanged']} unchanged, {counts['kept-newer']} kept "
+        "(newer or edited here)"
+    )
+    if problems:
+        raise typer.Exit(1)
+
+
+# -- commands ---------------------------------------------------------------------------------
+
+
+def _package_entries() -> Path:
+    return Path(kb.__file__).parent / "entries"
+
+
+@command()
+def init(
+    entries: Path | None = typer.Option(
+        None, "--entries", help="Directory of starter entries (default: the ones perfkb ships)."
+    ),
+) -> None:
+    """Create the store and load the starter entries (safe to run again).
+
+    An entry edited here since it was loaded, newer than its starter file, or deleted is kept.
+    """
+    source = entries or _package_entries()
+    files = sorted(source.glob("*.yaml")) if source.is_dir() else []
+    store = _store()
+    with store:
+        counts, problems = _import_files(
+            store, files, keep_local_edits=True, restore_deleted=False, author="perfkb init"
+        )
+        out.print(f"store ready in {store.settings.data_dir} ({store.count()} entries)")
+    _report_import(counts, problems, str(source))
+
+
+@command()
+def search(
+    query: list[str] | None = typer.Argument(
+        None, help="Free text plus filters: platform:solaris source:truss version:12.2 tag:numa"
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    page: int = typer.Option(1, "--page", min=1),
+    per_page: int = typer.Option(10, "--per-page", min=1, max=100),
+) -> None:
+    """Search the knowledge base."""
+    text = " ".join(query or [])
+    with _store() as store:
+        result = store.search(text, page=page, per_page=per_page)
+    if as_json:
+        _print_json(result.model_dump(mode="json"))
+        return
+    if not result.results:
+        what = f"for '{text}'" if text else ""
+        more = f" (there are {result.total}; try a lower --page)" if result.total else ""
+        out.print(f"no entries {what}{more}".replace("  ", " "))
+        return
+    first = (page - 1) * per_page + 1
+    last = first + len(result.results) - 1
+    about = f" for {text!r}" if text else ""
+    out.print(Text(f"{result.total} entries{about}, showing {first}-{last}", style="bold"))
+    for n, hit in enumerate(result.results, first):
+        line = Text(f"\n{n}. ")
+        line.append(hit.id, style="bold cyan")
+        if text:
+            line.append(f"  score {hit.score:.2f}", style="dim")
+        line.append("  " + ", ".join(hit.platforms + hit.sources), style="dim")
+        out.print(line)
+        out.print(Text("   " + hit.title))
+        snippet = _mark_to_text(hit.snippet_html)
+        snippet.pad_left(3)
+        out.print(snippet)
+
+
+def _describe(cond: Any, depth: int = 0) -> list[str]:
+    pad = "  " * depth
+    if isinstance(cond, AllOf | AnyOf):
+        word = "all of" if isinstance(cond, AllOf) else "any of"
+        items = cond.all if isinstance(cond, AllOf) else cond.any
+        return [pad + word + ":"] + [ln for c in items for ln in _describe(c, depth + 1)]
+    if isinstance(cond, NotOf):
+        return [pad + "not:"] + _describe(cond.not_, depth + 1)
+    return [pad + "- " + cond.describe()]
+
+
+def _render_entry(entry: Entry) -> None:
+    out.print(Panel(Text(entry.title, style="bold"), title=entry.id, expand=False))
+    for label, value in (("Symptom", entry.symptom), ("Root cause", entry.root_cause)):
+        out.print(Text(label, style="bold underline"))
+        out.print(Text(value), "")
+    out.print(Text("Fix", style="bold underline"))
+    out.print(Text(entry.fix), "")
+    facts = Table.grid(padding=(0, 2))
+    facts.add_row("platforms", ", ".join(entry.platforms))
+    facts.add_row("versions", "; ".join(r.describe() for r in entry.affected_versions) or "-")
+    facts.add_row("tags", ", ".join(entry.tags) or "-")
+    facts.add_row("author", entry.author)
+    facts.add_row(
+        "created / updated", f"{entry.created:%Y-%m-%d %H:%M} / {entry.updated:%Y-%m-%d %H:%M}"
+    )
+    out.print(facts)
+    if entry.references:
+        out.print(Text("\nReferences", style="bold underline"))
+        for ref in entry.references:
+            out.print(Text(ref))
+    if entry.next_commands:
+        table = Table(title="Next commands", title_justify="left")
+        table.add_column("platform")
+        table.add_column("command")
+        table.add_column("why")
+        for c in entry.next_commands:
+            table.add_row(c.platform, Text(c.command), Text(c.why))
+        out.print(table)
+    for sig in entry.signatures:
+        head = f"signature {sig.name} (weight {sig.weight:g}, sources {', '.join(sig.sources)}"
+        head += ")" if sig.specific else ", generic)"
+        out.print(Text("\n" + head, style="bold"))
+        if sig.description:
+            out.print(Text(sig.description, style="dim"))
+        out.print(Text("\n".join(_describe(sig.when))))
+
+
+@command()
+def show(
+    entry_id: str = typer.Argument(..., metavar="ID"),
+    as_json: bool = typer.Option(False, "--json", help="Print the entry as JSON."),
+    as_yaml: bool = typer.Option(False, "--yaml", help="Print the entry as YAML."),
+) -> None:
+    """Show one entry."""
+    with _store() as store:
+        entry = store.get(entry_id)
+    if as_json:
+        _print_json(entry.model_dump(mode="json", by_alias=True))
+    elif as_yaml:
+        typer.echo(dump_entry(entry), nl=False)
+    else:
+        _render_entry(entry)
+
+
+@command()
+def add(
+    file: Path = typer.Argument(..., metavar="FILE.yaml", help="One or more entries in YAML."),
+) -> None:
+    """Add new entries from a YAML file.
+
+    An id that already exists is an error: use `perfkb edit` or `perfkb import`.
+    """
+    entries = read_entries(file)
+    with _store() as store, store.bulk():
+        for entry in entries:
+            store.add(entry, author=_user())
+            out.print(f"added {entry.id}")
+
+
+def _editor() -> list[str]:
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    try:
+        return shlex.split(editor)
+    except ValueError as exc:
+        raise CliError(f"cannot parse $EDITOR '{editor}': {exc}") from None
+
+
+@command()
+def edit(entry_id: str = typer.Argument(..., metavar="ID")) -> None:
+    """Edit an entry in $EDITOR as YAML; it is validated before it is saved."""
+    with _store() as store:
+        entry = store.get(entry_id)
+        rev = store.current_rev(entry_id)
+        original = dump_entry(entry)
+        fd, name = tempfile.mkstemp(prefix=f"perfkb-{entry_id}-", suffix=".yaml")
+        path = Path(name)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(original)
+        editor = _editor()
+        while True:
+            try:
+                code = subprocess.run([*editor, str(path)], check=False).returncode
+            except OSError as exc:
+                raise CliError(
+                    f"cannot run editor '{editor[0]}' ({exc.strerror}); set $EDITOR. "
+                    f"The entry is in {path}"
+                ) from None
+            if code != 0:
+                raise CliError(
+                    f"the editor exited with status {code}; nothing saved, text kept in {path}"
+                )
+            text = path.read_text(encoding="utf-8", errors="replace")
+            if text == original:
+                path.unlink(missing_ok=True)
+                out.print("no changes")
+                return
+            try:
+                new = load_entry(text, source=str(path))
+                if new.id != entry_id:
+                    raise EntryFileError(
+                        f"{path}: the id cannot change ('{entry_id}' became '{new.id}'); "
+                        "to make a new entry save a copy and run perfkb add"
+                    )
+                saved = store.update(new, author=_user(), expected_rev=rev)
+            except (EntryFileError, EntryNotFound) as exc:
+                sys.stderr.write(f"perfkb: error: {_one_line(str(exc))}\n")
+                if isinstance(exc, EntryFileError) and _confirm("Edit again?"):
+                    continue
+                raise CliError(f"not saved; your edit is kept in {path}") from None
+            except StoreError as exc:
+                raise CliError(f"{exc}; not saved, your edit is kept in {path}") from None
+            break
+        path.unlink(missing_ok=True)
+        history = store.history(entry_id)
+        changed = ", ".join(history[-1].changed_fields) if history else ""
+        out.print(f"saved {saved.id} (revision {store.current_rev(entry_id)}: {changed})")
+
+
+def _confirm(question: str) -> bool:
+    try:
+        return typer.confirm(question, default=True, err=True)
+    except typer.Abort:
+        return False
+
+
+@command(name="import")
+def import_(
+    path: Path = typer.Argument(..., help="A YAML file or a directory of them."),
+) -> None:
+    """Import entries from a YAML file or a directory of them.
+
+    A stored entry whose `updated` is newer is kept; a deleted one comes back.
+    """
+    files = _yaml_files(path)
+    with _store() as store:
+        counts, problems = _import_files(
+            store, files, keep_local_edits=False, restore_deleted=True, author=_user()
+        )
+    _report_import(counts, problems, str(path))
+
+
+@command()
+def export(directory: Path = typer.Argument(..., metavar="DIR")) -> None:
+    """Write every entry to DIR/<id>.yaml."""
+    if directory.exists() and not directory.is_dir():
+        raise CliError(f"{directory}: exists and is not a directory")
+    directory.mkdir(parents=True, exist_ok=True)
+    with _store() as store:
+        entries = store.list_entries()
+    for entry in entries:
+        write_entry(entry, directory)
+    out.print(f"exported {len(entries)} entries to {directory}")
+
+
+@command()
+def reindex() -> None:
+    """Rebuild the search index from the database."""
+    started = time.perf_counter()
+    with _store() as store:
+        count = store.reindex()
+    out.print(f"indexed {count} entries in {time.perf_counter() - started:.2f} s")
+
+
+@command()
+def history(
+    entry_id: str = typer.Argument(..., metavar="ID"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Every revision of an entry, oldest first (deleted entries too)."""
+    with _store() as store:
+        revisions = store.history(entry_id)
+    if as_json:
+        _print_json([r.model_dump(mode="json", exclude={"entry"}) for r in revisions])
+        return
+    table = Table(title=f"history of {entry_id}")
+    for col in ("rev", "when (UTC)", "who", "action", "changed"):
+        table.add_column(col)
+    for r in revisions:
+        table.add_row(
+            str(r.rev),
+            f"{r.at:%Y-%m-%d %H:%M:%S}",
+            r.author,
+            r.action,
+            ", ".join(r.changed_fields),
+        )
+    out.print(table)
+
+
+@command()
+def delete(entry_id: str = typer.Argument(..., metavar="ID")) -> None:
+    """Delete an entry (soft: history stays, `perfkb restore` brings it back)."""
+    with _store() as store:
+        store.delete(entry_id, author=_user())
+    out.print(f"deleted {entry_id} (perfkb restore {entry_id} brings it back)")
+
+
+@command()
+def restore(entry_id: str = typer.Argument(..., metavar="ID")) -> None:
+    """Bring back a deleted entry."""
+    with _store() as store:
+        store.restore(entry_id, author=_user())
+    out.print(f"restored {entry_id}")
+
+
+@command()
+def check(
+    no_repair: bool = typer.Option(False, "--no-repair", help="Only report."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Verify that the search index agrees with the database, and repair it if not."""
+    with _store() as store:
+        report = store.check(repair=not no_repair)
+    if as_json:
+        _print_json(report.model_dump() | {"ok": report.ok})
+    else:
+        out.print(f"database: {report.entries} entries; index: {report.indexed} documents")
+        for label, ids in (
+            ("missing", report.missing),
+            ("extra", report.extra),
+            ("stale", report.stale),
+        ):
+            if ids:
+                out.print(
+                    f"{label} in the index: {', '.join(ids[:20])}" + (" …" if len(ids) > 20 else "")
+                )
+        out.print(
+            "consistent"
+            if report.ok
+            else ("repaired (index rebuilt)" if report.repaired else "NOT consistent")
+        )
+    if not report.ok and not report.repaired:
+        raise typer.Exit(1)
+
+
+# -- analyze ----------------------------------------------------------------------------------
+
+
+def _lines(raw: Iterable[bytes], advance: Callable[[int], None] | None) -> Iterator[str]:
+    """Decode line by line (bad bytes become U+FFFD: captures mix encodings)."""
+    for line in raw:
+        if advance:
+            advance(len(line))
+        yield line.decode("utf-8", errors="replace")
+
+
+def _fact_summary(facts: dict[str, Any], limit: int = 5) -> list[tuple[str, str]]:
+    rows: list[tuple[str, str]] = []
+    for name, value in facts.items():
+        if isinstance(value, dict):
+            top = sorted(value.items(), key=lambda kv: -float(kv[1]))[:limit]
+            shown = ", ".join(f"{k}={_num(v)}" for k, v in top)
+            more = f" (+{len(value) - limit} more)" if len(value) > limit else ""
+            rows.append((name, shown + more))
+        else:
+            rows.append((name, _num(value)))
+    return rows
+
+
+def _num(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}" if abs(value) < 1e6 else f"{value:,.0f}"
+    return str(value)
+
+
+def _render_result(result: Any) -> None:
+    if not result.blocks:
+        out.print(
+            "no evidence blocks recognised (tkprof, truss, strace, mpstat, stack, DTrace, waits)"
+        )
+    for n, block in enumerate(result.blocks, 1):
+        title = f"block {n}: {block.format}"
+        if block.platform:
+            title += f" ({block.platform})"
+        title += f", lines {block.start_line}-{block.end_line}"
+        if block.malformed_lines:
+            title += f", {block.malformed_lines} lines not understood"
+        table = Table(title=title, title_justify="left", show_header=False)
+        table.add_column("fact", style="cyan")
+        table.add_column("value")
+        for name, value in _fact_summary(block.facts):
+            table.add_row(name, Text(value))
+        out.print(table)
+    if result.matches:
+        out.print(Text("\nMatches", style="bold"))
+        for n, m in enumerate(result.matches, 1):
+            line = Text(f"{n}. ")
+            line.append(m.id, style="bold cyan")
+            line.append(f"  {m.confidence} confidence, score {m.score:.2f}")
+            if m.related_only:
+                line.append("  (related by text only)", style="dim")
+            out.print(line)
+            out.print(Text("   " + m.title))
+            for why in m.evidence + m.versions:
+                out.print(Text("   - " + why, style="dim"))
+    else:
+        out.print("no known incident matches this evidence")
+    if result.next_commands:
+        table = Table(title="Next commands", title_justify="left", show_lines=True)
+        for col in ("platform", "command", "why"):
+            table.add_column(col)
+        for c in result.next_commands:
+            table.add_row(c.platform, Text(c.command), Text(c.why))
+        out.print(table)
+
+
+@command()
+def analyze(
+    file: str = typer.Argument(..., metavar="FILE|-", help="A capture or paste; - reads stdin."),
+    as_json: bool = typer.Option(False, "--json", help="Print the analysis as one JSON object."),
+) -> None:
+    """Find evidence blocks in a file, parse them and match them against the knowledge base."""
+    try:
+        from kb.matcher import analyze_lines
+    except ImportError as exc:
+        raise CliError(f"the matcher is not available in this build ({exc})") from None
+    with _store() as store:
+        if file == "-":
+            result = analyze_lines(_lines(sys.stdin.buffer, None), store)
+        else:
+            path = Path(file)
+            if path.is_dir():
+                raise CliError(f"{path}: is a directory, not a file")
+            if not path.exists():
+                raise CliError(f"{path}: no such file")
+            size = path.stat().st_size
+            with path.open("rb") as fh:
+                if size > PROGRESS_BYTES:
+                    with _progress(size, f"reading {path.name}", bytes_=True) as progress:
+                        task = progress.add_task("read", total=size)
+                        result = analyze_lines(
+                            _lines(fh, lambda n: progress.advance(task, n)), store
+                        )
+                else:
+                    result = analyze_lines(_lines(fh, None), store)
+    if as_json:
+        typer.echo(result.model_dump_json())
+    else:
+        _render_result(result)
+
+
+# -- servers ----------------------------------------------------------------------------------
+
+
+@command()
+def serve(
+    host: str | None = typer.Option(None, "--host", help="Default: $PERFKB_HOST or 127.0.0.1."),
+    port: int | None = typer.Option(
+        None, "--port", min=1, max=65535, help="Default: $PERFKB_PORT or 8000."
+    ),
+) -> None:
+    """Run the web page, the JSON API and (with Slack settings) the Slack HTTP endpoint."""
+    if importlib.util.find_spec("kb.web.app") is None:
+        raise CliError("the web app (kb.web) is not available in this build")
+    import uvicorn
+
+    settings = _settings()
+    Store(settings).close()  # create the store and a fresh index before serving
+    uvicorn.run(
+        "kb.web.app:create_app",
+        factory=True,
+        host=host or settings.host,
+        port=port or settings.port,
+        log_level=settings.log_level.lower(),
+    )
+
+
+@command()
+def bot() -> None:
+    """Run the Slack bot in Socket Mode (needs SLACK_BOT_TOKEN and SLACK_APP_TOKEN)."""
+    try:
+        from bot.socket import run
+    except ImportError as exc:
+        raise CliError(f"the Slack bot is not available in this build ({exc})") from None
+    try:
+        run(_settings())
+    except SystemExit as exc:  # the bot says what is missing as its exit message
+        if isinstance(exc.code, str):
+            raise CliError(exc.code.removeprefix("perfkb bot: ")) from None
+        raise

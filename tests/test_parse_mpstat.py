@@ -422,3 +422,15 @@ def test_random_input_never_raises_and_facts_stay_finite(lines):
     for value in block.facts.values():
         values = value.values() if isinstance(value, dict) else [value]
         assert all(math.isfinite(v) for v in values)
+
+
+def test_vmstat_rows_are_not_headerless_solaris_mpstat():
+    """Linux vmstat prints 17 integers per row too; its CPU columns do not sum like mpstat's."""
+    from ingest.parsers.mpstat import MpstatParser
+
+    vmstat_row = (
+        " 9 14 38112044 402118  20112 3104412 2011 3304 14220 22208 21022 41207 21 18 29 32  0"
+    )
+    solaris_row = "  4    0   0    3    86    1    2    3    1   63    0     8    0 100   0   0"
+    assert MpstatParser.start_score(vmstat_row) == 0
+    assert MpstatParser.start_score(solaris_row) == 1

@@ -208,8 +208,14 @@ class MpstatParser(Parser):
         if _solaris_header(line) or _linux_header(line) or _BANNER.match(line):
             return 2
         tokens = line.split()
-        if len(tokens) in (16, 17) and all(_INT.match(t) for t in tokens):
-            return 1  # a full Solaris row without its header
+        # a full Solaris row without its header: usr+sys+wt+idl close to 100 (a vmstat row,
+        # also 17 integers, ends in us sy id wa st and fails this)
+        if (
+            len(tokens) in (16, 17)
+            and all(_INT.match(t) for t in tokens)
+            and 97 <= sum(int(t) for t in tokens[-4:]) <= 103
+        ):
+            return 1
         return 0
 
     # -- feeding --------------------------------------------------------------------------------

@@ -160,15 +160,19 @@ def arg_shape(name: str, args: str) -> tuple:
 
     For calls on a file descriptor: (name, fd, size), fd being the first argument and size the
     argument where read/write style calls put their byte count (last, or as _SIZE_FROM_END says),
-    each when it is a plain integer. Other calls (shmdt(0x38..), cladm(...), semtimedop(...)) are
-    keyed by their argument text (first 80 characters), so different addresses stay apart.
+    kept as text here (cheap on the hot path) and read as integers only for the result. Other
+    calls (shmdt(0x38..), cladm(...), semtimedop(...)) are keyed by their argument text (first 80
+    characters), so different addresses stay apart.
     """
     if name not in FD_CALLS:
         return (name, args[:80])
     back = _SIZE_FROM_END.get(name, 1)
     parts = args.rsplit(",", back)
-    size = _int_arg(parts[1]) if len(parts) > back else None
-    return (name, _int_arg(args.partition(",")[0]), size)
+    size = parts[1].strip()[:20] if len(parts) > back else ""
+    fd = args.partition(",")[0].strip()
+    if "<" in fd:  # strace -y: 3</u01/oradata/users01.dbf>
+        fd = fd[: fd.find("<")]
+    return (name, fd[:20], size)
 
 
 class _Stat:
@@ -653,7 +657,10 @@ class SyscallAggregator:
         for key, c in self.repeats.items():
             name = key[0]
             if c > best.get(name, (0, None, None))[0]:
-                best[name] = (c, key[1], key[2]) if len(key) == 3 else (c, None, None)
+                if len(key) == 3:
+                    best[name] = (c, _int_arg(key[1]), _int_arg(key[2]))
+                else:
+                    best[name] = (c, None, None)
         if best:
             facts["repeat.count"] = {n: float(b[0]) for n, b in best.items()}
             sizes = {n: float(b[2]) for n, b in best.items() if b[2] is not None}

@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from pydantic import BaseModel, Field
+from whoosh import index as whoosh_index
 
 from kb.index import (
     INDEX_SCHEMA_VERSION,
@@ -326,9 +327,11 @@ class Store:
             self._sync_safely()
 
     def _sync_safely(self) -> None:
+        """Index upkeep after a write: SQLite already holds the change, so a failure here
+        loses nothing (the next search or open catches up); say so in one line."""
         try:
             self._sync()
-        except IndexUnavailable as exc:
+        except (IndexUnavailable, OSError, whoosh_index.LockError) as exc:
             raise StoreError(f"saved, but the search index was not updated: {exc}") from None
 
     def _catch_up(self) -> None:

@@ -332,6 +332,26 @@ def test_return_shapes_and_calls_without_return():
     assert f["syscall.count"]["execve"] == 1 and f["syscall.count"]["_exit"] == 1
 
 
+def test_single_process_signals_and_indented_continuations():
+    lines = [
+        "waitid(P_PID, 8195, 0xFFBFF9C8, WEXITED|WTRAPPED) (sleeping...)",
+        "    Received signal #18, SIGCLD, in waitid() [caught]",
+        "      siginfo: SIGCLD CLD_EXITED pid=8195 status=0x0000",
+        "waitid(P_PID, 8195, 0xFFBFF9C8, WEXITED|WTRAPPED)     = 0",
+        "\tsiginfo: SIGCLD CLD_EXITED pid=8195 status=0x0000",
+        "    Incurred fault #6, FLTBOUNDS  %pc = 0x0001F2A4",
+        "      siginfo: SIGSEGV SEGV_MAPERR addr=0x00000000",
+        "    Received signal #11, SIGSEGV [default]",
+    ]
+    block, rejected = parse(lines)
+    assert rejected == [] and block.malformed_lines == 0
+    assert block.facts["trace.calls"] == 1
+    assert block.details["signals"] == {"SIGCLD": 1, "SIGSEGV": 1}
+    assert block.facts["trace.signals"] == 2
+    assert block.details["faults"] == {"FLTBOUNDS": 1}
+    assert block.details["continuation_lines"] == 3
+
+
 def test_truncated_call_is_counted_malformed_not_fatal():
     lines = [
         "15697: 1.5440 0.0014 0.0000 getsockname(12, 0xFFFFFFFF7FFF889C) = 0",
@@ -401,7 +421,10 @@ def test_state_stays_bounded_on_many_pids_names_and_calls():
         p.feed(f"7: {n * 0.001 + i * 0.001:.4f} 0.0010 {(i % 100) / 10000:.4f} times(0x1) = 1")
     for i in range(syscalls.MAX_SYSCALLS + 200):
         p.feed(f"7: {9000 + i * 0.001:.4f} 0.0001 0.0001 call{i}(0x{i:x}) = 0")
+    for i in range(syscalls.MAX_NAMES + 50):
+        p.feed(f"7: {9100 + i * 0.001:.4f} 0.0001 0.0001 open(0x1, 0) Err#{i % 150} EBAD{i}")
     agg = p.agg
+    assert len(agg.errnos) <= syscalls.MAX_NAMES
     assert len(agg.procs) <= syscalls.MAX_PIDS and agg.procs_capped
     assert len(agg.stats) <= syscalls.MAX_SYSCALLS
     assert len(agg.repeats) <= syscalls.MAX_REPEAT_KEYS

@@ -39,6 +39,7 @@ RESERVOIR = 512  # durations kept per syscall for the median
 TOP_N = 10
 MAX_ROWS = 100  # syscall and process rows in details
 MAX_IDENTIFIERS = 50
+MAX_NAMES = 200  # distinct errno / signal / fault names
 OTHER = "(other)"
 
 FORK_CALLS = frozenset(
@@ -66,81 +67,16 @@ _NBUCKETS = len(HIST_BOUNDS)
 _bucket = bisect.bisect_left
 
 # Calls whose first argument is a file descriptor (Solaris and Linux names).
-FD_CALLS = frozenset(
-    {
-        "read",
-        "write",
-        "pread",
-        "pread64",
-        "pwrite",
-        "pwrite64",
-        "readv",
-        "writev",
-        "preadv",
-        "pwritev",
-        "preadv2",
-        "pwritev2",
-        "close",
-        "fcntl",
-        "fcntl64",
-        "ioctl",
-        "lseek",
-        "llseek",
-        "_llseek",
-        "fstat",
-        "fstat64",
-        "fxstat",
-        "fstatfs",
-        "fstatvfs",
-        "fstatvfs64",
-        "getdents",
-        "getdents64",
-        "accept",
-        "accept4",
-        "getsockname",
-        "getpeername",
-        "setsockopt",
-        "getsockopt",
-        "send",
-        "sendto",
-        "sendmsg",
-        "sendmmsg",
-        "recv",
-        "recvfrom",
-        "recvmsg",
-        "recvmmsg",
-        "shutdown",
-        "bind",
-        "connect",
-        "listen",
-        "fsync",
-        "fdsync",
-        "fdatasync",
-        "ftruncate",
-        "ftruncate64",
-        "fchmod",
-        "fchown",
-        "dup",
-        "dup2",
-        "dup3",
-        "epoll_wait",
-        "epoll_pwait",
-        "epoll_ctl",
-        "sendfile",
-        "sendfile64",
-        "fadvise64",
-        "posix_fadvise",
-        "fallocate",
-        "flock",
-        "readahead",
-        "sync_file_range",
-        "io_uring_enter",
-        "port_get",
-        "port_getn",
-        "port_associate",
-        "port_send",
-    }
-)
+_FD_CALL_NAMES = """
+read write pread pread64 pwrite pwrite64 readv writev preadv pwritev preadv2 pwritev2 close
+fcntl fcntl64 ioctl lseek llseek _llseek fstat fstat64 fxstat fstatfs fstatvfs fstatvfs64
+getdents getdents64 accept accept4 getsockname getpeername setsockopt getsockopt send sendto
+sendmsg sendmmsg recv recvfrom recvmsg recvmmsg shutdown bind connect listen fsync fdsync
+fdatasync ftruncate ftruncate64 fchmod fchown dup dup2 dup3 epoll_wait epoll_pwait epoll_ctl
+sendfile sendfile64 fadvise64 posix_fadvise fallocate flock readahead sync_file_range
+io_uring_enter port_get port_getn port_associate port_send
+"""
+FD_CALLS = frozenset(_FD_CALL_NAMES.split())
 
 _SIZE_MAX_DIGITS = 15
 
@@ -275,6 +211,7 @@ class SyscallDetails(BaseModel):
     latency_histogram: list[tuple[float, int]]
     errnos: dict[str, int]
     signals: dict[str, int]
+    faults: dict[str, int] = Field(default_factory=dict)
     children: list[dict] = Field(default_factory=list)
     exits: list[dict] = Field(default_factory=list)
     continuation_lines: int = 0
@@ -285,6 +222,12 @@ class SyscallDetails(BaseModel):
 
 def _r(x: float) -> float:
     return round(x, 4)
+
+
+def bump(table: dict[str, int], key: str, n: int = 1) -> None:
+    """Count into a name table (signals, errnos...) that garbage input cannot grow forever."""
+    if key in table or len(table) < MAX_NAMES:
+        table[key] = table.get(key, 0) + n
 
 
 class SyscallAggregator:
@@ -299,6 +242,7 @@ class SyscallAggregator:
         self.repeats: dict[tuple, int] = {}
         self.errnos: dict[str, int] = {}
         self.signals: dict[str, int] = {}
+        self.faults: dict[str, int] = {}  # truss `Incurred fault #6, FLTBOUNDS`
         self.hist = [0] * len(HIST_BOUNDS)
         self.slowest: list[tuple[float, int, dict]] = []
         self.gaps: list[tuple[float, int, dict]] = []
@@ -359,7 +303,7 @@ class SyscallAggregator:
         if err is not None:
             st.errors += 1
             pc.errors += 1
-            self.errnos[err] = self.errnos.get(err, 0) + 1
+            bump(self.errnos, err)
         if delta is not None:
             st.delta += delta
             st.has_delta = True
@@ -437,8 +381,11 @@ class SyscallAggregator:
         pc.last_name = what
 
     def signal(self, pid: int | None, name: str, ts: float | None, gap: float | None, line: int):
-        self.signals[name] = self.signals.get(name, 0) + 1
+        bump(self.signals, name)
         self.event(pid, ts, gap, line, name)
+
+    def fault(self, name: str) -> None:
+        bump(self.faults, name)
 
     def child(self, pid: int | None, parent: str | None, line: int, ts: float | None) -> None:
         """A fork child's first line: the child's clock starts here; it is not a second call."""
@@ -717,6 +664,7 @@ class SyscallAggregator:
             latency_histogram=hist,
             errnos=errnos,
             signals=dict(self.signals),
+            faults=dict(self.faults),
             children=list(self.children),
             exits=list(self.exits),
             continuation_lines=self.continuations,

@@ -20,7 +20,7 @@ import re
 
 from ingest.base import Parser
 from ingest.model import Block, Platform
-from ingest.parsers.syscalls import SummaryRow, SyscallAggregator, Timing, shift_lines
+from ingest.parsers.syscalls import SummaryRow, SyscallAggregator, Timing, bump, shift_lines
 
 # Possessive quantifiers (*+, ++) stop needless backtracking: this regex runs on every line.
 _PFX = r"(?:(\d{1,10}+)(?:/(\d{1,10}+)(?:@\d{1,10}+)?)?:|/(\d{1,10}+)(?:@\d{1,10}+)?:)(?=\s)"
@@ -43,7 +43,7 @@ _PREFIXED_TEXT = re.compile(
     r"(?![\d\s]|[A-Za-z_]\w*+\(|Received|Stopped|Stepped|Incurred)(.+)$"
 ).match
 _SIGNAL = re.compile(
-    r"(?:Received signal|Stopped by signal|Stepped|Incurred fault)\s*#?(\d+)?,?\s*(\w+)?"
+    r"(Received signal|Stopped by signal|Stepped|Incurred fault)\s*#?(\d+)?,?\s*(\w+)?"
 ).match
 _CMD = re.compile(r"^\s*(?:\S*[#$%>]\s*)?(?:sudo\s+)?(?:\S*/)?truss(?:\s+(.*))?$").match
 _SHELL = re.compile(
@@ -179,6 +179,7 @@ class TrussParser(Parser):
         if ret is None and errno is None:
             if "(sleeping" in args:  # the call is reported again when it returns
                 self._n += 1
+                self._seen_call = True
                 return True
             if ") = " in args or ") Err#" in args:
                 return self._feed_other(line)
@@ -246,8 +247,13 @@ class TrussParser(Parser):
         if sig is not None and (prefixed or t1 or line[:1].isspace()):
             self._n += 1
             nums = (t1, t2, t3)[: 3 if t3 else 2 if t2 else 1 if t1 else 0]
-            name = sig.group(2) or ("#" + sig.group(1) if sig.group(1) else "signal")
+            self._seen_call = True
+            kind, number, name = sig.groups()
             p = int(pid) if pid else None
+            name = name or ("#" + number if number else "signal")
+            if kind == "Incurred fault":  # the signal it raises follows on its own line
+                self.agg.fault(name)
+                return True
             self._event((_SIG_EV, p, nums, name, self._n, (p, lwp or lwp2)))
             return True
         if not prefixed and _STRACE_SHAPE(line):
@@ -279,7 +285,7 @@ class TrussParser(Parser):
         if self._sig_section:
             m = _SIG_ROW(line)
             if m is not None:
-                agg.signals[m.group(1)] = agg.signals.get(m.group(1), 0) + int(m.group(2))
+                bump(agg.signals, m.group(1), int(m.group(2)))
                 return True
             if _SIG_TOTAL(line):
                 return True

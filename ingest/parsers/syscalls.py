@@ -591,7 +591,8 @@ class SyscallAggregator:
             for n, c in pc.sys.items():
                 if c > per_proc.get(n, 0):
                     per_proc[n] = c
-        for name, sr in self.summary.items():  # -c tables are not split by process
+        # a -c table is not split by process: its count is the best bound there is
+        for name, sr in self.summary.items():
             per_proc.setdefault(name, sr.calls)
         if per_proc:
             facts["syscall.max_per_process"] = {n: float(c) for n, c in per_proc.items()}

@@ -1,0 +1,134 @@
+"""Snippet latency and match scaling: one in-process analysis (detect, parse, match, rank, next
+commands) of each seed snippet in tests/fixtures/seeds/ against synthetic KBs of 100, 1,000 and
+10,000 entries (benchmarks/synth_kb.py). The matcher is compiled once per KB, as the web app and
+the bot keep it (kb.matcher.matcher_for); its build time is reported separately.
+
+References in the same run: parsing alone (the part that does not depend on the KB) and the
+smallest KB (scaling ratios).
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from pathlib import Path
+
+from benchmarks.report import Figure, pct, ratio
+from benchmarks.synth_kb import synthetic_entries
+from ingest.detect import parse_text
+from kb.matcher import Matcher, analyze_text
+
+BENCH = "latency"
+SEEDS = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "seeds"
+TARGET_P50_MS_AT_1000 = 20.0
+TARGET_SCALING = 2.0
+
+
+def snippets() -> list[tuple[str, str]]:
+    return [(p.name, p.read_text(encoding="utf-8")) for p in sorted(SEEDS.glob("0*.txt"))]
+
+
+def _time_ms(fn, reps: int) -> list[float]:
+    out = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        fn()
+        out.append((time.perf_counter() - t) * 1000)
+    return out
+
+
+def measure(sizes: list[int], reps: int) -> dict[int, dict]:
+    texts = snippets()
+    parse_samples: list[float] = []
+    for _, text in texts:
+        parse_text(text)  # warm-up: imports, regex compilation
+        parse_samples += _time_ms(lambda text=text: parse_text(text), reps)
+    results: dict[int, dict] = {"parse": {"samples": parse_samples}}  # type: ignore[dict-item]
+    for n in sizes:
+        entries = synthetic_entries(n)
+        t = time.perf_counter()
+        matcher = Matcher(entries)
+        build_ms = (time.perf_counter() - t) * 1000
+        samples: list[float] = []
+        per_snippet: dict[str, float] = {}
+        top: dict[str, str | None] = {}
+        gc.collect()
+        for name, text in texts:
+            result = analyze_text(text, matcher=matcher)  # warm-up
+            top[name] = result.matches[0].id if result.matches else None
+            s = _time_ms(lambda text=text, m=matcher: analyze_text(text, matcher=m), reps)
+            per_snippet[name] = round(pct(s, 50), 3)
+            samples += s
+        results[n] = {
+            "samples": samples,
+            "build_ms": build_ms,
+            "per_snippet_p50_ms": per_snippet,
+            "top_match": top,
+        }
+    return results
+
+
+def run(full: bool) -> list[Figure]:
+    sizes = [100, 1000, 10000] if full else [100, 1000]
+    reps = 20 if full else 5
+    res = measure(sizes, reps)
+    parse_p50 = pct(res["parse"]["samples"], 50)
+    base = pct(res[sizes[0]]["samples"], 50)
+    figures: list[Figure] = []
+    for n in sizes:
+        r = res[n]
+        p50, p95 = pct(r["samples"], 50), pct(r["samples"], 95)
+        target = f"≤ {TARGET_P50_MS_AT_1000:g} ms" if n == 1000 else ""
+        figures += [
+            Figure(
+                bench=BENCH,
+                case=f"{n:,} entries",
+                metric="analysis p50",
+                value=round(p50, 2),
+                unit="ms",
+                reference="parse only p50",
+                ref_value=round(parse_p50, 2),
+                ratio=ratio(p50, parse_p50),
+                target=target,
+                met=(p50 <= TARGET_P50_MS_AT_1000) if n == 1000 else None,
+                extra={
+                    "snippets": len(r["per_snippet_p50_ms"]),
+                    "reps": reps,
+                    "per_snippet_p50_ms": r["per_snippet_p50_ms"],
+                    "top_match": r["top_match"],
+                },
+            ),
+            Figure(
+                bench=BENCH,
+                case=f"{n:,} entries",
+                metric="analysis p95",
+                value=round(p95, 2),
+                unit="ms",
+                reference="parse only p95",
+                ref_value=round(pct(res["parse"]["samples"], 95), 2),
+                ratio=ratio(p95, pct(res["parse"]["samples"], 95)),
+            ),
+            Figure(
+                bench=BENCH,
+                case=f"{n:,} entries",
+                metric="matcher build (once per KB change)",
+                value=round(r["build_ms"], 1),
+                unit="ms",
+            ),
+        ]
+        if n != sizes[0]:
+            figures.append(
+                Figure(
+                    bench=BENCH,
+                    case=f"{n:,} entries",
+                    metric=f"p50 scaling vs {sizes[0]:,}",
+                    value=round(p50, 2),
+                    unit="ms",
+                    reference=f"{sizes[0]:,} entries p50",
+                    ref_value=round(base, 2),
+                    ratio=ratio(p50, base),
+                    target=f"≤ {TARGET_SCALING:g}×" if n == 10000 else "",
+                    met=(p50 <= TARGET_SCALING * base) if n == 10000 else None,
+                )
+            )
+    return figures

@@ -1,0 +1,272 @@
+"""Search: perfkb's whoosh index (kb.index.SearchIndex, exactly as the store uses it) beside an
+SQLite FTS5 index over the same documents, built here, at 1k, 10k and 100k entries.
+
+Both answer the same page for a fixed query set: the 20 best hits with a highlighted snippet, the
+total count and facet counts (platform, source, product, tag). Terms are ANDed across all fields
+and fall back to OR when nothing matches, as SearchIndex does; FTS5 ranks with bm25 using the
+same field weights as kb.index.FIELD_BOOSTS and the porter stemmer (whoosh: StemmingAnalyzer).
+whoosh also adds an exact-identifier term; FTS5 gets no such extra.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import sqlite3
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from whoosh.analysis import STOP_WORDS
+
+from benchmarks.report import Figure, pct, ratio
+from benchmarks.synth_kb import synthetic_docs
+from kb.index import (
+    FACETS,
+    FIELD_BOOSTS,
+    INDEX_SCHEMA_VERSION,
+    IndexDoc,
+    SearchIndex,
+    Stamp,
+    _ident_words,
+)
+from kb.search_query import parse_query
+
+BENCH = "search"
+CACHE = Path(__file__).resolve().parent / "data"
+TARGET_P95_MS_AT_10K = 10.0
+PER_PAGE = 20
+QUERIES = (
+    "shmdt",
+    "log file sync",
+    "oraus.msb",
+    "kgiPinObject",
+    "fork1 cladm",
+    "control file parallel write",
+    "row lock contention",
+    "library cache lock",
+    "disconnect storm numa",
+    "slow listener connections",
+    "direct path read temp",
+    "hard parse literals",
+    "gc buffer busy",
+    "sequence cache",
+    "commit per row",
+    "run queue cpu saturation",
+)
+_COLUMNS = ("title", "symptom", "root_cause", "fix", "commands", "keywords", "identifiers")
+_WEIGHTS = ", ".join(
+    str(FIELD_BOOSTS["identifiers_text" if c == "identifiers" else c]) for c in _COLUMNS
+)
+_TOKEN = re.compile(r"\w+")
+
+
+# ---- whoosh --------------------------------------------------------------------------------
+
+
+def build_whoosh(docs: list[IndexDoc], where: Path) -> tuple[SearchIndex, float]:
+    ix = SearchIndex(where / "index", where / "index.lock")
+    t = time.perf_counter()
+    ix.rebuild(docs, Stamp(store_id="bench", rev=len(docs), build="bench"))
+    return ix, time.perf_counter() - t
+
+
+def cached_whoosh(docs: list[IndexDoc], cache_root: Path = CACHE) -> tuple[SearchIndex, float]:
+    """Quick mode reuses a whoosh index built by an earlier run for the same documents (building
+    10k takes minutes on 2 cores); the build time reported is the one measured back then."""
+    digest = hashlib.sha256(
+        "\n".join(d.model_dump_json() for d in docs).encode() + str(INDEX_SCHEMA_VERSION).encode()
+    ).hexdigest()[:16]
+    where = cache_root / f"whoosh-{len(docs)}-{digest}"
+    meta = where / "build.json"
+    if meta.exists():
+        ix = SearchIndex(where / "index", where / "index.lock")
+        if ix.open() is None:
+            return ix, float(json.loads(meta.read_text())["seconds"])
+    if where.exists():
+        shutil.rmtree(where)
+    where.mkdir(parents=True)
+    ix, seconds = build_whoosh(docs, where)
+    meta.write_text(json.dumps({"seconds": seconds, "docs": len(docs)}))
+    return ix, seconds
+
+
+def whoosh_page(ix: SearchIndex, query: str) -> list[str]:
+    page = ix.search(parse_query(query), per_page=PER_PAGE)
+    return [h.id for h in page.results]
+
+
+# ---- FTS5 ----------------------------------------------------------------------------------
+
+
+def build_fts5(docs: list[IndexDoc], path: Path) -> tuple[sqlite3.Connection, float]:
+    t = time.perf_counter()
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        f"""
+        CREATE VIRTUAL TABLE docs USING fts5(
+            id UNINDEXED, {", ".join(_COLUMNS)}, tokenize='porter unicode61 remove_diacritics 2');
+        CREATE TABLE facet(doc INTEGER NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL);
+        """
+    )
+    rows, facets = [], []
+    for n, d in enumerate(docs, start=1):
+        keywords = " ".join([d.id.replace("-", " "), *d.tags])
+        rows.append(
+            (n, d.id, d.title, d.symptom, d.root_cause, d.fix, d.commands, keywords,
+             _ident_words(d.identifiers))
+        )  # fmt: skip
+        for key, values in zip(FACETS, (d.platforms, d.sources, d.products, d.tags), strict=True):
+            facets += [(n, key, v.lower()) for v in values]
+    with conn:
+        conn.executemany(
+            f"INSERT INTO docs(rowid, id, {', '.join(_COLUMNS)}) VALUES ({', '.join('?' * 9)})",
+            rows,
+        )
+        conn.executemany("INSERT INTO facet VALUES (?, ?, ?)", facets)
+        conn.execute("CREATE INDEX facet_doc ON facet(doc)")
+        conn.execute("INSERT INTO docs(docs) VALUES ('optimize')")
+    return conn, time.perf_counter() - t
+
+
+def fts_match(query: str, op: str = " ") -> str:
+    """Free text -> an FTS5 expression: each word quoted (no operator injection), stop words
+    and 1-letter words dropped as whoosh's analyzer drops them."""
+    words = [w for w in _TOKEN.findall(query.lower()) if len(w) > 1 and w not in STOP_WORDS]
+    return op.join(f'"{w}"' for w in dict.fromkeys(words))
+
+
+def fts_page(conn: sqlite3.Connection, query: str) -> list[str]:
+    expr = fts_match(query)
+    if not expr:
+        return []
+    total = conn.execute("SELECT count(*) FROM docs WHERE docs MATCH ?", (expr,)).fetchone()[0]
+    if total == 0 and len(expr.split()) > 1:
+        expr = fts_match(query, " OR ")
+        total = conn.execute("SELECT count(*) FROM docs WHERE docs MATCH ?", (expr,)).fetchone()[0]
+    hits = conn.execute(
+        f"SELECT id, snippet(docs, 3, '<mark>', '</mark>', ' … ', 24) FROM docs "
+        f"WHERE docs MATCH ? ORDER BY bm25(docs, 0, {_WEIGHTS}), id LIMIT {PER_PAGE}",
+        (expr,),
+    ).fetchall()
+    conn.execute(
+        "SELECT key, value, count(*) FROM facet WHERE doc IN "
+        "(SELECT rowid FROM docs WHERE docs MATCH ?) GROUP BY key, value",
+        (expr,),
+    ).fetchall()
+    return [h[0] for h in hits]
+
+
+# ---- measuring -----------------------------------------------------------------------------
+
+
+def _latencies(fn: Callable[[str], list[str]], reps: int) -> list[float]:
+    for q in QUERIES:
+        fn(q)  # warm caches (facet tables, searcher, page cache)
+    out = []
+    for _ in range(reps):
+        for q in QUERIES:
+            t = time.perf_counter()
+            fn(q)
+            out.append((time.perf_counter() - t) * 1000)
+    return out
+
+
+def profile_top(fn: Callable[[], object], n: int = 8) -> list[str]:
+    """Where the time goes: the functions with the most self time while fn runs (pyinstrument)."""
+    try:
+        from pyinstrument import Profiler
+    except ImportError:
+        return ["pyinstrument not installed (pip install -e '.[dev]')"]
+    prof = Profiler(interval=0.0005)
+    prof.start()
+    fn()
+    prof.stop()
+    selfs: dict[str, float] = {}
+
+    def walk(frame, owner: str) -> None:
+        # pyinstrument gives a function's own time as an unnamed child: charge it to the parent
+        key = f"{frame.function} ({frame.file_path_short}:{frame.line_no})"
+        key = key if frame.function else owner
+        selfs[key] = selfs.get(key, 0.0) + frame.total_self_time
+        for child in frame.children:
+            walk(child, key)
+
+    root = prof.last_session.root_frame() if prof.last_session else None
+    if root is None:
+        return []
+    walk(root, "?")
+    total = sum(selfs.values()) or 1.0
+    top = sorted(selfs.items(), key=lambda kv: -kv[1])[:n]
+    return [f"{100 * s / total:.0f}% {k}" for k, s in top]
+
+
+def run(full: bool) -> list[Figure]:
+    sizes = [1000, 10000, 100000] if full else [1000, 10000]
+    reps = 10 if full else 3
+    figures: list[Figure] = []
+    for n in sizes:
+        docs = synthetic_docs(n)
+        with tempfile.TemporaryDirectory(prefix="perfkb-bench-search-") as tmp:
+            where = Path(tmp)
+            cached = not full and n > 1000
+            ix, w_build = cached_whoosh(docs) if cached else build_whoosh(docs, where)
+            conn, f_build = build_fts5(docs, where / "fts.sqlite3")
+            try:
+                w = _latencies(lambda q, ix=ix: whoosh_page(ix, q), reps)
+                f = _latencies(lambda q, c=conn: fts_page(c, q), reps)
+                same_top = sum(whoosh_page(ix, q)[:1] == fts_page(conn, q)[:1] for q in QUERIES)
+                w95, f95 = pct(w, 95), pct(f, 95)
+                where_time: list[str] = []
+                if w95 > 2 * f95:
+                    where_time = profile_top(lambda ix=ix: [whoosh_page(ix, q) for q in QUERIES])
+            finally:
+                ix.close()
+                conn.close()
+        case = f"{n // 1000}k entries"
+        figures += [
+            Figure(
+                bench=BENCH,
+                case=case,
+                metric="whoosh p50",
+                value=round(pct(w, 50), 2),
+                unit="ms",
+                reference="FTS5 p50",
+                ref_value=round(pct(f, 50), 2),
+                ratio=ratio(pct(w, 50), pct(f, 50)),
+                extra={"queries": len(QUERIES), "reps": reps, "same_top_hit": same_top},
+            ),
+            Figure(
+                bench=BENCH,
+                case=case,
+                metric="whoosh p95",
+                value=round(w95, 2),
+                unit="ms",
+                reference="FTS5 p95",
+                ref_value=round(f95, 2),
+                ratio=ratio(w95, f95),
+                target=f"≤ {TARGET_P95_MS_AT_10K:g} ms" if n == 10000 else "",
+                met=(w95 <= TARGET_P95_MS_AT_10K) if n == 10000 else None,
+                note=("whoosh > 2× FTS5; self time: " + "; ".join(where_time[:5]))
+                if where_time
+                else "",
+                extra={"profile": where_time},
+            ),
+            Figure(
+                bench=BENCH,
+                case=case,
+                metric="index build",
+                value=round(w_build, 2),
+                unit="s",
+                reference="FTS5 build",
+                ref_value=round(f_build, 2),
+                ratio=ratio(w_build, f_build),
+                note="whoosh build time from an earlier run (quick mode reuses that index)"
+                if cached
+                else "",
+            ),
+        ]
+    return figures

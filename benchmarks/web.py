@@ -1,0 +1,219 @@
+"""Web: requests per second and latency percentiles of the search page and POST /api/analyze under
+wrk (Debian's package) against `perfkb serve` (one uvicorn process on 127.0.0.1, the packaged
+entries loaded by `perfkb init`), 30 s per endpoint in full mode, 5 s in quick mode.
+
+Reference in the same run: a static file from the same server (/static/perfkb.css), the
+ceiling of this uvicorn process on this machine. When wrk is missing the benchmark tries
+`apt-get install -y wrk`, then falls back to an asyncio/httpx load generator in this file and
+says so in the figures' notes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from benchmarks.latency import SEEDS
+from benchmarks.report import Figure, pct, ratio
+from benchmarks.streaming import VENV_BIN, init_data_dir, perfkb_env
+
+BENCH = "web"
+TARGET_RPS = 300.0
+TARGET_P99_MS = 200.0
+CONNECTIONS = 16
+SEARCH_PATH = "/search?q=log+file+sync"
+ANALYZE_SNIPPET = "001_truss_shmdt.txt"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def ensure_wrk() -> str | None:
+    found = shutil.which("wrk")
+    if found:
+        return found
+    if os.geteuid() == 0 and shutil.which("apt-get"):
+        subprocess.run(["apt-get", "install", "-y", "-qq", "wrk"], capture_output=True, timeout=300)
+    return shutil.which("wrk")
+
+
+class Server:
+    """`perfkb serve` in a child process, stopped on exit."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = perfkb_env(data_dir)
+        cmd = [str(VENV_BIN / "perfkb"), "serve", "--port", str(self.port)]
+        self.proc = subprocess.Popen(
+            cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+
+    def __enter__(self) -> Server:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                err = (self.proc.stderr.read() or b"").decode(errors="replace").strip()
+                raise RuntimeError(f"perfkb serve exited: {err.splitlines()[-1:]}")
+            try:
+                if httpx.get(self.url + "/static/perfkb.css", timeout=2).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.2)
+        raise RuntimeError("perfkb serve did not answer within 60 s")
+
+    def __exit__(self, *exc: object) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def _ms(value: str, unit: str) -> float:
+    return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}[unit]
+
+
+def parse_wrk(out: str) -> dict:
+    """Requests/sec, latency percentiles (ms), request count and errors from `wrk --latency`."""
+    res: dict = {"rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))}
+    for q in ("50", "90", "99"):
+        m = re.search(rf"^\s+{q}%\s+([\d.]+)(us|ms|s|m)\s*$", out, re.M)
+        res[f"p{q}_ms"] = _ms(*m.groups()) if m else None
+    m = re.search(r"(\d+) requests in", out)
+    res["requests"] = int(m.group(1)) if m else 0
+    m = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    res["non_2xx"] = int(m.group(1)) if m else 0
+    m = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+    res["socket_errors"] = sum(int(x) for x in m.groups()) if m else 0
+    return res
+
+
+def run_wrk(wrk: str, url: str, seconds: int, body: str | None = None) -> dict:
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
+        if body is not None:
+            script.write(
+                'wrk.method = "POST"\n'
+                'wrk.headers["Content-Type"] = "application/json"\n'
+                f"wrk.body = {json.dumps(body)}\n"
+            )
+    try:
+        cmd = [wrk, "-t1", f"-c{CONNECTIONS}", f"-d{seconds}s", "--latency", "-s", script.name, url]
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 60).stdout
+    finally:
+        os.unlink(script.name)
+    return parse_wrk(out)
+
+
+async def _load(url: str, seconds: float, body: str | None) -> dict:
+    """The fallback load generator: CONNECTIONS clients in a loop, one request at a time each."""
+    lat: list[float] = []
+    errors = 0
+    deadline = time.perf_counter() + seconds
+    limits = httpx.Limits(max_connections=CONNECTIONS)
+    async with httpx.AsyncClient(limits=limits, timeout=30) as client:
+
+        async def worker() -> None:
+            nonlocal errors
+            while time.perf_counter() < deadline:
+                t = time.perf_counter()
+                if body is None:
+                    r = await client.get(url)
+                else:
+                    r = await client.post(
+                        url, content=body, headers={"content-type": "application/json"}
+                    )
+                lat.append((time.perf_counter() - t) * 1000)
+                errors += r.status_code >= 400
+
+        started = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(CONNECTIONS)))
+        elapsed = time.perf_counter() - started
+    return {
+        "rps": len(lat) / elapsed,
+        "p50_ms": pct(lat, 50),
+        "p90_ms": pct(lat, 90),
+        "p99_ms": pct(lat, 99),
+        "requests": len(lat),
+        "non_2xx": errors,
+        "socket_errors": 0,
+    }
+
+
+def run(full: bool) -> list[Figure]:
+    seconds = 30 if full else 5
+    wrk = ensure_wrk()
+    tool = "wrk" if wrk else "httpx fallback (wrk not installed)"
+    body = json.dumps({"text": (SEEDS / ANALYZE_SNIPPET).read_text(encoding="utf-8")})
+
+    def load(url: str, payload: str | None = None) -> dict:
+        if wrk:
+            return run_wrk(wrk, url, seconds, payload)
+        return asyncio.run(_load(url, seconds, payload))
+
+    with tempfile.TemporaryDirectory(prefix="perfkb-bench-web-") as tmp:
+        data_dir = Path(tmp) / "data"
+        init_data_dir(data_dir)
+        with Server(data_dir) as server:
+            check = httpx.post(server.url + "/api/analyze", content=body, timeout=30,
+                               headers={"content-type": "application/json"})  # fmt: skip
+            if check.status_code != 200:
+                raise RuntimeError(f"/api/analyze answered {check.status_code}: {check.text[:200]}")
+            static = load(server.url + "/static/perfkb.css")
+            search = load(server.url + SEARCH_PATH)
+            analyze = load(server.url + "/api/analyze", body)
+    figures: list[Figure] = []
+    for name, res, target in (
+        (f"search page {SEARCH_PATH}", search, True),
+        (f"POST /api/analyze ({ANALYZE_SNIPPET})", analyze, False),
+    ):
+        errors = res["non_2xx"] + res["socket_errors"]
+        note = f"{tool}, {CONNECTIONS} connections, {seconds} s, {res['requests']} requests"
+        note += f", {errors} errors" if errors else ""
+        figures += [
+            Figure(
+                bench=BENCH,
+                case=name,
+                metric="requests/s",
+                value=round(res["rps"], 1),
+                unit="req/s",
+                reference="static file",
+                ref_value=round(static["rps"], 1),
+                ratio=ratio(res["rps"], static["rps"]),
+                target=f"≥ {TARGET_RPS:g} req/s" if target else "",
+                met=(res["rps"] >= TARGET_RPS and not errors) if target else None,
+                note=note,
+                extra=res,
+            ),
+            Figure(
+                bench=BENCH,
+                case=name,
+                metric="latency p99",
+                value=round(res["p99_ms"], 1) if res["p99_ms"] is not None else None,
+                unit="ms",
+                reference="static file p99",
+                ref_value=round(static["p99_ms"], 1) if static["p99_ms"] is not None else None,
+                ratio=ratio(res["p99_ms"], static["p99_ms"]),
+                target=f"≤ {TARGET_P99_MS:g} ms" if target else "",
+                met=(res["p99_ms"] is not None and res["p99_ms"] <= TARGET_P99_MS)
+                if target
+                else None,
+                extra={"p50_ms": res["p50_ms"], "p90_ms": res["p90_ms"]},
+            ),
+        ]
+    return figures

@@ -1,0 +1,177 @@
+"""The benchmarks' correctness parts (nothing timed runs in CI): generated captures parse to exactly
+what the generator wrote, synthetic KBs are valid and keep the real entries, the FTS5 reference
+answers the search query set like the whoosh index does, and the report and wrk parsing hold.
+
+The captures are made by benchmarks/gen_traces.py (made-up timings shaped like the seed truss
+lines in tests/fixtures/seeds/004_*); nothing here reads a fixture file of its own.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:  # benchmarks/ is not an installed package: run from the checkout
+    sys.path.insert(0, str(REPO))
+
+from benchmarks import gen_traces  # noqa: E402
+from benchmarks.report import Figure, Run, machine, now, write_json  # noqa: E402
+from benchmarks.search import QUERIES, build_fts5, build_whoosh, fts_match, fts_page, whoosh_page  # noqa: E402
+from benchmarks.synth_kb import real_entries, synthetic_docs, synthetic_entries  # noqa: E402
+from benchmarks.web import parse_wrk  # noqa: E402
+from ingest.detect import parse_lines  # noqa: E402
+
+SIZE = 300 * 1024
+
+MODES = [("truss", m) for m in gen_traces.TRUSS_MODES] + [
+    ("strace", m) for m in gen_traces.STRACE_MODES
+]
+
+
+def _parse(path: Path):
+    with path.open(encoding="utf-8") as fh:
+        return parse_lines(fh)
+
+
+@pytest.mark.parametrize(("kind", "mode"), MODES)
+def test_generated_capture_parses_to_exactly_what_was_written(tmp_path, kind, mode):
+    path = tmp_path / f"{kind}.txt"
+    exp = gen_traces.generate(kind, SIZE, path, mode=mode)
+    assert exp.bytes == path.stat().st_size >= SIZE
+    assert exp.lines == len(path.read_text().splitlines())
+    evidence = _parse(path)
+    assert [(b.format, b.start_line, b.end_line) for b in evidence.blocks] == [(kind, 1, exp.lines)]
+    block = evidence.blocks[0]
+    assert block.malformed_lines == 0
+    facts = block.facts
+    assert facts["trace.calls"] == exp.calls
+    assert facts["trace.errors"] == exp.errors
+    assert facts["trace.signals"] == exp.signals
+    assert facts["trace.processes"] == exp.processes
+    assert facts["syscall.count"] == {k: float(v) for k, v in exp.syscalls.items()}
+    assert facts["errno.count"] == {k: float(v) for k, v in exp.errnos.items()}
+    # what makes the capture realistic is really there
+    assert exp.processes > 40 and exp.signals > 0 and exp.errors > 0
+    assert len(exp.syscalls) >= 20
+    if kind == "truss":
+        assert exp.continuation_lines > 0
+    else:
+        assert exp.unfinished > 0
+
+
+def test_generator_is_deterministic_and_seeded(tmp_path):
+    a, b, c = tmp_path / "a", tmp_path / "b", tmp_path / "c"
+    gen_traces.generate("strace", 64 * 1024, a, seed=3)
+    gen_traces.generate("strace", 64 * 1024, b, seed=3)
+    gen_traces.generate("strace", 64 * 1024, c, seed=4)
+    assert a.read_bytes() == b.read_bytes()
+    assert a.read_bytes() != c.read_bytes()
+
+
+def test_generator_rejects_an_unknown_mode(tmp_path):
+    with pytest.raises(ValueError, match="truss mode must be one of dDE, d, dD"):
+        gen_traces.generate("truss", 1024, tmp_path / "x", mode="ttT")
+
+
+def test_grep_reference_regex_counts_every_completed_call_line(tmp_path):
+    import re
+
+    for kind in ("truss", "strace"):
+        path = tmp_path / f"{kind}.txt"
+        exp = gen_traces.generate(kind, 128 * 1024, path)
+        rx = re.compile(gen_traces.GREP_RE[kind])
+        hits = sum(1 for line in path.read_text().splitlines() if rx.search(line))
+        # every call line that printed its return, but no continuation or signal line
+        assert exp.calls * 0.8 < hits <= exp.lines - exp.continuation_lines - exp.signals
+
+
+def test_synthetic_kb_keeps_the_real_entries_first_and_validates():
+    real = real_entries()
+    entries = synthetic_entries(len(real) + 60)
+    assert [e.id for e in entries[: len(real)]] == [e.id for e in real]
+    assert len({e.id for e in entries}) == len(entries)
+    extra = entries[len(real) :]
+    assert all(e.signatures for e in extra if real[0].signatures)
+    # same shapes as their templates: same number of signatures and sources
+    for i, e in enumerate(extra, start=len(real)):
+        template = real[i % len(real)]
+        assert [s.sources for s in e.signatures] == [s.sources for s in template.signatures]
+    docs = synthetic_docs(len(real) + 60)
+    assert [d.id for d in docs] == [e.id for e in entries]
+
+
+def test_fts5_reference_finds_the_same_top_entry_as_whoosh(tmp_path):
+    docs = synthetic_docs(len(real_entries()))
+    ix, _ = build_whoosh(docs, tmp_path)
+    conn, _ = build_fts5(docs, tmp_path / "fts.sqlite3")
+    try:
+        for q in QUERIES:
+            w, f = whoosh_page(ix, q), fts_page(conn, q)
+            assert w, q
+            assert w[:1] == f[:1], q
+    finally:
+        ix.close()
+        conn.close()
+
+
+def test_fts_match_quotes_words_and_drops_stop_words():
+    assert fts_match('enq: TX - "row" lock OR the') == '"enq" "tx" "row" "lock"'
+    assert fts_match("log file sync", " OR ") == '"log" OR "file" OR "sync"'
+    assert fts_match("a the") == ""
+
+
+def test_parse_wrk_reads_rate_percentiles_and_errors():
+    out = """Running 1s test @ http://127.0.0.1:8765/
+  1 threads and 4 connections
+  Thread Stats   Avg      Stdev     Max   +/- Stdev
+    Latency     3.63ms    2.76ms  16.67ms   81.90%
+    Req/Sec     1.19k   159.70     1.48k    70.00%
+  Latency Distribution
+     50%    2.51ms
+     75%    5.03ms
+     90%    7.88ms
+     99%   1.24s
+  1189 requests in 1.00s, 1.37MB read
+  Non-2xx or 3xx responses: 7
+Requests/sec:   1186.86
+Transfer/sec:      1.37MB
+"""
+    res = parse_wrk(out)
+    assert res == {
+        "rps": 1186.86,
+        "p50_ms": 2.51,
+        "p90_ms": 7.88,
+        "p99_ms": 1240.0,
+        "requests": 1189,
+        "non_2xx": 7,
+        "socket_errors": 0,
+    }
+
+
+def test_report_writes_timestamped_and_latest_json(tmp_path):
+    run = Run(mode="quick", started=now(), machine=machine())
+    run.figures.append(
+        Figure(bench="b", case="c", metric="m", value=2.0, unit="s", ref_value=1.0, ratio=2.0)
+    )
+    path = write_json(run, tmp_path)
+    assert path.parent == tmp_path and path.name.endswith(".json")
+    again = Run.model_validate_json((tmp_path / "latest.json").read_text())
+    assert again.figures[0].ratio == 2.0
+    assert again.machine.nproc >= 1 and again.machine.python.startswith("3.")
+
+
+def test_entry_point_rejects_an_unknown_benchmark_in_one_line():
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "--only", "nosuch", "--no-write"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert "unknown benchmark nosuch" in proc.stderr
+    assert "Traceback" not in proc.stderr

@@ -8,7 +8,9 @@ command line, `Base time stamp:` and `-c` summaries.
 
 Which columns a line's numbers are comes from the command line when it is in the paste; otherwise
 the first BUFFERED lines decide: three numbers are -d -D -E; a column that never goes backwards
-within a pid is -d; a second column equal to the -d difference is -D, else -E.
+within an LWP is -d; a second column equal to the -d difference is -D, else -E. A lone column
+that goes backwards reads as -D (a bare -E capture then gives the same call times, but its values
+also count as deltas and gaps).
 
 A fork child's `(returning as child ...)` line is the child half of its parent's fork: it starts
 the child's clock and is listed in details["children"] but is not counted as a second call.

@@ -271,7 +271,22 @@ class Detector:
                 details={"error": f"{type(cur.parser).__name__} failed: {exc}"},
                 text="\n".join(cur.parser._text),
             )
+        if block.format != "unknown" and not _has_content(block):
+            # a command line that announced a capture which never followed: prose, not evidence
+            for line in cur.parser._text:
+                self._to_context(line, cur.start)
+            return
         self.blocks.append(block)
+
+
+def _has_content(block: Block) -> bool:
+    for value in block.facts.values():
+        if isinstance(value, dict):
+            if value:
+                return True
+        elif isinstance(value, str) or value:
+            return True
+    return False
 
 
 def parse_lines(lines: Iterable[str]) -> Evidence:

@@ -152,3 +152,9 @@ def test_versions_come_from_prose_and_headers_not_hex_offsets():
     header = "TKPROF: Release 12.2.0.1.0 - Development on Tue Jan 9 10:01:02 2018"
     assert parse_text(header).context.versions == ["12.2.0.1.0"]
     assert parse_text("upgraded to 19.16 last week").context.versions == ["19.16"]
+
+
+def test_a_command_line_without_its_output_is_prose():
+    ev = parse_text("we ran\n\ntruss -p  -d -o /tmp/truss.log\n\nbut the file is empty")
+    assert _formats(ev) == ["unknown"]
+    assert "truss -p" in ev.context.prose

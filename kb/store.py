@@ -18,7 +18,8 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Literal
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 from whoosh import index as whoosh_index
@@ -37,6 +38,9 @@ from kb.migrations import MigrationError, migrate
 from kb.models import Entry
 from kb.search_query import QueryError, parse_query
 from kb.settings import Settings, get_settings
+
+if TYPE_CHECKING:
+    from kb.backup import BackupInfo
 
 __all__ = [
     "BadQuery",
@@ -90,11 +94,15 @@ class CheckReport(BaseModel):
     missing: list[str] = Field(default_factory=list)  # in SQLite, not in the index
     extra: list[str] = Field(default_factory=list)  # in the index, not live in SQLite
     stale: list[str] = Field(default_factory=list)  # indexed from an older revision
+    database: str = "ok"  # SQLite's quick_check verdict
+    index_problem: str | None = None  # the index could not be read at all
     repaired: bool = False
 
     @property
     def ok(self) -> bool:
-        return not (self.missing or self.extra or self.stale)
+        return self.database == "ok" and not (
+            self.missing or self.extra or self.stale or self.index_problem
+        )
 
 
 def _utc(dt: datetime) -> datetime:
@@ -356,24 +364,76 @@ class Store:
             return self._rebuild("reindex")
 
     def check(self, *, repair: bool = True) -> CheckReport:
-        """Compare the index with SQLite entry by entry; rebuild it if they disagree."""
+        """Check SQLite's own integrity, then compare the index with SQLite entry by entry;
+        rebuild the index if they disagree or it cannot be read."""
         with self._lock, self._index.lock():
-            self._sync_safely()
+            quick = [r[0] for r in self._conn.execute("PRAGMA quick_check(5)").fetchall()]
+            database = "ok" if quick == ["ok"] else "; ".join(map(str, quick))
+            try:
+                self._sync_safely()
+                have, index_problem = self._index.digests(), None
+            except Exception as exc:  # a damaged index raises whatever whoosh raises
+                have, index_problem = {}, f"{type(exc).__name__}: {exc}"[:300]
             with self._read() as conn:
                 rows = conn.execute("SELECT data FROM entries WHERE deleted = 0").fetchall()
             want = {e.id: entry_digest(e) for e in (_from_json(d) for (d,) in rows)}
-            have = self._index.digests()
             report = CheckReport(
                 entries=len(want),
                 indexed=len(have),
-                missing=sorted(set(want) - set(have)),
+                missing=[] if index_problem else sorted(set(want) - set(have)),
                 extra=sorted(set(have) - set(want)),
                 stale=sorted(i for i in set(want) & set(have) if want[i] != have[i]),
+                database=database,
+                index_problem=index_problem,
             )
             if not report.ok and repair:
                 self._rebuild("check found differences")
                 report.repaired = True
             return report
+
+    # -- backup and restore -------------------------------------------------------------------
+
+    def backup(self, dest: Path | str, *, overwrite: bool = False) -> BackupInfo:
+        """Copy the database to `dest` (SQLite backup API) while other processes keep writing."""
+        from kb.backup import write_backup
+
+        with self._lock:
+            if self._conn is None:
+                raise StoreError("the store is closed")
+            return write_backup(self._conn, Path(dest), overwrite=overwrite)
+
+    def restore_backup(self, src: Path | str) -> BackupInfo:
+        """Replace the whole database with a checked backup, then rebuild the index.
+
+        The backup is validated and copied aside first; the copy then goes over the live
+        database in one SQLite write transaction, so every process sees either the old or the
+        restored KB, never a mixture, and a crash midway leaves the old one.
+        """
+        from kb.backup import discard, prepare_restore
+
+        if self._conn is None:
+            raise StoreError("the store is closed")
+        (page_size,) = self._conn.execute("PRAGMA page_size").fetchone()
+        work, info = prepare_restore(
+            Path(src),
+            self.settings.data_dir,
+            store_id=self._store_id,
+            page_size=page_size,
+            after_revision=self._max_rev(),
+        )
+        try:
+            with self._lock, self._index.lock():
+                copy = sqlite3.connect(work)
+                try:
+                    copy.backup(self._conn)
+                except sqlite3.Error as exc:
+                    raise StoreError(f"restore failed; the database is unchanged: {exc}") from None
+                finally:
+                    copy.close()
+                self._rebuild("restored from a backup")
+        finally:
+            discard(work)
+        return info
 
     def index_doc_count(self) -> int:
         with self._lock:

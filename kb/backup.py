@@ -1,0 +1,230 @@
+"""Backups of the SQLite store: written online with SQLite's backup API, checked before use.
+
+A backup is one self-contained SQLite file (rollback journal, no -wal beside it) holding the
+same tables as the live store. `write_backup` copies a consistent snapshot while other
+processes keep writing (WAL readers never block writers), checks the copy and renames it into
+place, so a crash leaves either the old file or the whole new one. `inspect_backup` is what
+restore trusts: the file must be an SQLite database that passes integrity_check, carries a
+schema this perfkb understands and holds only entries that validate. `prepare_restore` turns a
+checked backup into a working copy the store then copies over its live database.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sqlite3
+from pathlib import Path
+from urllib.parse import quote
+
+from pydantic import BaseModel, ValidationError
+
+from kb.migrations import LATEST, MigrationError, current_version, migrate
+from kb.models import Entry
+from kb.store import StoreError
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+TABLES = ("meta", "entries", "revisions", "feedback", "analyses", "schema_version")
+
+
+class BackupError(StoreError):
+    """A backup could not be written or is not fit to restore; str(e) says why, in one line."""
+
+
+class BackupInfo(BaseModel):
+    path: str
+    size_bytes: int
+    schema_version: int
+    entries: int  # live entries
+    deleted: int
+    revisions: int
+    analyses: int
+    latest_revision: int
+
+
+def _tmp_beside(path: Path, tag: str) -> Path:
+    return path.with_name(f".{path.name}.{tag}-{os.getpid()}-{secrets.token_hex(4)}")
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _remove(path: Path) -> None:
+    for p in (path, Path(f"{path}-journal"), Path(f"{path}-wal"), Path(f"{path}-shm")):
+        p.unlink(missing_ok=True)
+
+
+def _open_readonly(path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True)
+
+
+def _integrity(conn: sqlite3.Connection) -> str:
+    rows = [r[0] for r in conn.execute("PRAGMA integrity_check(5)").fetchall()]
+    return "ok" if rows == ["ok"] else "; ".join(str(r) for r in rows)
+
+
+def _summary(conn: sqlite3.Connection, path: Path, version: int) -> BackupInfo:
+    def one(sql: str) -> int:
+        return int(conn.execute(sql).fetchone()[0])
+
+    return BackupInfo(
+        path=str(path),
+        size_bytes=path.stat().st_size,
+        schema_version=version,
+        entries=one("SELECT COUNT(*) FROM entries WHERE deleted = 0"),
+        deleted=one("SELECT COUNT(*) FROM entries WHERE deleted = 1"),
+        revisions=one("SELECT COUNT(*) FROM revisions"),
+        analyses=one("SELECT COUNT(*) FROM analyses"),
+        latest_revision=one("SELECT COALESCE(MAX(id), 0) FROM revisions"),
+    )
+
+
+def write_backup(source: sqlite3.Connection, dest: Path, *, overwrite: bool = False) -> BackupInfo:
+    """Copy the database behind `source` to `dest` as one consistent snapshot.
+
+    The caller serialises use of `source` (the store's lock). Other processes may write
+    meanwhile: the copy is taken in one backup step, inside one read snapshot.
+    """
+    dest = Path(dest)
+    if dest.is_dir():
+        raise BackupError(f"{dest}: is a directory; give a file name for the backup")
+    if dest.exists() and not overwrite:
+        raise BackupError(f"{dest}: already exists (pass --force to replace it)")
+    if not dest.parent.is_dir():
+        raise BackupError(f"{dest.parent}: no such directory")
+    tmp = _tmp_beside(dest, "backup")
+    try:
+        target = sqlite3.connect(tmp, isolation_level=None)
+        try:
+            source.backup(target)
+            # the copy inherits WAL mode from the live file: make it one self-contained file
+            target.execute("PRAGMA journal_mode = DELETE")
+            problem = _integrity(target)
+            if problem != "ok":
+                raise BackupError(f"the copy failed its integrity check: {problem}")
+        finally:
+            target.close()
+        _fsync(tmp)
+        os.replace(tmp, dest)
+        _fsync(dest.parent)
+    except sqlite3.Error as exc:
+        raise BackupError(f"cannot write the backup to {dest}: {exc}") from None
+    except OSError as exc:
+        raise BackupError(f"cannot write the backup to {dest}: {exc.strerror or exc}") from None
+    finally:
+        _remove(tmp)
+    return inspect_backup(dest)
+
+
+def inspect_backup(path: Path) -> BackupInfo:
+    """Check that `path` is a perfkb backup fit to restore, and say what it holds."""
+    path = Path(path)
+    if not path.exists():
+        raise BackupError(f"{path}: no such file")
+    if path.is_dir():
+        raise BackupError(f"{path}: is a directory, not a backup file")
+    try:
+        with path.open("rb") as fh:
+            header = fh.read(len(SQLITE_HEADER))
+    except OSError as exc:
+        raise BackupError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    if header != SQLITE_HEADER:
+        raise BackupError(f"{path}: not a perfkb backup (not an SQLite database file)")
+    try:
+        conn = _open_readonly(path)
+    except sqlite3.Error as exc:
+        raise BackupError(f"{path}: cannot open it: {exc}") from None
+    try:
+        problem = _integrity(conn)
+        if problem != "ok":
+            raise BackupError(f"{path}: damaged (integrity check: {problem})")
+        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        missing = [t for t in TABLES if t not in names]
+        if missing:
+            raise BackupError(
+                f"{path}: not a perfkb backup (no {', '.join(missing)} table"
+                f"{'s' if len(missing) > 1 else ''})"
+            )
+        version = current_version(conn)
+        if version > LATEST:
+            raise BackupError(
+                f"{path}: made by a newer perfkb (schema version {version}; this perfkb "
+                f"understands up to {LATEST}): upgrade perfkb to restore it"
+            )
+        if version < 1:
+            raise BackupError(f"{path}: not a perfkb backup (no schema version recorded)")
+        if conn.execute("SELECT 1 FROM meta WHERE key = 'store_id'").fetchone() is None:
+            raise BackupError(f"{path}: not a perfkb backup (no store id)")
+        for entry_id, data in conn.execute("SELECT id, data FROM entries"):
+            try:
+                Entry.model_validate_json(data)
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(p) for p in first.get("loc", ()))
+                raise BackupError(
+                    f"{path}: entry '{entry_id}' is not valid ({where}: {first.get('msg')})"
+                ) from None
+        return _summary(conn, path, version)
+    except sqlite3.DatabaseError as exc:
+        raise BackupError(f"{path}: not a usable perfkb backup: {exc}") from None
+    finally:
+        conn.close()
+
+
+def prepare_restore(
+    backup: Path, work_dir: Path, *, store_id: str, page_size: int, after_revision: int
+) -> tuple[Path, BackupInfo]:
+    """A checked working copy of `backup` in `work_dir`, migrated to this perfkb's schema,
+    carrying the live store's id (the search index's stamp names it) and page size (SQLite
+    copies a database onto a WAL-mode one only when the page sizes agree). Its revision ids
+    are moved past `after_revision`, so the store's data version only ever grows and no
+    process mistakes the restored KB for a state it has cached.
+    The caller removes the copy with `discard`."""
+    info = inspect_backup(backup)
+    work = _tmp_beside(Path(work_dir) / "perfkb.sqlite3", "restore")
+    try:
+        src = _open_readonly(Path(backup))
+        dst = sqlite3.connect(work, isolation_level=None)
+        try:
+            src.backup(dst)
+            dst.execute("PRAGMA journal_mode = DELETE")
+            migrate(dst)
+            dst.execute("BEGIN IMMEDIATE")
+            dst.execute("UPDATE meta SET value = ? WHERE key = 'store_id'", (store_id,))
+            _renumber_revisions(dst, after_revision)
+            dst.execute("COMMIT")
+            if dst.execute("PRAGMA page_size").fetchone()[0] != page_size:
+                dst.execute(f"PRAGMA page_size = {int(page_size)}")
+                dst.execute("VACUUM")
+        finally:
+            src.close()
+            dst.close()
+    except (sqlite3.Error, MigrationError) as exc:
+        discard(work)
+        raise BackupError(f"{backup}: cannot prepare it for restore: {exc}") from None
+    except BaseException:
+        discard(work)
+        raise
+    return work, info
+
+
+def _renumber_revisions(conn: sqlite3.Connection, after: int) -> None:
+    """Shift revision ids up by `after`, keeping their order (via negatives: an id is unique
+    at every step)."""
+    if after <= 0:
+        return
+    conn.execute("UPDATE revisions SET id = -id")
+    conn.execute("UPDATE revisions SET id = ? - id", (after,))
+    (top,) = conn.execute("SELECT COALESCE(MAX(id), 0) FROM revisions").fetchone()
+    conn.execute(
+        "UPDATE sqlite_sequence SET seq = MAX(seq + ?, ?) WHERE name = 'revisions'", (after, top)
+    )
+
+
+def discard(path: Path) -> None:
+    _remove(path)

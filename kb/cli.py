@@ -39,7 +39,7 @@ from rich.text import Text
 
 import kb
 from kb.entry_yaml import EntryFileError, dump_entry, load_entry, read_entries, write_entry
-from kb.models import Entry, EntryError
+from kb.models import SLUG, Entry, EntryError
 from kb.search_query import QueryError
 from kb.settings import Settings, get_settings
 from kb.signatures import AllOf, AnyOf, NotOf
@@ -153,10 +153,6 @@ def main(
     ),
 ) -> None:
     state.data_dir = data_dir
-    if data_dir is not None:
-        # the web app builds its settings from the environment (uvicorn calls the factory)
-        os.environ["PERFKB_DATA_DIR"] = str(data_dir)
-        get_settings.cache_clear()
 
 
 def _settings() -> Settings:
@@ -548,12 +544,71 @@ def delete(entry_id: str = typer.Argument(..., metavar="ID")) -> None:
     out.print(f"deleted {entry_id} (perfkb restore {entry_id} brings it back)")
 
 
+def _is_backup_target(target: str) -> bool:
+    """`perfkb restore` takes an entry id or a backup file: ids are slugs, so anything else is
+    a path, and a slug naming an SQLite file here is a backup too."""
+    from kb.backup import SQLITE_HEADER
+
+    if not re.fullmatch(SLUG, target):
+        return True
+    path = Path(target)
+    try:
+        with path.open("rb") as fh:
+            return path.is_file() and fh.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+    except OSError:
+        return False
+
+
 @command()
-def restore(entry_id: str = typer.Argument(..., metavar="ID")) -> None:
-    """Bring back a deleted entry."""
+def restore(
+    target: str = typer.Argument(..., metavar="ID|BACKUP", help="An entry id or a backup file."),
+) -> None:
+    """Bring back a deleted entry, or the whole KB from a `perfkb backup` file.
+
+    A backup is checked first (integrity, schema version, every entry valid); the KB it
+    replaces is kept in DATA_DIR/backups/ and the search index is rebuilt.
+    """
+    if not _is_backup_target(target):
+        with _store() as store:
+            store.restore(target, author=_user())
+        out.print(f"restored {target}")
+        return
+    from kb.backup import inspect_backup
+
+    inspect_backup(Path(target))  # refuse a bad file before touching anything
+    settings = _settings()
     with _store() as store:
-        store.restore(entry_id, author=_user())
-    out.print(f"restored {entry_id}")
+        keep_dir = settings.data_dir / "backups"
+        keep_dir.mkdir(exist_ok=True)
+        kept = keep_dir / f"before-restore-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.sqlite3"
+        store.backup(kept)
+        info = store.restore_backup(Path(target))
+        report = store.check(repair=True)
+    out.print(
+        f"restored {info.entries} entries ({info.revisions} revisions) from {target}; "
+        f"index rebuilt ({report.indexed} documents). The KB it replaced is in {kept}"
+    )
+
+
+@command()
+def backup(
+    file: Path = typer.Argument(..., metavar="FILE", help="Where to write the backup."),
+    force: bool = typer.Option(False, "--force", help="Replace FILE if it exists."),
+) -> None:
+    """Write a consistent copy of the database to FILE, online (others may keep writing).
+
+    The search index is not copied: it is rebuilt from the database on restore.
+    """
+    settings = _settings()
+    if not settings.db_path.is_file():
+        raise CliError(f"no knowledge base in {settings.data_dir} (run perfkb init first)")
+    started = time.perf_counter()
+    with _store() as store:
+        info = store.backup(file, overwrite=force)
+    out.print(
+        f"backed up {info.entries} entries ({info.revisions} revisions, "
+        f"{info.size_bytes / 1048576:.1f} MB) to {file} in {time.perf_counter() - started:.2f} s"
+    )
 
 
 @command()
@@ -568,6 +623,10 @@ def check(
         _print_json(report.model_dump() | {"ok": report.ok})
     else:
         out.print(f"database: {report.entries} entries; index: {report.indexed} documents")
+        if report.database != "ok":
+            out.print(f"database integrity: {report.database} (restore it from a backup)")
+        if report.index_problem:
+            out.print(f"the index could not be read: {report.index_problem}")
         for label, ids in (
             ("missing", report.missing),
             ("extra", report.extra),
@@ -582,7 +641,7 @@ def check(
             if report.ok
             else ("repaired (index rebuilt)" if report.repaired else "NOT consistent")
         )
-    if not report.ok and not report.repaired:
+    if report.database != "ok" or (not report.ok and not report.repaired):
         raise typer.Exit(1)
 
 
@@ -709,6 +768,9 @@ def serve(
 
     settings = _settings()
     Store(settings).close()  # create the store and a fresh index before serving
+    # uvicorn calls the factory without arguments: it reads the data dir from the environment
+    os.environ["PERFKB_DATA_DIR"] = str(settings.data_dir)
+    get_settings.cache_clear()
     uvicorn.run(
         "kb.web.app:create_app",
         factory=True,

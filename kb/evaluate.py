@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
 
 from ingest.facts import FACTS
 from kb.regex_safety import compile_safe
@@ -123,11 +125,37 @@ def eval_fact(cond: FactCondition, facts: Mapping) -> ConditionOutcome:
     return ConditionOutcome(condition=cond.describe(), held=held, observed=observed)
 
 
+@lru_cache(maxsize=16384)
+def _compiled(pattern: str, case_sensitive: bool) -> tuple[Any, bool]:
+    """(regex, may match empty). Our own cache: re2.compile keeps only 128 patterns, fewer than a
+    big KB has, and recompiling every regex on every analysis was the matcher's hot path."""
+    rx = compile_safe(pattern, case_sensitive)
+    return rx, rx.fullmatch(b"") is not None
+
+
+_last_encoded: tuple[str | None, bytes] = (None, b"")
+
+
+def _utf8(text: str) -> bytes:
+    """The text as UTF-8, encoded once per analysis instead of once per regex: re2's str path
+    re-encodes the whole text on every call and maps every match offset back to characters."""
+    global _last_encoded
+    last = _last_encoded
+    if last[0] is text:
+        return last[1]
+    data = text.encode("utf-8", "replace")
+    _last_encoded = (text, data)
+    return data
+
+
 def eval_text(cond: TextCondition, text: str) -> ConditionOutcome:
     if cond.regex is not None:
-        rx = compile_safe(cond.regex, cond.case_sensitive)
+        rx, empty = _compiled(cond.regex, cond.case_sensitive)
         count = 0
-        for count, _ in enumerate(rx.finditer(text), start=1):  # noqa: B007
+        # counting needs no offsets, so match the bytes (same count, except that a pattern
+        # matching the empty string would step through multi-byte characters byte by byte)
+        hay = text if empty else _utf8(text)
+        for count, _ in enumerate(rx.finditer(hay), start=1):  # noqa: B007
             if count >= MAX_TEXT_MATCHES:
                 break
     else:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import io
 import math
+import re
 import threading
 import time
 from collections import defaultdict
@@ -31,7 +32,7 @@ from kb.models import Entry
 from kb.platform import fill, translate
 from kb.playbook import render_step, suggestions
 from kb.results import AnalysisResult, ConditionOutcome, Match, SignatureOutcome, SuggestedCommand
-from kb.signatures import Signature, walk
+from kb.signatures import AllOf, Signature, TextCondition, walk
 
 HIGH, MEDIUM = 0.60, 0.30
 MIN_SCORE = 0.05
@@ -47,6 +48,7 @@ class _Sig:
     sources: frozenset[str]
     required: frozenset[str]
     leaves: int
+    probe: str | None = None  # lowercase literal the text must contain for the signature to hold
 
 
 @dataclass
@@ -65,6 +67,7 @@ class Matcher:
         self.by_source: dict[str, list[_Sig]] = defaultdict(list)
         self.entry_terms: list[set[str]] = []
         df: dict[str, int] = defaultdict(int)
+        probed: list[_Sig] = []
         for i, entry in enumerate(self.entries):
             terms = {t.lower() for t in entry.searchable_identifiers()}
             self.entry_terms.append(terms)
@@ -77,9 +80,13 @@ class Matcher:
                     sources=frozenset(sig.sources),
                     required=frozenset(k.lower() for k in sig.required_identifiers()),
                     leaves=sum(1 for _ in walk(sig.when)),
+                    probe=_probe(sig.when),
                 )
                 for source in sig.sources:
-                    self.by_source[source].append(compiled)
+                    if source == "text" and compiled.probe is not None:
+                        probed.append(compiled)
+                    else:
+                        self.by_source[source].append(compiled)
         n = max(1, len(self.entries))
         self.idf = {t: math.log(1 + n / c) for t, c in df.items()}
         self.entry_idf_total = [sum(self.idf[t] for t in terms) for terms in self.entry_terms]
@@ -87,10 +94,31 @@ class Matcher:
         for i, terms in enumerate(self.entry_terms):
             for t in terms:
                 self.term_entries[t].append(i)
+        # Text signatures with a required literal, indexed by its rarest trigram: an analysis
+        # looks only at those whose trigram occurs in the text, so a big KB of text signatures
+        # costs a set intersection instead of one evaluation per signature.
+        gram_df: dict[str, int] = defaultdict(int)
+        for cs in probed:
+            for g in _grams(cs.probe or ""):
+                gram_df[g] += 1
+        self.text_by_gram: dict[str, list[_Sig]] = defaultdict(list)
+        for cs in probed:
+            key = min(_grams(cs.probe or ""), key=lambda g: (gram_df[g], g))
+            self.text_by_gram[key].append(cs)
 
     # -- evaluation -----------------------------------------------------------------------------
 
-    def _candidates(self, evidence: Evidence) -> dict[int, list[_Sig]]:
+    def _probed(self, full_text: str) -> list[_Sig]:
+        """Text signatures whose required literal occurs in the text (checked exactly)."""
+        if not self.text_by_gram:
+            return []
+        low = full_text.casefold()
+        found = set(self.text_by_gram)
+        if len(low) < 4 * len(found):
+            found &= _grams(low)
+        return [cs for g in found for cs in self.text_by_gram[g] if (cs.probe or "") in low]
+
+    def _candidates(self, evidence: Evidence, full_text: str = "") -> dict[int, list[_Sig]]:
         keys_by_format: dict[str, set[str]] = defaultdict(set)
         for block in evidence.blocks:
             keys = keys_by_format[block.format]
@@ -100,8 +128,9 @@ class Matcher:
         formats = set(keys_by_format) | {"text"}
         out: dict[int, list[_Sig]] = defaultdict(list)
         seen: set[int] = set()
-        for fmt in formats:
-            for cs in self.by_source.get(fmt, ()):
+        probed = self._probed(full_text)
+        for fmt in [*formats, None]:
+            for cs in self.by_source.get(fmt, ()) if fmt is not None else probed:
                 if id(cs) in seen:
                     continue
                 seen.add(id(cs))
@@ -179,7 +208,7 @@ class Matcher:
         feedback = feedback or {}
         sims = self.similarity(evidence)
         scores: dict[int, _EntryScore] = defaultdict(_EntryScore)
-        for i, sigs in self._candidates(evidence).items():
+        for i, sigs in self._candidates(evidence, full_text).items():
             es = scores[i]
             for cs in sigs:
                 outcome = self._eval_sig(cs, evidence, full_text)
@@ -238,6 +267,120 @@ class Matcher:
             )
         matches.sort(key=lambda m: (-m.score, m.id))
         return matches[:MAX_MATCHES]
+
+
+def _grams(text: str) -> set[str]:
+    return {text[i : i + 3] for i in range(len(text) - 2)}
+
+
+_REGEX_META = set("\\.^$*+?{}[]()|")
+_PLAIN_ESCAPES = set("dDwWsSbBAznrtfv")
+_FLAGS = re.compile(r"\(\?([^:)]*)").findall  # escapes that take no argument: a run just ends there
+
+
+def _skip_class(regex: str, i: int) -> int:
+    """Index just past the character class that opens at regex[i] == '['."""
+    j = i + 1
+    if regex[j : j + 1] == "^":
+        j += 1
+    if regex[j : j + 1] == "]":
+        j += 1
+    while j < len(regex) and regex[j] != "]":
+        if regex[j] == "\\":
+            j += 2
+        elif regex.startswith("[:", j):
+            end = regex.find(":]", j + 2)
+            j = len(regex) if end < 0 else end + 2
+        else:
+            j += 1
+    return j + 1
+
+
+def _skip_group(regex: str, i: int) -> int:
+    """Index just past the group that opens at regex[i] == '('."""
+    depth, j = 0, i
+    while j < len(regex):
+        c = regex[j]
+        if c == "\\":
+            j += 2
+            continue
+        if c == "[":
+            j = _skip_class(regex, j)
+            continue
+        depth += c == "("
+        depth -= c == ")"
+        j += 1
+        if depth == 0:
+            break
+    return j
+
+
+def _literal_runs(regex: str) -> list[str]:
+    """Literal stretches every match of `regex` must contain, read conservatively: none when the
+    pattern has a top-level alternation, flags or an escape with an argument (\\x41, \\p{L});
+    groups and classes are skipped whole; a run ends at any other metacharacter and loses its
+    last character before a quantifier that may skip it."""
+    for flags in _FLAGS(regex):
+        if set(flags) - set("imsU-"):  # x (verbose) changes what the pattern's text means
+            return []
+    runs: list[str] = []
+    cur: list[str] = []
+    i = 0
+    while i < len(regex):
+        c = regex[i]
+        if c == "|":
+            return []
+        if c in "([":
+            runs.append("".join(cur))
+            cur = []
+            i = _skip_group(regex, i) if c == "(" else _skip_class(regex, i)
+            continue
+        if c == "\\":
+            nxt = regex[i + 1 : i + 2]
+            if nxt.isalnum() or not nxt:
+                if nxt not in _PLAIN_ESCAPES:
+                    return []
+                runs.append("".join(cur))
+                cur, i = [], i + 2
+                continue
+            lit, i = nxt, i + 2  # an escaped metacharacter stands for itself
+        elif c in _REGEX_META:
+            runs.append("".join(cur))
+            cur = []
+            if c == "{":  # a counted repetition: its digits are not text
+                end = regex.find("}", i)
+                i = len(regex) if end < 0 else end + 1
+            else:
+                i += 1
+            continue
+        else:
+            lit, i = c, i + 1
+        if regex[i : i + 1] in ("?", "*", "{"):
+            runs.append("".join(cur))  # this character may be absent
+            cur = []
+            continue
+        cur.append(lit)
+    runs.append("".join(cur))
+    return [r for r in runs if r]
+
+
+def _probe(cond) -> str | None:
+    """The longest literal (3+ characters, lowercase) a text condition reached through all-nodes
+    only must find in the text for the condition tree to hold; None when there is none."""
+    best = ""
+    if isinstance(cond, AllOf):
+        for c in cond.all:
+            p = _probe(c) or ""
+            best = p if len(p) > len(best) else best
+    elif isinstance(cond, TextCondition):
+        if cond.text is not None:
+            best = cond.text.lower()
+        elif cond.regex is not None:
+            best = max(_literal_runs(cond.regex), key=len, default="").lower()
+    # ASCII only: lower-casing it is exact, and the text is case-folded, which never loses an
+    # ASCII letter RE2's case folding would match (K for k, ſ for s)
+    ok = len(best) >= 3 and best.isascii() and "\n" not in best
+    return best if ok else None
 
 
 def _version_verdicts(entry: Entry, versions: list[str]) -> tuple[list[str], bool]:
@@ -346,7 +489,8 @@ def analyze_evidence(
     fp = fingerprint(evidence)
     feedback = store.feedback_for(fp) if store is not None else {}
     matches = matcher.match(evidence, full_text=_full_text(evidence), feedback=feedback)
-    by_id = {e.id: e for e in matcher.entries if e.id in {m.id for m in matches}}
+    wanted = {m.id for m in matches}
+    by_id = {e.id: e for e in matcher.entries if e.id in wanted}
     commands = next_commands(evidence, matches, by_id)
     return AnalysisResult(
         blocks=evidence.blocks,

@@ -1,0 +1,124 @@
+"""The matcher's text prefilter (a text signature is evaluated only when the literal it requires
+occurs in the paste) and the text evaluation's caches: they must never change what matches.
+The evidence lines echo seed 000 (oraus.msb re-read by truss read() calls) and seed 003
+(enq: CF - contention in an AWR table); see tests/fixtures/seeds/README.md."""
+
+from __future__ import annotations
+
+import pytest
+
+from kb.evaluate import eval_text
+from kb.matcher import Matcher, _literal_runs, _probe, analyze_text
+from kb.models import Entry
+from kb.signatures import TextCondition
+
+
+def _text_entry(entry_id: str, when: dict) -> Entry:
+    return Entry.model_validate(
+        {
+            "id": entry_id,
+            "title": f"Incident {entry_id}",
+            "symptom": "s",
+            "root_cause": "r",
+            "fix": "f",
+            "platforms": ["any"],
+            "signatures": [{"name": "t", "sources": ["text"], "weight": 0.9, "when": when}],
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    ("regex", "runs"),
+    [
+        (r"oraus\.msb", ["oraus.msb"]),
+        (r"ab?cde", ["a", "cde"]),  # b may be absent
+        (r"ab+cd", ["ab", "cd"]),  # abbcd has no 'abcd'
+        (r"(foo|bar)baz", ["baz"]),  # groups are skipped whole
+        (r"(?:ab)?cde", ["cde"]),
+        (r"[]a]bcd", ["bcd"]),
+        (r"[[:alpha:]]xyz", ["xyz"]),
+        (r"a{300}bcd", ["bcd"]),  # repetition counts are not text
+        (r"(?m)^compact_stall\s+\d", ["compact_stall"]),
+        (r"\bshmdt\(", ["shmdt("]),
+        (r"foo|bar", []),  # top-level alternation: nothing is required
+        (r"x\x41yz", []),  # escapes with arguments: give up
+        (r"ab\p{L}cd", []),
+        (r"(?x) a b c", []),  # verbose mode: spaces are not text
+        (r"(?P<n>ab)cde", []),
+    ],
+)
+def test_literal_runs_are_only_what_every_match_contains(regex, runs):
+    assert _literal_runs(regex) == runs
+
+
+def test_probe_comes_from_all_nodes_only_and_is_long_ascii():
+    def cond(when):
+        return _text_entry("x", when).signatures[0].when
+
+    assert _probe(cond({"all": [{"text": "ab"}, {"regex": r"Oraus\.MSB"}]})) == "oraus.msb"
+    assert _probe(cond({"any": [{"text": "oraus.msb"}, {"text": "slmsrd"}]})) is None
+    assert _probe(cond({"not": {"text": "oraus.msb"}})) is None
+    assert _probe(cond({"text": "ab"})) is None  # too short to index
+    assert _probe(cond({"text": "Straße wait"})) is None  # non-ASCII: case folding is not exact
+
+
+def test_prefilter_skips_absent_literals_and_keeps_present_ones():
+    entries = [
+        _text_entry("msb", {"regex": r"oraus\.msb", "min_count": 2}),
+        _text_entry("cf", {"text": "enq: CF - contention"}),
+        _text_entry("alt", {"regex": r"ORA-0?4031|ORA-04030"}),  # no probe: always evaluated
+    ]
+    m = Matcher(entries)
+    assert sorted(cs.probe or "" for g in m.text_by_gram.values() for cs in g) == [
+        "enq: cf - contention",
+        "oraus.msb",
+    ]
+    text = (
+        '15697: 0.0012 read(14, "...", 8192) = 8192  /u01/app/oracle/rdbms/mesg/ORAUS.MSB\n'
+        "15697: 0.0013 read(14, 0x1, 8192) = 8192  oraus.msb\n"
+    )
+    assert [cs.entry for cs in m._probed(text)] == [0]
+    result = analyze_text(text, entries=entries)
+    held = {x.id for x in result.matches if not x.related_only}
+    assert held == {"msb"}
+    assert analyze_text("nothing to see", entries=entries).matches == []
+
+
+def test_prefilter_changes_nothing_against_evaluating_every_signature():
+    entries = [
+        _text_entry("msb", {"all": [{"regex": r"oraus\.msb"}, {"text": "read("}]}),
+        _text_entry("cf", {"all": [{"text": "enq: CF - contention"}, {"regex": r"\d+"}]}),
+        _text_entry("flagged", {"regex": r"(?i)^\s*ENQ: cf - CONTENTION"}),
+    ]
+    texts = [
+        "Event  Waits\nenq: CF - contention 1,204\n",
+        "read(14) oraus.msb\nread(14) oraus.msb",
+        "ENQ: Cf - Contention\nread(",
+        "",
+    ]
+    fast = Matcher(entries)
+    slow = Matcher(entries)
+    slow.text_by_gram.clear()  # every text signature back to the always-evaluated list
+    slow.by_source["text"] = [
+        cs
+        for cs in fast.by_source.get("text", [])
+        + [c for g in fast.text_by_gram.values() for c in g]
+    ]
+    for text in texts:
+        a = analyze_text(text, matcher=fast)
+        b = analyze_text(text, matcher=slow)
+        assert [(x.id, x.score, x.confidence) for x in a.matches] == [
+            (x.id, x.score, x.confidence) for x in b.matches
+        ], text
+
+
+def test_eval_text_counts_the_same_on_bytes_and_with_multibyte_text():
+    text = "café oraus.msb — oraus.msb\nÜber oraus.msb"
+    assert (
+        eval_text(TextCondition(regex=r"oraus\.msb"), text).observed == "/oraus\\.msb/ seen 3 times"
+    )
+    # a pattern that matches the empty string keeps the character path
+    out = eval_text(TextCondition(regex=r"x*"), "é")
+    assert out.observed == "/x*/ seen 2 times"
+    # a new text (not the cached one) is encoded afresh
+    assert eval_text(TextCondition(regex="msb"), "no match here").held is False

@@ -4,7 +4,8 @@ Entry i (past the real ones) copies real entry i mod R: same fields, same signat
 any, not, fact, ref and text conditions, sources, weights). Its keyed facts keep the template's
 key half of the time and otherwise take another name of the same kind (syscall, wait event,
 kernel function, statistic, enqueue...) drawn from the real entries' keys plus common names;
-numeric thresholds move by a factor between 0.5 and 2; titles and prose get a few words from
+numeric thresholds move by a factor between 0.5 and 2; regexes get an entry-specific branch that
+never matches (a real KB's patterns are all different: compiled-pattern caches must cope); titles and prose get a few words from
 the vocabulary and a ticket number. So a big KB has many entries about `read` or `log file sync`
 that the matcher must actually evaluate, as a team's real KB would, not 10,000 unrelated ones.
 The real entries are always included unchanged, first.
@@ -150,10 +151,26 @@ def _fact_nodes(node):
             yield from _fact_nodes(node["not"])
 
 
-def _mutate_signatures(sigs: list[dict], rng: random.Random) -> None:
+def _text_nodes(node):
+    if isinstance(node, dict):
+        if "regex" in node or "text" in node:
+            yield node
+        for k in ("all", "any"):
+            for child in node.get(k, []):
+                yield from _text_nodes(child)
+        if "not" in node:
+            yield from _text_nodes(node["not"])
+
+
+def _mutate_signatures(sigs: list[dict], rng: random.Random, i: int) -> None:
     vocab = vocabulary()
     renamed: dict[str, str] = {}
     for sig in sigs:
+        for node in _text_nodes(sig["when"]):
+            if node.get("regex"):
+                # every entry writes its own pattern: a KB of 10,000 entries holds thousands of
+                # distinct regexes, not 30 copies (the extra branch never matches real evidence)
+                node["regex"] = f"{node['regex']}(?:zq{i}zq)?"
         for node in _fact_nodes(sig["when"]):
             kind = FACTS[node["fact"]].keyed_by
             key = node.get("key")
@@ -178,7 +195,7 @@ def synthetic_data(i: int, template: Entry, rng: random.Random) -> dict:
     data["root_cause"] = f"{data['root_cause']} Here: {_words(rng, 3)}."
     data["fix"] = f"{data['fix']} {_words(rng, 2).capitalize()}."
     data["tags"] = list(dict.fromkeys([*data.get("tags", []), rng.choice(_WORDS)]))
-    _mutate_signatures(data.get("signatures", []), rng)
+    _mutate_signatures(data.get("signatures", []), rng, i)
     return data
 
 

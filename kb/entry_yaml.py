@@ -356,8 +356,34 @@ def _shares_nodes(data: Any) -> bool:
     return False
 
 
+# Entries nest a few levels; libyaml builds nodes recursively in C and crashes the process
+# (SIGSEGV) somewhere past 20,000 levels, which a 5 MB file of brackets reaches.
+MAX_NESTING = 100
+SCAN_FROM = 10_000  # fewer indicators than this cannot nest deep enough to crash
+_OPENERS = "[{-?:"  # every nested collection starts at one of these indicators
+
+
+def _too_deep(text: str) -> bool:
+    """True if collections nest deeper than MAX_NESTING. The indicator count bounds the depth,
+    so ordinary files skip the event scan (non-recursive, in libyaml's parser); shallower
+    nesting that is still too deep for Python ends in a RecursionError we report."""
+    if sum(text.count(c) for c in _OPENERS) < SCAN_FROM:
+        return False
+    depth = 0
+    for event in yaml.parse(text, Loader=_Loader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_NESTING:
+                return True
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+    return False
+
+
 def _documents(text: str, source: str) -> Iterator[Any]:
     try:
+        if _too_deep(text):
+            raise EntryFileError(f"{source}: YAML nested more than {MAX_NESTING} levels deep")
         for doc in yaml.load_all(text, Loader=_Loader):
             if _shares_nodes(doc):
                 raise EntryFileError(
@@ -371,6 +397,8 @@ def _documents(text: str, source: str) -> Iterator[Any]:
         raise EntryFileError(f"{source}:{where}: YAML error: {problem}") from None
     except yaml.YAMLError as exc:
         raise EntryFileError(f"{source}: YAML error: {' '.join(str(exc).split())}") from None
+    except RecursionError:
+        raise EntryFileError(f"{source}: YAML nested too deeply") from None
 
 
 def load_entries(text: str, source: str = "<text>") -> list[Entry]:
@@ -399,6 +427,8 @@ def load_entries(text: str, source: str = "<text>") -> list[Entry]:
             entry = validate_entry(_fix_text_fields(item), source=where)
         except EntryError as exc:
             raise EntryFileError(f"{where}: {exc}") from None
+        except RecursionError:
+            raise EntryFileError(f"{where}: YAML nested too deeply") from None
         if entry.id in seen:
             raise EntryFileError(f"{where}: entry '{entry.id}' appears twice")
         seen.add(entry.id)

@@ -16,18 +16,21 @@ import html
 import json
 import math
 import os
+import re
 import shutil
 import threading
 import time
 import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
-from whoosh import fields, highlight, index, qparser, query
+from whoosh import fields, index, qparser, query
 from whoosh.analysis import LowercaseFilter, RegexTokenizer, StemmingAnalyzer
+from whoosh.lang.porter import stem as porter_stem
 from whoosh.reading import SegmentReader
 
 from kb.models import Entry, VersionRange
@@ -35,19 +38,19 @@ from kb.search_query import ParsedQuery, QueryError
 from kb.signatures import TextCondition, walk
 
 # Bump when the schema or what goes into a document changes: a different number forces a rebuild.
-INDEX_SCHEMA_VERSION = 1
+INDEX_SCHEMA_VERSION = 2
 STAMP_FILE = "perfkb-stamp.json"
 FACETS = ("platform", "source", "product", "tag")
 
 # Field boosts: identifiers and titles say more about an entry than its prose.
+# Each field a word is looked up in costs a posting list per matching entry, so the prose
+# after the symptom is indexed as one field (`body`); the parts stay stored for snippets.
 FIELD_BOOSTS = {
     "identifiers_text": 4.0,
     "title": 3.0,
     "keywords": 2.0,
     "symptom": 1.5,
-    "root_cause": 1.0,
-    "fix": 1.0,
-    "commands": 0.6,
+    "body": 1.0,
 }
 EXACT_IDENTIFIER_BOOST = 8.0
 # Search time grows with the number of segments, so keep it small: merge everything while the
@@ -221,9 +224,10 @@ def _schema() -> fields.Schema:
         id=fields.ID(stored=True, unique=True, sortable=True),
         title=fields.TEXT(analyzer=prose, stored=True),
         symptom=fields.TEXT(analyzer=prose, stored=True),
-        root_cause=fields.TEXT(analyzer=prose, stored=True),
-        fix=fields.TEXT(analyzer=prose, stored=True),
-        commands=fields.TEXT(analyzer=prose, stored=True),
+        body=fields.TEXT(analyzer=prose),  # root cause, fix, next commands
+        root_cause=fields.STORED(),
+        fix=fields.STORED(),
+        commands=fields.STORED(),
         keywords=fields.TEXT(analyzer=prose),  # id words and tags
         identifiers=fields.KEYWORD(lowercase=True, commas=True, scorable=True),  # exact names
         identifiers_text=fields.TEXT(analyzer=ident),  # the same names, word by word
@@ -283,6 +287,7 @@ def _whoosh_fields(doc: IndexDoc) -> dict[str, Any]:
         "root_cause": doc.root_cause,
         "fix": doc.fix,
         "commands": doc.commands,
+        "body": "\n".join([doc.root_cause, doc.fix, doc.commands]),
         "keywords": " ".join([doc.id.replace("-", " "), *doc.tags]),
         "identifiers": ",".join(k for k in (_ident_key(i) for i in doc.identifiers) if k),
         "identifiers_text": _ident_words(doc.identifiers),
@@ -293,22 +298,6 @@ def _whoosh_fields(doc: IndexDoc) -> dict[str, Any]:
         "versions": doc.versions,
         "digest": doc.digest,
     }
-
-
-class _MarkFormatter(highlight.Formatter):
-    """HTML-escape everything and wrap hits in <mark>."""
-
-    between = " … "
-
-    def _text(self, text: str) -> str:
-        return html.escape(text, quote=False)
-
-    def format_token(self, text: str, token: Any, replace: bool = False) -> str:
-        return (
-            "<mark>"
-            + html.escape(highlight.get_text(text, token, replace), quote=False)
-            + ("</mark>")
-        )
 
 
 class SearchIndex:
@@ -327,7 +316,7 @@ class SearchIndex:
         self._searcher: Any = None
         self._cache_key: Any = None
         self._facet_sets: dict[str, dict[str, frozenset[int]]] = {}
-        self._version_map: dict[int, list[VersionRange]] | None = None
+        self._version_map: dict[int, str] | None = None
         self._parser = self._make_parser(qparser.AndGroup)
         self._or_parser = self._make_parser(qparser.OrGroup.factory(0.9))
 
@@ -487,17 +476,32 @@ class SearchIndex:
             self._facet_sets[field] = {k: v for k, v in table.items() if v}
         return self._facet_sets[field]
 
-    def _versions(self, searcher: Any) -> dict[int, list[VersionRange]]:
+    def _versions(self, searcher: Any) -> dict[int, str]:
+        """docnum -> its affected ranges as stored (JSON), read once per index version."""
         if self._version_map is None:
-            vmap: dict[int, list[VersionRange]] = {}
-            for docnum, stored in searcher.reader().iter_docs():
-                ranges = json.loads(stored.get("versions") or "[]")
-                vmap[docnum] = [VersionRange.model_validate(r) for r in ranges]
-            self._version_map = vmap
+            self._version_map = {
+                docnum: stored.get("versions") or "[]"
+                for docnum, stored in searcher.reader().iter_docs()
+            }
         return self._version_map
 
+    def _version_ok(self, searcher: Any, parsed: ParsedQuery) -> Any:
+        """A predicate on docnums for the query's version: filters (None when there are none)."""
+        version_filters = parsed.values("version")
+        if not version_filters:
+            return None
+        # a bare version means the default product's (Oracle's); product: says otherwise
+        products = frozenset(p for vals in parsed.values("product") for p in vals) or frozenset(
+            {"oracle"}
+        )
+        wanted = tuple(tuple(vals) for vals in version_filters)
+        vmap = self._versions(searcher)
+        return lambda docnum: _affected_json(vmap.get(docnum, "[]"), wanted, products)
+
     def _allowed(self, searcher: Any, parsed: ParsedQuery) -> set[int] | None:
-        """Documents that pass every filter (None: no filter given)."""
+        """Documents that pass every facet filter (None: no facet filter given). The version
+        filter is applied to the matches afterwards (see _version_ok): it must read each
+        document's ranges, so it runs on as few documents as possible."""
         allowed: set[int] | None = None
         for flt in parsed.filters:
             if flt.key == "version":
@@ -510,18 +514,6 @@ class SearchIndex:
             for value in values:
                 docs |= table.get(value, frozenset())
             allowed = docs if allowed is None else allowed & docs
-        version_filters = parsed.values("version")
-        if version_filters:
-            # a bare version means the default product's (Oracle's); product: says otherwise
-            products = {p for vals in parsed.values("product") for p in vals} or {"oracle"}
-            vmap = self._versions(searcher)
-            candidates = allowed if allowed is not None else set(vmap)
-            keep = set()
-            for docnum in candidates:
-                ranges = [r for r in vmap.get(docnum, []) if r.product.lower() in products]
-                if all(_affected(ranges, vals) for vals in version_filters):
-                    keep.add(docnum)
-            allowed = keep
         return allowed
 
     def _text_query(self, parser: Any, text: str) -> Any:
@@ -544,19 +536,30 @@ class SearchIndex:
         searcher = self._current_searcher()
         allowed = self._allowed(searcher, parsed)
         text = parsed.text.strip()
+        if allowed is not None and not allowed:  # whoosh reads an empty filter as no filter
+            return SearchPage(
+                query=parsed.raw,
+                total=0,
+                page=page,
+                per_page=per_page,
+                facets={field: {} for field in FACETS},
+            )
+        # One scoring pass over every match gives the ranking, the total and the facet counts
+        # (measured: cheaper than an unscored pass for the set plus a top-k pass for the page).
         if text:
             q = self._text_query(self._parser, text)
-            matched = set(searcher.docs_for_query(q))
-            if allowed is not None:
-                matched &= allowed
-            if not matched and len(text.split()) > 1:
+            results = searcher.search(q, filter=allowed, limit=None)
+            if results.is_empty() and len(text.split()) > 1:  # no entry has all the words
                 q = self._text_query(self._or_parser, text)
-                matched = set(searcher.docs_for_query(q))
-                if allowed is not None:
-                    matched &= allowed
+                results = searcher.search(q, filter=allowed, limit=None)
         else:
             q = query.Every()
-            matched = set(searcher.docs_for_query(q)) if allowed is None else set(allowed)
+            results = searcher.search(q, filter=allowed, limit=None, sortedby="id")
+        ranked = [(score if text else 0.0, docnum) for score, docnum in results.top_n]
+        version_ok = self._version_ok(searcher, parsed)
+        if version_ok is not None:
+            ranked = [(score, docnum) for score, docnum in ranked if version_ok(docnum)]
+        matched = {docnum for _, docnum in ranked}
         facets = {
             field: {
                 value: n
@@ -565,17 +568,12 @@ class SearchIndex:
             }
             for field in FACETS
         }
-        hits: list[SearchHit] = []
         first = (page - 1) * per_page
-        if first < len(matched):
-            kwargs: dict[str, Any] = {"filter": matched, "limit": first + per_page}
-            if not text:
-                kwargs["sortedby"] = "id"
-            # not search_page(): it counts the matches again, and we already know them
-            results = searcher.search(q, **kwargs)
-            results.formatter = _MarkFormatter()
-            results.fragmenter = highlight.ContextFragmenter(maxchars=240, surround=60)
-            hits = [_hit(results[i], bool(text)) for i in range(first, results.scored_length())]
+        marker = _Marker(q) if text else None
+        hits = [
+            _hit(searcher.stored_fields(docnum), score, marker)
+            for score, docnum in ranked[first : first + per_page]
+        ]
         return SearchPage(
             query=parsed.raw,
             total=len(matched),
@@ -597,6 +595,20 @@ def _binary_unions(q: Any) -> Any:
     return q
 
 
+@lru_cache(maxsize=65536)
+def _affected_json(
+    versions_json: str, wanted: tuple[tuple[str, ...], ...], products: frozenset[str]
+) -> bool:
+    """Does an entry with these stored ranges pass every version filter (each a tuple of
+    alternatives)? Cached: entries often share ranges and queries repeat."""
+    ranges = [
+        r
+        for r in (VersionRange.model_validate(d) for d in json.loads(versions_json))
+        if r.product.lower() in products
+    ]
+    return all(_affected(ranges, list(alternatives)) for alternatives in wanted)
+
+
 def _affected(ranges: list[VersionRange], versions: list[str]) -> bool:
     """Entries without version ranges are not version-specific, so every version keeps them."""
     if not ranges:
@@ -616,27 +628,87 @@ def _split(value: str | None) -> list[str]:
     return [v for v in (value or "").split(",") if v]
 
 
-def _hit(hit: Any, highlight_text: bool) -> SearchHit:
-    snippet = ""
-    if highlight_text:
+class _Marker:
+    """Builds the highlighted fragment of a hit: the ~240-character window of a stored field
+    holding most of the query's words, HTML-escaped, hits in <mark>. whoosh's highlighter
+    re-analyses every field of every hit and cost more than the search itself."""
+
+    WIDTH = 240
+    BEFORE = 50
+
+    def __init__(self, q: Any) -> None:
+        self.stems: set[str] = set()
+        self.words: set[str] = set()
+        for field, term in q.iter_all_terms():
+            term = term.decode("utf-8", "replace") if isinstance(term, bytes) else str(term)
+            if field in SNIPPET_FIELDS or field in ("keywords", "body"):
+                self.stems.add(term)
+            elif field in ("identifiers_text", "identifiers"):
+                self.words.add(term)
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        out = []
+        for m in _WORD.finditer(text):
+            word = m.group().lower()
+            if word in self.words or _stem(word) in self.stems:
+                out.append(m.span())
+        return out
+
+    def fragment(self, text: str) -> str | None:
+        spans = self.spans(text)
+        if not spans:
+            return None
+        best, best_count = 0, 0
+        for i, (start, _) in enumerate(spans):
+            count = sum(1 for s, e in spans[i:] if e <= start + self.WIDTH)
+            if count > best_count:
+                best, best_count = i, count
+        lo = max(0, spans[best][0] - self.BEFORE)
+        if lo:
+            lo = text.find(" ", lo, spans[best][0]) + 1 or spans[best][0]
+        hi = min(len(text), lo + self.WIDTH)
+        if hi < len(text):
+            cut = text.rfind(" ", max(spans[best][1], hi - 40), hi)
+            hi = cut if cut > 0 else hi
+        pieces = ["… " if lo else ""]
+        pos = lo
+        for s, e in spans:
+            if s < lo or e > hi:
+                continue
+            pieces.append(html.escape(text[pos:s], quote=False))
+            pieces.append("<mark>" + html.escape(text[s:e], quote=False) + "</mark>")
+            pos = e
+        pieces.append(html.escape(text[pos:hi], quote=False))
+        pieces.append(" …" if hi < len(text) else "")
+        return "".join(pieces).replace("\n", " ")
+
+
+_WORD = re.compile(r"\w+(?:[.$#]\w+)*")
+
+
+@lru_cache(maxsize=50_000)
+def _stem(word: str) -> str:
+    return porter_stem(word)
+
+
+def _hit(stored: dict[str, Any], score: float, marker: _Marker | None) -> SearchHit:
+    snippet = None
+    if marker is not None:
         for field in SNIPPET_FIELDS:
-            try:
-                snippet = hit.highlights(field, top=2)
-            except Exception:
-                snippet = ""
+            snippet = marker.fragment(stored.get(field, ""))
             if snippet:
                 break
     if not snippet:
-        symptom = hit.get("symptom", "")
+        symptom = " ".join(stored.get("symptom", "").split())
         cut = symptom[:240].rsplit(" ", 1)[0] + " …" if len(symptom) > 240 else symptom
         snippet = html.escape(cut, quote=False)
     return SearchHit(
-        id=hit["id"],
-        title=hit.get("title", hit["id"]),
-        score=round(float(hit.score or 0.0), 4) if highlight_text else 0.0,
+        id=stored["id"],
+        title=stored.get("title", stored["id"]),
+        score=round(float(score), 4),
         snippet_html=snippet,
-        platforms=_split(hit.get("platform")),
-        sources=_split(hit.get("source")),
-        tags=_split(hit.get("tag")),
-        products=_split(hit.get("product")),
+        platforms=_split(stored.get("platform")),
+        sources=_split(stored.get("source")),
+        tags=_split(stored.get("tag")),
+        products=_split(stored.get("product")),
     )

@@ -27,7 +27,7 @@ CONTEXT_LINES_PER_BLOCK = 50  # header lines of a block also feed context (TKPRO
 MAX_LINE = 64 * 1024  # longer lines are cut: nothing we parse needs more, and regexes stay cheap
 _FENCE = "```"
 _FENCE_LANG = re.compile(r"^[A-Za-z0-9_+.-]{1,20}$")
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
 _UNDECODABLE = "\ufffd"  # what a byte that was not UTF-8 became
 
 
@@ -74,7 +74,9 @@ class Detector:
             if len(line) > MAX_LINE:
                 line = line[:MAX_LINE]
             if "\x00" in line or _CONTROL.search(line):
-                line = _CONTROL.sub(" ", line)
+                # control characters become spaces; lone surrogates (JSON can carry them)
+                # cannot be encoded anywhere downstream and become U+FFFD
+                line = _CONTROL.sub(lambda m: " " if m[0] < "\ud800" else _UNDECODABLE, line)
             if _FENCE in line:
                 self._fenced(line, lineno)
                 continue

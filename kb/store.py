@@ -783,6 +783,7 @@ class Store:
     def save_analysis(self, text: str, result_json: str) -> str:
         """Keep a pasted text (capped) and its result for a permalink; returns its short id."""
         raw = text.encode("utf-8", errors="replace")
+        text = raw.decode("utf-8")  # lone surrogates (valid in JSON) cannot be stored
         if len(raw) > ANALYSIS_TEXT_CAP:
             kept = raw[:ANALYSIS_TEXT_CAP].decode("utf-8", errors="ignore")
             text = kept + f"\n[perfkb kept the first {ANALYSIS_TEXT_CAP} of {len(raw)} bytes]"

@@ -201,3 +201,5 @@ async def _read_json(request: Request) -> Any:
         return json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise HTTPException(422, [{"loc": "body", "msg": f"not valid JSON: {exc}"}]) from None
+    except RecursionError:
+        raise HTTPException(422, [{"loc": "body", "msg": "JSON nested too deeply"}]) from None

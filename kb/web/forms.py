@@ -58,6 +58,8 @@ def load_signatures(text: str) -> tuple[list[Any], str | None]:
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
         problem = getattr(exc, "problem", None) or str(exc)
         return [], f"YAML {where}{problem}"
+    except RecursionError:
+        return [], "signatures YAML is nested too deeply"
     if data is None:
         return [], None
     if isinstance(data, dict):

@@ -252,11 +252,16 @@ def parse_signatures(text: str) -> list[Any]:
     if not text:
         return []
     try:
+        # aliases let a few hundred characters stand for millions of conditions
+        if any(isinstance(token, yaml.AliasToken) for token in yaml.scan(text)):
+            raise ValueError("YAML aliases (*name) are not allowed in signatures")
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""
         raise ValueError(f"not valid YAML{where}") from None
+    except RecursionError:
+        raise ValueError("the YAML is nested too deeply") from None
     if data is None:
         return []
     if isinstance(data, dict) and "signatures" in data:

@@ -307,3 +307,29 @@ def iter_text_lines(data: bytes | str) -> Iterator[str]:
     if isinstance(data, bytes):
         data = data.decode("utf-8", errors="replace")
     return iter(io.StringIO(data))
+
+
+BINARY_SAMPLE = 8192  # how much of an input is looked at to tell text from binary data
+NOT_TEXT = "perfkb reads text captures (tkprof, truss, strace, mpstat, stacks, DTrace, wait tables)"
+
+
+def binary_reason(sample: bytes | str) -> str | None:
+    """Why an input starting with `sample` is not a text capture, or None if it is text.
+
+    Every format we parse is text a tool printed. An input with NUL bytes, UTF-16, or mostly
+    undecodable bytes is an image, an archive or a core file pasted by mistake, and analysing
+    it would only produce nonsense, so adapters refuse it with this reason.
+    """
+    if isinstance(sample, bytes):
+        head = sample[:BINARY_SAMPLE]
+        if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+            return "it is UTF-16 text; convert it first with iconv -f UTF-16 -t UTF-8"
+        text = head.decode("utf-8", errors="replace")
+    else:
+        text = sample[:BINARY_SAMPLE]
+    if "\x00" in text:
+        return "it contains NUL bytes"
+    bad = text.count(_UNDECODABLE) + len(_CONTROL.findall(text))
+    if bad * 4 > len(text):
+        return "most of its bytes are not text"
+    return None

@@ -38,6 +38,7 @@ from rich.table import Table
 from rich.text import Text
 
 import kb
+from ingest.detect import BINARY_SAMPLE, NOT_TEXT, binary_reason
 from kb.entry_yaml import EntryFileError, dump_entry, load_entry, read_entries, write_entry
 from kb.models import SLUG, Entry, EntryError
 from kb.search_query import QueryError
@@ -716,6 +717,12 @@ def _render_result(result: Any) -> None:
         out.print(table)
 
 
+def _refuse_binary(name: str, head: bytes) -> None:
+    reason = binary_reason(head)
+    if reason:
+        raise CliError(f"{name}: not a text capture: {reason}. {NOT_TEXT}")
+
+
 @command()
 def analyze(
     file: str = typer.Argument(..., metavar="FILE|-", help="A capture or paste; - reads stdin."),
@@ -728,6 +735,8 @@ def analyze(
         raise CliError(f"the matcher is not available in this build ({exc})") from None
     with _store() as store:
         if file == "-":
+            peek = getattr(sys.stdin.buffer, "peek", None)
+            _refuse_binary("standard input", peek(BINARY_SAMPLE) if peek else b"")
             result = analyze_lines(_lines(sys.stdin.buffer, None), store)
         else:
             path = Path(file)
@@ -737,6 +746,8 @@ def analyze(
                 raise CliError(f"{path}: no such file")
             size = path.stat().st_size
             with path.open("rb") as fh:
+                _refuse_binary(str(path), fh.read(BINARY_SAMPLE))
+                fh.seek(0)
                 if size > PROGRESS_BYTES:
                     with _progress(size, f"reading {path.name}", bytes_=True) as progress:
                         task = progress.add_task("read", total=size)

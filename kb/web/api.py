@@ -12,6 +12,7 @@ from fastapi import APIRouter, Body, HTTPException, Query, Request, Response
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
+from ingest.detect import NOT_TEXT, binary_reason
 from kb import matcher
 from kb.models import Entry, EntryError, validate_entry
 from kb.results import AnalysisResult
@@ -191,6 +192,10 @@ async def api_delete(request: Request, entry_id: str) -> Response:
     description="Returns the same object as `perfkb analyze --json`.",
 )
 async def api_analyze(request: Request, body: AnalyzeRequest = Body(...)) -> Any:
+    if reason := binary_reason(body.text):
+        raise HTTPException(
+            422, [{"loc": "body.text", "msg": f"not a text capture: {reason}. {NOT_TEXT}"}]
+        )
     result = await run_in_threadpool(matcher.analyze_text, body.text, web(request).store)
     return result.model_dump(mode="json")
 

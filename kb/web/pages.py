@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
+from ingest.detect import BINARY_SAMPLE, NOT_TEXT, binary_reason
 from kb import matcher
 from kb.results import AnalysisResult
 from kb.store import EntryNotFound, StoreError
@@ -208,6 +209,15 @@ async def analyze_post(request: Request) -> Response:
     has_file = isinstance(upload, UploadFile) and bool(upload.filename) and (upload.size or 0) > 0
     if not has_file and not text.strip():
         return _analyze_page(request, "Paste some evidence or choose a file first.", status=400)
+    if has_file:
+        head = await upload.read(BINARY_SAMPLE)
+        await upload.seek(0)
+        if reason := binary_reason(head):
+            msg = f"{upload.filename} is not a text capture: {reason}. {NOT_TEXT}."
+            return _analyze_page(request, msg, status=415)
+    elif reason := binary_reason(text):
+        msg = f"The pasted text is not a text capture: {reason}. {NOT_TEXT}."
+        return _analyze_page(request, msg, status=422)
     if has_file:
         kept: list[str] = []
         result = await run_in_threadpool(

@@ -38,19 +38,20 @@ from kb.search_query import ParsedQuery, QueryError
 from kb.signatures import TextCondition, walk
 
 # Bump when the schema or what goes into a document changes: a different number forces a rebuild.
-INDEX_SCHEMA_VERSION = 2
+INDEX_SCHEMA_VERSION = 3
 STAMP_FILE = "perfkb-stamp.json"
 FACETS = ("platform", "source", "product", "tag")
 
 # Field boosts: identifiers and titles say more about an entry than its prose.
-# Each field a word is looked up in costs a posting list per matching entry, so the prose
-# after the symptom is indexed as one field (`body`); the parts stay stored for snippets.
+# How much a query word counts in each field (benchmarks/search.py mirrors these for FTS5).
 FIELD_BOOSTS = {
     "identifiers_text": 4.0,
     "title": 3.0,
     "keywords": 2.0,
     "symptom": 1.5,
-    "body": 1.0,
+    "root_cause": 1.0,
+    "fix": 1.0,
+    "commands": 0.6,
 }
 EXACT_IDENTIFIER_BOOST = 8.0
 # Search time grows with the number of segments, so keep it small: merge everything while the
@@ -224,10 +225,9 @@ def _schema() -> fields.Schema:
         id=fields.ID(stored=True, unique=True, sortable=True),
         title=fields.TEXT(analyzer=prose, stored=True),
         symptom=fields.TEXT(analyzer=prose, stored=True),
-        body=fields.TEXT(analyzer=prose),  # root cause, fix, next commands
-        root_cause=fields.STORED(),
-        fix=fields.STORED(),
-        commands=fields.STORED(),
+        root_cause=fields.TEXT(analyzer=prose, stored=True),
+        fix=fields.TEXT(analyzer=prose, stored=True),
+        commands=fields.TEXT(analyzer=prose, stored=True),
         keywords=fields.TEXT(analyzer=prose),  # id words and tags
         identifiers=fields.KEYWORD(lowercase=True, commas=True, scorable=True),  # exact names
         identifiers_text=fields.TEXT(analyzer=ident),  # the same names, word by word
@@ -287,7 +287,6 @@ def _whoosh_fields(doc: IndexDoc) -> dict[str, Any]:
         "root_cause": doc.root_cause,
         "fix": doc.fix,
         "commands": doc.commands,
-        "body": "\n".join([doc.root_cause, doc.fix, doc.commands]),
         "keywords": " ".join([doc.id.replace("-", " "), *doc.tags]),
         "identifiers": ",".join(k for k in (_ident_key(i) for i in doc.identifiers) if k),
         "identifiers_text": _ident_words(doc.identifiers),
@@ -641,7 +640,7 @@ class _Marker:
         self.words: set[str] = set()
         for field, term in q.iter_all_terms():
             term = term.decode("utf-8", "replace") if isinstance(term, bytes) else str(term)
-            if field in SNIPPET_FIELDS or field in ("keywords", "body"):
+            if field in SNIPPET_FIELDS or field == "keywords":
                 self.stems.add(term)
             elif field in ("identifiers_text", "identifiers"):
                 self.words.add(term)

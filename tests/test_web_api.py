@@ -203,8 +203,8 @@ def test_analyze_rejects_bad_bodies_clearly(client):
     assert r.status_code == 422
     assert r.json()["detail"][0]["loc"].endswith("text")
     nul = client.post("/api/analyze", json={"text": "\x00\x01garbage\x00" * 1000})
-    assert nul.status_code == 200
-    assert nul.json()["matches"] == [] or isinstance(nul.json()["matches"], list)
+    assert nul.status_code == 422  # binary data is refused with the reason (issue 9)
+    assert "not a text capture: it contains NUL bytes" in nul.json()["detail"][0]["msg"]
 
 
 def test_body_over_the_cap_gets_413(client):

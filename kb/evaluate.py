@@ -148,6 +148,20 @@ def _utf8(text: str) -> bytes:
     return data
 
 
+_last_lower: tuple[str | None, str] = (None, "")
+
+
+def _lower(text: str) -> str:
+    """text.lower(), once per analysis rather than once per literal condition."""
+    global _last_lower
+    last = _last_lower
+    if last[0] is text:
+        return last[1]
+    low = text.lower()
+    _last_lower = (text, low)
+    return low
+
+
 def eval_text(cond: TextCondition, text: str) -> ConditionOutcome:
     if cond.regex is not None:
         rx, empty = _compiled(cond.regex, cond.case_sensitive)
@@ -160,7 +174,7 @@ def eval_text(cond: TextCondition, text: str) -> ConditionOutcome:
                 break
     else:
         needle = cond.text or ""
-        hay = text if cond.case_sensitive else text.lower()
+        hay = text if cond.case_sensitive else _lower(text)
         count = hay.count(needle if cond.case_sensitive else needle.lower())
     held = count >= cond.min_count
     what = f"'{cond.text}'" if cond.text is not None else f"/{cond.regex}/"
@@ -198,3 +212,53 @@ def evaluate(cond, facts: Mapping, text: str) -> tuple[bool, list[ConditionOutco
         return out.held, [out]
     out = eval_text(cond, text)
     return out.held, [out]
+
+
+# -- held-ness only -------------------------------------------------------------------------------
+# The matcher ranks every candidate signature but shows the conditions of ten entries at most;
+# `quick` gives evaluate()'s verdict and number of held leaves without building the outcomes
+# (their strings and models were most of the matching time). tests/test_matcher_prefilter.py
+# checks the two agree.
+
+
+def _fact_held(cond: FactCondition, facts: Mapping) -> bool:
+    value = lookup(facts, cond.fact, cond.key)
+    if value is None or isinstance(value, Mapping):
+        return False
+    if cond.ref is not None:
+        ref = cond.ref
+        total = 0.0
+        for name, key in [(ref.fact, ref.key)] + [(p.fact, p.key) for p in ref.plus]:
+            v = lookup(facts, name, key)
+            if not isinstance(v, int | float):
+                return False
+            total += float(v)
+        return _compare(float(value), cond.op, total * ref.times)
+    return _compare(value if isinstance(value, str) else float(value), cond.op, cond.value)
+
+
+def _text_held(cond: TextCondition, text: str) -> bool:
+    need = cond.min_count
+    if cond.regex is not None:
+        rx, empty = _compiled(cond.regex, cond.case_sensitive)
+        count = 0
+        for count, _ in enumerate(rx.finditer(text if empty else _utf8(text)), start=1):  # noqa: B007
+            if count >= need or count >= MAX_TEXT_MATCHES:
+                break
+        return count >= need
+    needle = cond.text or ""
+    hay = text if cond.case_sensitive else _lower(text)
+    return hay.count(needle if cond.case_sensitive else needle.lower()) >= need
+
+
+def quick(cond, facts: Mapping, text: str) -> tuple[bool, int, int]:
+    """(held, leaves that held as evaluate() reports them, leaves) without outcomes."""
+    if isinstance(cond, AllOf | AnyOf):
+        parts = [quick(c, facts, text) for c in (cond.all if isinstance(cond, AllOf) else cond.any)]
+        held = all(p[0] for p in parts) if isinstance(cond, AllOf) else any(p[0] for p in parts)
+        return held, sum(p[1] for p in parts), sum(p[2] for p in parts)
+    if isinstance(cond, NotOf):
+        h, n, leaves = quick(cond.not_, facts, text)
+        return not h, leaves - n, leaves
+    h = _fact_held(cond, facts) if isinstance(cond, FactCondition) else _text_held(cond, text)
+    return h, int(h), 1

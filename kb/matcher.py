@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from ingest.detect import parse_lines
 from ingest.model import Block, Evidence
-from kb.evaluate import evaluate
+from kb.evaluate import evaluate, quick
 from kb.models import Entry
 from kb.platform import fill, translate
 from kb.playbook import render_step, suggestions
@@ -52,9 +52,19 @@ class _Sig:
 
 
 @dataclass
+class _Tried:
+    """A candidate signature's verdict on its best view; the outcome is built only for shown
+    matches."""
+
+    cs: _Sig
+    held: bool
+    view: tuple[list[Block], Mapping, str]
+
+
+@dataclass
 class _EntryScore:
-    held: list[SignatureOutcome] = field(default_factory=list)
-    tried: list[SignatureOutcome] = field(default_factory=list)
+    held: list[_Tried] = field(default_factory=list)
+    tried: list[_Tried] = field(default_factory=list)
     near: float = 0.0
 
 
@@ -102,9 +112,11 @@ class Matcher:
             for g in _grams(cs.probe or ""):
                 gram_df[g] += 1
         self.text_by_gram: dict[str, list[_Sig]] = defaultdict(list)
+        self.entry_probed: dict[int, list[_Sig]] = defaultdict(list)
         for cs in probed:
             key = min(_grams(cs.probe or ""), key=lambda g: (gram_df[g], g))
             self.text_by_gram[key].append(cs)
+            self.entry_probed[cs.entry].append(cs)
 
     # -- evaluation -----------------------------------------------------------------------------
 
@@ -118,13 +130,25 @@ class Matcher:
             found &= _grams(low)
         return [cs for g in found for cs in self.text_by_gram[g] if (cs.probe or "") in low]
 
-    def _candidates(self, evidence: Evidence, full_text: str = "") -> dict[int, list[_Sig]]:
+    @staticmethod
+    def _keys(evidence: Evidence) -> dict[str, set[str]]:
         keys_by_format: dict[str, set[str]] = defaultdict(set)
         for block in evidence.blocks:
             keys = keys_by_format[block.format]
             for value in block.facts.values():
                 if isinstance(value, Mapping):
                     keys.update(k.lower() for k in value)
+        return keys_by_format
+
+    @staticmethod
+    def _has_required(cs: _Sig, keys_by_format: Mapping[str, set[str]]) -> bool:
+        if not cs.required:
+            return True
+        present = set().union(*(keys_by_format.get(s, set()) for s in cs.sources))
+        return cs.required <= present
+
+    def _candidates(self, evidence: Evidence, full_text: str = "") -> dict[int, list[_Sig]]:
+        keys_by_format = self._keys(evidence)
         formats = set(keys_by_format) | {"text"}
         out: dict[int, list[_Sig]] = defaultdict(list)
         seen: set[int] = set()
@@ -134,11 +158,21 @@ class Matcher:
                 if id(cs) in seen:
                     continue
                 seen.add(id(cs))
-                if cs.required:
-                    present = set().union(*(keys_by_format.get(s, set()) for s in cs.sources))
-                    if not cs.required <= present:
-                        continue
-                out[cs.entry].append(cs)
+                if self._has_required(cs, keys_by_format):
+                    out[cs.entry].append(cs)
+        return out
+
+    def _skipped(self, i: int, es: _EntryScore, evidence: Evidence, full_text: str) -> list:
+        """Entry i's text signatures the literal index left out (they cannot hold): evaluated
+        for a shown match, so its explanation still lists them as tried."""
+        tried = {id(t.cs) for t in es.tried}
+        keys = self._keys(evidence)
+        out = []
+        for cs in self.entry_probed.get(i, ()):
+            if id(cs) not in tried and self._has_required(cs, keys):
+                found = self._eval_sig(cs, evidence, full_text)
+                if found is not None:
+                    out.append(found[0])
         return out
 
     @staticmethod
@@ -164,25 +198,31 @@ class Matcher:
             views.append(([], {}, full_text))
         return views
 
-    def _eval_sig(self, cs: _Sig, evidence: Evidence, full_text: str) -> SignatureOutcome | None:
-        best: tuple[tuple[bool, int], SignatureOutcome] | None = None
-        for blocks, facts, text in self._views(cs, evidence, full_text):
-            held, outcomes = evaluate(cs.sig.when, facts, text)
-            n_held = sum(o.held for o in outcomes)
+    def _eval_sig(self, cs: _Sig, evidence: Evidence, full_text: str) -> tuple[_Tried, int] | None:
+        """The signature on its best view (held first, then most held leaves; the first view
+        wins ties), and how many leaves held there."""
+        best: tuple[tuple[bool, int], tuple[list[Block], Mapping, str]] | None = None
+        for view in self._views(cs, evidence, full_text):
+            held, n_held, _ = quick(cs.sig.when, view[1], view[2])
             rank = (held, n_held)
             if best is None or rank > best[0]:
-                best = (
-                    rank,
-                    SignatureOutcome(
-                        name=cs.sig.name,
-                        weight=cs.sig.weight,
-                        held=held,
-                        specific=cs.sig.specific,
-                        block_formats=sorted({b.format for b in blocks}) or ["text"],
-                        conditions=outcomes,
-                    ),
-                )
-        return best[1] if best else None
+                best = (rank, view)
+        if best is None:
+            return None
+        return _Tried(cs=cs, held=best[0][0], view=best[1]), best[0][1]
+
+    @staticmethod
+    def _outcome(t: _Tried) -> SignatureOutcome:
+        blocks, facts, text = t.view
+        held, outcomes = evaluate(t.cs.sig.when, facts, text)
+        return SignatureOutcome(
+            name=t.cs.sig.name,
+            weight=t.cs.sig.weight,
+            held=held,
+            specific=t.cs.sig.specific,
+            block_formats=sorted({b.format for b in blocks}) or ["text"],
+            conditions=outcomes,
+        )
 
     def similarity(self, evidence: Evidence) -> dict[int, float]:
         terms = {t.lower() for b in evidence.blocks for t in b.identifiers}
@@ -211,23 +251,24 @@ class Matcher:
         for i, sigs in self._candidates(evidence, full_text).items():
             es = scores[i]
             for cs in sigs:
-                outcome = self._eval_sig(cs, evidence, full_text)
-                if outcome is None:
+                found = self._eval_sig(cs, evidence, full_text)
+                if found is None:
                     continue
-                es.tried.append(outcome)
-                if outcome.held:
-                    es.held.append(outcome)
+                tried, n_held = found
+                es.tried.append(tried)
+                if tried.held:
+                    es.held.append(tried)
                 else:
-                    share = sum(c.held for c in outcome.conditions) / max(1, cs.leaves)
+                    share = n_held / max(1, cs.leaves)
                     es.near = max(es.near, cs.sig.weight * share)
         versions = evidence.context.versions
-        matches: list[Match] = []
+        ranked: list[tuple[float, str, int, str, list[str], dict]] = []
         for i in set(scores) | set(sims):
             entry = self.entries[i]
             es = scores.get(i, _EntryScore())
             miss = 1.0
-            for o in es.held:
-                miss *= 1 - o.weight
+            for t in es.held:
+                miss *= 1 - t.cs.sig.weight
             held_part = 1 - miss if es.held else 0.0
             sim = sims.get(i, 0.0)
             score = W_HELD * held_part + W_NEAR * es.near + W_SIM * sim
@@ -240,33 +281,40 @@ class Matcher:
             score = max(0.0, min(1.0, score))
             if score < MIN_SCORE and not es.held:
                 continue
-            specific = any(o.specific for o in es.held)
+            specific = any(t.cs.sig.specific for t in es.held)
             if score >= HIGH and specific and not excluded:
                 confidence = "high"
             elif score >= MEDIUM or (score >= HIGH and es.held):
                 confidence = "medium"
             else:
                 confidence = "low"
+            ranked.append((round(score, 4), entry.id, i, confidence, verdicts, dict(votes)))
+        ranked.sort(key=lambda r: (-r[0], r[1]))
+        matches: list[Match] = []
+        for score, entry_id, i, confidence, verdicts, votes in ranked[:MAX_MATCHES]:
+            es = scores.get(i, _EntryScore())
+            es.tried += self._skipped(i, es, evidence, full_text)
+            outcomes = {id(t): self._outcome(t) for t in es.tried}
             evidence_lines: list[str] = []
-            for o in es.held:
-                for c in o.conditions:
+            for t in es.held:
+                for c in outcomes[id(t)].conditions:
                     if c.held and c.observed not in evidence_lines:
                         evidence_lines.append(c.observed)
+            tried = [outcomes[id(t)] for t in es.tried]
             matches.append(
                 Match(
-                    id=entry.id,
-                    title=entry.title,
-                    score=round(score, 4),
+                    id=entry_id,
+                    title=self.entries[i].title,
+                    score=score,
                     confidence=confidence,
                     evidence=evidence_lines[:10],
                     versions=verdicts,
-                    signatures=sorted(es.tried, key=lambda o: (not o.held, -o.weight)),
+                    signatures=sorted(tried, key=lambda o: (not o.held, -o.weight)),
                     related_only=not es.held,
-                    feedback=dict(votes),
+                    feedback=votes,
                 )
             )
-        matches.sort(key=lambda m: (-m.score, m.id))
-        return matches[:MAX_MATCHES]
+        return matches
 
 
 def _grams(text: str) -> set[str]:

@@ -122,3 +122,39 @@ def test_eval_text_counts_the_same_on_bytes_and_with_multibyte_text():
     assert out.observed == "/x*/ seen 2 times"
     # a new text (not the cached one) is encoded afresh
     assert eval_text(TextCondition(regex="msb"), "no match here").held is False
+
+
+def test_quick_agrees_with_evaluate_on_every_seed_and_entry():
+    """The matcher ranks with quick() and explains with evaluate(): same verdicts, same counts."""
+    from pathlib import Path
+
+    import yaml
+
+    from ingest.detect import parse_text
+    from kb.evaluate import evaluate, quick
+    from kb.models import validate_entry
+
+    root = Path(__file__).resolve().parent.parent
+    entries = [
+        validate_entry(yaml.safe_load(p.read_text()), source=p.name)
+        for p in sorted((root / "kb" / "entries").glob("*.yaml"))
+    ]
+    not_entry = _text_entry(
+        "negated", {"all": [{"not": {"any": [{"text": "shmdt"}, {"text": "read("}]}}]}
+    )
+    checked = 0
+    for path in sorted((root / "tests" / "fixtures" / "seeds").glob("0*.txt")):
+        text = path.read_text()
+        views = [(b.facts, b.text) for b in parse_text(text).blocks] + [({}, text)]
+        for entry in [*entries, not_entry]:
+            for sig in entry.signatures:
+                for facts, view_text in views:
+                    held, outcomes = evaluate(sig.when, facts, view_text)
+                    q = quick(sig.when, facts, view_text)
+                    assert q == (held, sum(o.held for o in outcomes), len(outcomes)), (
+                        path.name,
+                        entry.id,
+                        sig.name,
+                    )
+                    checked += 1
+    assert checked > 1000

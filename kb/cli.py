@@ -733,17 +733,27 @@ def analyze(
         from kb.matcher import analyze_lines
     except ImportError as exc:
         raise CliError(f"the matcher is not available in this build ({exc})") from None
+    if file != "-":
+        if Path(file).is_dir():
+            raise CliError(f"{file}: is a directory, not a file")
+        if not Path(file).exists():
+            raise CliError(f"{file}: no such file")
     with _store() as store:
+        if store.data_version() == 0:
+            # a brand-new data dir: analysing against an empty KB would match nothing
+            files = sorted(_package_entries().glob("*.yaml"))
+            _import_files(
+                store, files, keep_local_edits=True, restore_deleted=False, author="perfkb init"
+            )
+            err.print(
+                f"new knowledge base in {store.settings.data_dir}: loaded the starter entries"
+            )
         if file == "-":
             peek = getattr(sys.stdin.buffer, "peek", None)
             _refuse_binary("standard input", peek(BINARY_SAMPLE) if peek else b"")
             result = analyze_lines(_lines(sys.stdin.buffer, None), store)
         else:
             path = Path(file)
-            if path.is_dir():
-                raise CliError(f"{path}: is a directory, not a file")
-            if not path.exists():
-                raise CliError(f"{path}: no such file")
             size = path.stat().st_size
             with path.open("rb") as fh:
                 _refuse_binary(str(path), fh.read(BINARY_SAMPLE))

@@ -147,14 +147,7 @@ def test_version_outside_range_is_demoted_with_reason(matcher):
 
 
 def test_cli_analyze_json_shape(tmp_path):
-    env_dir = tmp_path / "data"
-    init = subprocess.run(
-        [sys.executable, "-m", "kb", "--data-dir", str(env_dir), "init"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert init.returncode == 0, init.stderr
+    env_dir = tmp_path / "data"  # brand new: analyze loads the starter entries itself
     out = subprocess.run(
         [
             sys.executable,
@@ -171,6 +164,7 @@ def test_cli_analyze_json_shape(tmp_path):
         timeout=120,
     )
     assert out.returncode == 0, out.stderr
+    assert "loaded the starter entries" in out.stderr
     doc = json.loads(out.stdout)
     assert doc["blocks"][0]["format"] == "truss"
     match = doc["matches"][0]

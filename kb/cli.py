@@ -723,6 +723,15 @@ def _refuse_binary(name: str, head: bytes) -> None:
         raise CliError(f"{name}: not a text capture: {reason}. {NOT_TEXT}")
 
 
+def _ensure_starter_kb(store: Store) -> None:
+    """A brand-new data dir: analysing against an empty KB would match nothing."""
+    if store.data_version() != 0:
+        return
+    files = sorted(_package_entries().glob("*.yaml"))
+    _import_files(store, files, keep_local_edits=True, restore_deleted=False, author="perfkb init")
+    err.print(f"new knowledge base in {store.settings.data_dir}: loaded the starter entries")
+
+
 @command()
 def analyze(
     file: str = typer.Argument(..., metavar="FILE|-", help="A capture or paste; - reads stdin."),
@@ -739,18 +748,10 @@ def analyze(
         if not Path(file).exists():
             raise CliError(f"{file}: no such file")
     with _store() as store:
-        if store.data_version() == 0:
-            # a brand-new data dir: analysing against an empty KB would match nothing
-            files = sorted(_package_entries().glob("*.yaml"))
-            _import_files(
-                store, files, keep_local_edits=True, restore_deleted=False, author="perfkb init"
-            )
-            err.print(
-                f"new knowledge base in {store.settings.data_dir}: loaded the starter entries"
-            )
         if file == "-":
             peek = getattr(sys.stdin.buffer, "peek", None)
             _refuse_binary("standard input", peek(BINARY_SAMPLE) if peek else b"")
+            _ensure_starter_kb(store)
             result = analyze_lines(_lines(sys.stdin.buffer, None), store)
         else:
             path = Path(file)
@@ -758,6 +759,7 @@ def analyze(
             with path.open("rb") as fh:
                 _refuse_binary(str(path), fh.read(BINARY_SAMPLE))
                 fh.seek(0)
+                _ensure_starter_kb(store)
                 if size > PROGRESS_BYTES:
                     with _progress(size, f"reading {path.name}", bytes_=True) as progress:
                         task = progress.add_task("read", total=size)

@@ -129,7 +129,9 @@ def _flat_rows(
     if len(tokens) < 8:
         return None
     numbers = sum(t.isdigit() for t in tokens)
-    if numbers < 4 or numbers * 4 < len(tokens):
+    # every row names its function with a token that is not a number: a line of numbers
+    # alone (a table of counters, a hex dump) cannot be one, however long
+    if numbers < 4 or numbers * 4 < len(tokens) or len(tokens) - numbers < 4:
         return None
     segments: list[list[str]] = [[]]
     for tok in tokens:

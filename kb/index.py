@@ -439,6 +439,19 @@ class SearchIndex:
 
     # -- searching ----------------------------------------------------------------------------
 
+    def similar(self, identifiers: Iterable[str], *, limit: int = 50) -> dict[str, float]:
+        """Entries whose signature identifiers overlap the evidence's, as whoosh BM25 scores
+        scaled to 0..1 by the best hit: the matcher's free-text similarity term."""
+        terms = sorted({k for k in (_ident_key(i) for i in identifiers) if k})[:500]
+        if not terms:
+            return {}
+        searcher = self._current_searcher()
+        hits = searcher.search(query.Or([query.Term("identifiers", t) for t in terms]), limit=limit)
+        best = max((h.score for h in hits), default=0.0)
+        if best <= 0:
+            return {}
+        return {h["id"]: h.score / best for h in hits}
+
     def _make_parser(self, group: Any) -> qparser.MultifieldParser:
         parser = qparser.MultifieldParser(
             list(FIELD_BOOSTS), self._schema, fieldboosts=FIELD_BOOSTS, group=group

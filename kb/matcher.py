@@ -5,7 +5,8 @@ score = 0.80 * held + 0.10 * near + 0.10 * similarity + feedback, then x0.5 when
 version is outside the entry's affected range.
   held        noisy-or of the weights of signatures that held: 1 - prod(1 - w)
   near        best partial signature: weight x share of its conditions that held
-  similarity  share of the entry's identifiers (IDF-weighted) present in the evidence
+  similarity  share of the entry's identifiers (IDF-weighted) present in the evidence, averaged
+              with whoosh's BM25 over the identifiers field when a store is given
   feedback    +0.10 per "right cause" (max 2) for this evidence fingerprint; each "wrong cause"
               (max 2) halves the score, so two people saying "wrong" bury a confident match
 confidence  high   score >= 0.60 and a specific signature held and no version demotion
@@ -97,6 +98,7 @@ class Matcher:
                         probed.append(compiled)
                     else:
                         self.by_source[source].append(compiled)
+        self.position = {e.id: i for i, e in enumerate(self.entries)}
         n = max(1, len(self.entries))
         self.idf = {t: math.log(1 + n / c) for t, c in df.items()}
         self.entry_idf_total = [sum(self.idf[t] for t in terms) for terms in self.entry_terms]
@@ -224,19 +226,23 @@ class Matcher:
             conditions=outcomes,
         )
 
-    def similarity(self, evidence: Evidence) -> dict[int, float]:
-        terms = {t.lower() for b in evidence.blocks for t in b.identifiers}
-        for b in evidence.blocks:
-            for value in b.facts.values():
-                if isinstance(value, Mapping):
-                    terms.update(k.lower() for k in value)
+    def similarity(
+        self, evidence: Evidence, bm25: Mapping[str, float] | None = None
+    ) -> dict[int, float]:
+        """IDF-weighted share of each entry's identifiers seen in the evidence; with a store,
+        averaged with whoosh's BM25 over the same identifiers (`bm25`, entry id -> 0..1)."""
         gained: dict[int, float] = defaultdict(float)
-        for t in terms:
+        for t in evidence_terms(evidence):
             for i in self.term_entries.get(t, ()):
                 gained[i] += self.idf[t]
-        return {
+        sims = {
             i: g / self.entry_idf_total[i] for i, g in gained.items() if self.entry_idf_total[i]
         }
+        for entry_id, score in (bm25 or {}).items():
+            i = self.position.get(entry_id)
+            if i is not None:
+                sims[i] = (sims.get(i, 0.0) + score) / 2
+        return sims
 
     def match(
         self,
@@ -244,9 +250,10 @@ class Matcher:
         *,
         full_text: str = "",
         feedback: Mapping[str, Mapping[str, int]] | None = None,
+        bm25: Mapping[str, float] | None = None,
     ) -> list[Match]:
         feedback = feedback or {}
-        sims = self.similarity(evidence)
+        sims = self.similarity(evidence, bm25)
         scores: dict[int, _EntryScore] = defaultdict(_EntryScore)
         for i, sigs in self._candidates(evidence, full_text).items():
             es = scores[i]
@@ -431,6 +438,16 @@ def _probe(cond) -> str | None:
     return best if ok else None
 
 
+def evidence_terms(evidence: Evidence) -> set[str]:
+    """Names the evidence shows (syscalls, functions, events, layers), lowercased."""
+    terms = {t.lower() for b in evidence.blocks for t in b.identifiers}
+    for b in evidence.blocks:
+        for value in b.facts.values():
+            if isinstance(value, Mapping):
+                terms.update(k.lower() for k in value)
+    return terms
+
+
 def _version_verdicts(entry: Entry, versions: list[str]) -> tuple[list[str], bool]:
     """Verdict lines per named version, and whether every named version is outside the range."""
     if not versions or not entry.affected_versions:
@@ -536,7 +553,8 @@ def analyze_evidence(
             matcher = Matcher([])
     fp = fingerprint(evidence)
     feedback = store.feedback_for(fp) if store is not None else {}
-    matches = matcher.match(evidence, full_text=_full_text(evidence), feedback=feedback)
+    bm25 = store.similar(sorted(evidence_terms(evidence))) if store is not None else None
+    matches = matcher.match(evidence, full_text=_full_text(evidence), feedback=feedback, bm25=bm25)
     wanted = {m.id for m in matches}
     by_id = {e.id: e for e in matcher.entries if e.id in wanted}
     commands = next_commands(evidence, matches, by_id)

@@ -731,6 +731,15 @@ class Store:
                             self._sync_safely()
             raise AssertionError("unreachable")
 
+    def similar(self, identifiers: list[str], *, limit: int = 50) -> dict[str, float]:
+        """entry id -> 0..1 similarity of its identifiers to these (whoosh, see SearchIndex)."""
+        with self._lock:
+            self._catch_up()
+            try:
+                return self._index.similar(identifiers, limit=limit)
+            except Exception:  # similarity is a ranking hint: never fail an analysis over it
+                return {}
+
     # -- feedback -----------------------------------------------------------------------------
 
     def record_feedback(

@@ -5,8 +5,9 @@ shmdt capture and seed 000's tkprof (see tests/fixtures/seeds/README.md)."""
 from __future__ import annotations
 
 from ingest.model import Block, Context, Evidence
-from kb.matcher import HIGH, MEDIUM, Matcher, analyze_evidence, fingerprint
+from kb.matcher import HIGH, MEDIUM, analyze_evidence, fingerprint
 from kb.models import Entry
+from kb.store import Store
 
 
 def _entry(entry_id: str, signatures: list[dict], **extra) -> Entry:
@@ -152,22 +153,40 @@ def test_version_outside_range_is_demoted_with_reason():
     assert "fixed in 12.1 and later releases; you run 19.16" in demoted.versions
 
 
-def test_feedback_moves_ranking():
-    class Votes:
-        def __init__(self, votes):
-            self.votes = votes
+def test_feedback_in_the_store_moves_ranking(settings):
+    store = Store(settings)
+    try:
+        for entry in (SHMDT, UNACCOUNTED):
+            store.add(entry, author="test")
+        ev = _ev(_tkprof(), _truss(24.2))
+        before = analyze_evidence(ev, store)
+        assert before.matches[0].id == "shmdt-storm"
+        fp = before.fingerprint
+        for user in ("ann", "bob"):
+            store.record_feedback("unaccounted", fp, "right", user)
+            store.record_feedback("shmdt-storm", fp, "wrong", user)
+        after = analyze_evidence(ev, store)
+        assert after.matches[0].id == "unaccounted"
+        assert (
+            after.matches[0].feedback == {"right": 2, "wrong": 0}
+            or after.matches[0].feedback.get("right") == 2
+        )
+        # other evidence (another fingerprint) is not affected by these votes
+        other = analyze_evidence(_ev(_truss(24.2)), store)
+        assert other.matches[0].id == "shmdt-storm"
+    finally:
+        store.close()
 
-        def feedback_for(self, fp):
-            return self.votes
 
-    ev = _ev(_tkprof(), _truss(24.2))
-    m = Matcher([SHMDT, UNACCOUNTED])
-    before = analyze_evidence(ev, Votes({}), matcher=m)
-    after = analyze_evidence(
-        ev, Votes({"unaccounted": {"right": 2}, "shmdt-storm": {"wrong": 2}}), matcher=m
-    )
-    assert before.matches[0].id == "shmdt-storm"
-    assert after.matches[0].id == "unaccounted"
+def test_store_similarity_uses_the_index(settings):
+    store = Store(settings)
+    try:
+        store.add(SHMDT, author="test")
+        sims = store.similar(["shmdt", "close"])
+        assert sims == {"shmdt-storm": 1.0}
+        assert store.similar(["nothing-like-it"]) == {}
+    finally:
+        store.close()
 
 
 def test_next_commands_follow_platform_and_fill_pid():

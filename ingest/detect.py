@@ -24,6 +24,7 @@ from ingest.parsers import PARSERS
 
 CONFIRM_LINES = 3
 CONTEXT_LINES_PER_BLOCK = 50  # header lines of a block also feed context (TKPROF: Release ...)
+STRONG_MEMO = 4096  # lines whose "does another format start here?" answer is remembered
 MAX_LINE = 64 * 1024  # longer lines are cut: nothing we parse needs more, and regexes stay cheap
 _FENCE = "```"
 _FENCE_LANG = re.compile(r"^[A-Za-z0-9_+.-]{1,20}$")
@@ -62,6 +63,7 @@ class Detector:
         self.unknown_bytes = 0
         self.total_lines = 0
         self.total_bytes = 0
+        self._strong_memo: dict[tuple[type[Parser], str], bool] = {}
 
     # -- public ---------------------------------------------------------------------------------
 
@@ -157,10 +159,22 @@ class Detector:
         self._start(line, lineno)
 
     def _strong_other(self, line: str, current: type[Parser]) -> bool:
+        # start_score is a pure function of the line, and captures repeat lines verbatim (truss
+        # -v continuation lines such as `15697: fd=9 ev=POLLIN rev=0`): asking every other
+        # parser about each of them was a quarter of the time spent on a large truss capture.
+        key = (current, line)
+        known = self._strong_memo.get(key)
+        if known is not None:
+            return known
+        found = False
         for ptype in self.parser_types:
             if ptype is not current and ptype.start_score(line) == 2:
-                return True
-        return False
+                found = True
+                break
+        if len(self._strong_memo) >= STRONG_MEMO:
+            self._strong_memo.clear()
+        self._strong_memo[key] = found
+        return found
 
     def _start(self, line: str, lineno: int) -> None:
         if not line.strip():

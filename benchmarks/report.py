@@ -179,3 +179,40 @@ def write_json(run: Run, results_dir: Path = RESULTS_DIR) -> Path:
 
 def now() -> datetime:
     return datetime.now(UTC).replace(microsecond=0)
+
+
+def markdown(run: Run) -> str:
+    """The figures as a Markdown table (docs/benchmarks.md is written from this)."""
+    m = run.machine
+    lines = [
+        f"Run: {run.mode} mode, {run.started:%Y-%m-%d %H:%M} UTC, {run.seconds:.0f} s, "
+        f"commit {m.git_commit or '?'}; load average {m.load_before[0]:.1f} before, "
+        f"{(m.load_after or [float('nan')])[0]:.1f} after.",
+        "",
+        "| bench | case | metric | value | reference | ratio | target | met |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for f in run.figures:
+        ref = f"{f.reference} {_fmt(f.ref_value, f.unit)}".strip() if f.reference else ""
+        met = {True: "yes", False: "**no**", None: ""}[f.met]
+        ratio_s = f"{f.ratio:.2f}×" if f.ratio is not None else ""
+        lines.append(
+            f"| {f.bench} | {f.case} | {f.metric} | {_fmt(f.value, f.unit)} | {ref} | "
+            f"{ratio_s} | {f.target} | {met} |".replace("|  |", "| |")
+        )
+    notes = [f"- {f.bench} / {f.case} / {f.metric}: {f.note}" for f in run.figures if f.note]
+    if notes:
+        lines += ["", *notes]
+    if run.errors:
+        lines += ["", *[f"- error: {e}" for e in run.errors]]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # python -m benchmarks.report [results/FILE.json]: Markdown table
+    import sys as _sys
+
+    src = Path(_sys.argv[1]) if len(_sys.argv) > 1 else RESULTS_DIR / "latest.json"
+    try:
+        print(markdown(Run.model_validate_json(src.read_text())))
+    except (OSError, ValueError) as exc:
+        _sys.exit(f"cannot read {src}: {exc}")

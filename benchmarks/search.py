@@ -206,9 +206,9 @@ def profile_top(fn: Callable[[], object], n: int = 8) -> list[str]:
 
 def run(full: bool) -> list[Figure]:
     sizes = [1000, 10000, 100000] if full else [1000, 10000]
-    reps = 10 if full else 3
     figures: list[Figure] = []
     for n in sizes:
+        reps = 3 if n < 10000 else 2 if n == 10000 else 1
         docs = synthetic_docs(n)
         with tempfile.TemporaryDirectory(prefix="perfkb-bench-search-") as tmp:
             where = Path(tmp)

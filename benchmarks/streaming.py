@@ -167,7 +167,7 @@ def run(full: bool, data_root: Path | None = None) -> list[Figure]:
         for size in sizes:
             for kind in ("truss", "strace"):
                 path, exp = ensure(kind, size, **({"data_dir": data_root} if data_root else {}))
-                reps = 3 if size == "10MB" else 1
+                reps = 3 if full and size == "10MB" else 1
                 p, g, w, facts, g_locale = measure_file(path, exp, data_dir, reps)
                 mb = exp.bytes / MB
                 case = f"{kind} -{exp.mode} {size}"

@@ -30,11 +30,37 @@ def _unit(name: str) -> str:
     for suffix, unit in (("_ms", " ms"), ("_s", " s"), ("_pct", " %")):
         if name.endswith(suffix):
             return unit
-    return ""
+    return " %" if ".pct_" in name else ""  # event.pct_of_waited
+
+
+# How an observation names a fact, where the generic rule below reads badly.
+_LABELS = {
+    "syscall.count": "calls",
+    "syscall.max_per_process": "calls by one process",
+    "syscall.errors": "failed calls",
+    "repeat.count": "identical calls",
+    "repeat.size": "size of the identical calls",
+    "repeat.fd": "fd of the identical calls",
+    "frame.count": "frames",
+    "frame.top": "stacks with it on top",
+    "layer.count": "frames in layer",
+    "probe.count": "count",
+    "event.count": "waits",
+    "event.pct_of_waited": "share of waited time",
+    "event.pct_of_db_time": "share of DB time",
+    "enqueue.requests": "requests",
+    "enqueue.waits": "waits",
+    "stat.value": "value",
+    "cpu.share_sys_over_50_pct": "share of CPUs with sys above 50",
+    "cpu.share_sys_over_80_pct": "share of CPUs with sys above 80",
+    "cpu.intr_top_share_pct": "share of interrupts on the busiest CPU",
+}
 
 
 def _label(name: str) -> str:
-    """'syscall.avg_ms' -> 'avg', 'event.pct_of_waited' -> 'pct of waited'."""
+    """'syscall.avg_ms' -> 'avg', 'event.pct_of_waited' -> 'share of waited time'."""
+    if name in _LABELS:
+        return _LABELS[name]
     tail = name.split(".", 1)[1]
     for suffix in ("_ms", "_s", "_pct"):
         if tail.endswith(suffix) and tail != suffix.lstrip("_"):

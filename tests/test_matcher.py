@@ -106,7 +106,7 @@ def test_specific_signature_gives_high_confidence_with_observed_values():
     assert top.id == "shmdt-storm"
     assert top.confidence == "high" and top.score >= HIGH
     assert "shmdt: avg 24.2 ms ≥ 5 ms" in top.evidence
-    assert "shmdt: count 10 ≥ 5" in top.evidence
+    assert "shmdt: calls 10 ≥ 5" in top.evidence
 
 
 def test_near_miss_surfaces_only_as_low_related():

@@ -3,43 +3,28 @@ kernel prefix table it classifies functions with."""
 
 from __future__ import annotations
 
-import math
-import time
-from pathlib import Path
-
 import pytest
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from parser_helpers import (
+    assert_facts_valid,
+    assert_rejected_without_trace,
+    damaged_documents,
+    drive_parser,
+    fixture_lines,
+    mangled_lines,
+    random_input_test,
+    slowest_hostile_line,
+)
 
-from ingest.facts import FACTS, facts_for
 from ingest.model import Block
 from ingest.oracle_layers import TABLE_PATH, PrefixTableError, layer_of, load_prefixes
 from ingest.parsers.functions import MAX_FRAMES
 from ingest.parsers.stack import StackParser
 
-FIXTURES = Path(__file__).parent / "fixtures"
-
-
-def fixture_lines(name: str) -> list[str]:
-    """Lines of a fixture without our provenance header (`# perfkb fixture ...`)."""
-    lines = (FIXTURES / name).read_text(encoding="utf-8").splitlines()
-    if lines and lines[0].startswith("# perfkb fixture"):
-        while lines and lines[0].startswith("# "):
-            lines.pop(0)
-    return lines
-
 
 def run(lines: list[str]) -> tuple[Block, list[int]]:
     """Drive the parser as the detector does; return the block and the rejected line numbers."""
-    p = StackParser()
-    rejected = []
-    for number, line in enumerate(lines, start=1):
-        if p.feed(line):
-            p.lines += 1
-            p.keep(line)
-        else:
-            rejected.append(number)
-    return p.finish(1, len(lines)), rejected
+    return drive_parser(StackParser(), lines, numbered=True)
 
 
 # -- seed and fixtures ----------------------------------------------------------------------------
@@ -223,10 +208,9 @@ def test_rejected_lines_leave_state_unchanged():
     p = StackParser()
     for line in fixture_lines("seeds/000_pstack_122.txt"):
         p.feed(line)
-    before = p.facts()
-    for intruder in ("then the process exited", "1000002", "  kgecss   2"):
-        assert p.feed(intruder) is False
-    assert p.facts() == before
+    before = assert_rejected_without_trace(
+        p, ("then the process exited", "1000002", "  kgecss   2")
+    )
     assert p.feed("") is True  # closes the pending stack
     assert p.feed("") is False  # a second blank has nothing to close
     assert p.facts()[0] == before[0]
@@ -293,49 +277,17 @@ def test_bad_prefix_table_is_a_clear_error(tmp_path):
 def test_facts_are_in_the_catalogue_with_the_right_shape(name):
     block, _ = run(fixture_lines(name))
     assert block.facts
-    assert set(block.facts) <= facts_for(block.format)
-    for fact, value in block.facts.items():
-        assert isinstance(value, dict) == (FACTS[fact].keyed_by is not None), fact
+    assert_facts_valid(block)
 
 
 # -- long hostile lines stay linear -----------------------------------------------------------
-
-_PREFIXES = [
-    "",
-    " ",
-    "#1  0x1 in a ",
-    " ffff80ffbcf9298a a (",
-    "oracle`a",
-    "  1 |",
-    "@[",
-    "1 2 a:",
-    "a = 1",
-    "Thread 1 (",
-    "a 1 [001] 1.0: ",
-    "CPU ",
-    "12:00:00 AM ",
-    "  a ",
-]
-_FILLERS = [" ", "\t", "1 ", "a ", ") ", "@ ", ", ", ":"]
-
 
 _PREPS = [[], ["#0  0x00007f00 in semtimedop () from /lib64/libc.so.6"]]
 
 
 @pytest.mark.parametrize("prep", _PREPS)
 def test_long_hostile_lines_parse_in_linear_time(prep):
-    slowest = 0.0
-    for prefix in _PREFIXES:
-        for filler in _FILLERS:
-            line = prefix + filler * (4000 // len(filler)) + "x"
-            start = time.perf_counter()
-            StackParser.start_score(line)
-            p = StackParser()
-            for earlier in prep:
-                p.feed(earlier)
-            p.feed(line)
-            p.finish(1, 2)
-            slowest = max(slowest, time.perf_counter() - start)
+    slowest = slowest_hostile_line(StackParser, prep)
     assert slowest < 0.1  # linear: about a millisecond; a backtracking regex takes 0.3 s or more
 
 
@@ -347,17 +299,10 @@ _SAMPLE = (
     + fixture_lines("os/pstack_solaris_threads.txt")
     + fixture_lines("seeds/004_dtrace_cladm_ustack.txt")
 )
-_INSERTS = [" 0 ", "1", " x ", "|", "`", "#1 ", "@", " 99999 ", "\t", ":"]
-_line = st.one_of(
-    st.sampled_from(_SAMPLE),
-    st.tuples(st.sampled_from(_SAMPLE), st.integers(0, 90)).map(lambda t: t[0][: t[1]]),
-    st.tuples(st.sampled_from(_SAMPLE), st.integers(0, 120), st.sampled_from(_INSERTS)).map(
-        lambda t: t[0][: t[1]] + t[2] + t[0][t[1] :]
-    ),
-    st.text(max_size=60),
-    st.lists(
-        st.sampled_from(["#0", "0x7f", "in", "()", "from", "`", "+0x1a/0x40", "kge", "??"])
-    ).map(" ".join),
+_line = mangled_lines(
+    _SAMPLE,
+    cut_at_most=90,
+    words=["#0", "0x7f", "in", "()", "from", "`", "+0x1a/0x40", "kge", "??"],
 )
 
 
@@ -373,34 +318,6 @@ _DOCS = [
 ]
 
 
-@st.composite
-def damaged_documents(draw) -> list[str]:
-    """A slice of a real capture with a few lines cut, split, duplicated, dropped or salted."""
-    doc = draw(st.sampled_from(_DOCS))
-    start = draw(st.integers(0, len(doc) - 1))
-    lines = doc[start : start + draw(st.integers(1, 40))]
-    for _ in range(draw(st.integers(0, 6))):
-        i = draw(st.integers(0, len(lines) - 1))
-        op = draw(st.sampled_from(["cut", "insert", "drop", "dup", "junk"]))
-        if op == "cut":
-            lines[i] = lines[i][: draw(st.integers(0, len(lines[i])))]
-        elif op == "insert":
-            at = draw(st.integers(0, len(lines[i])))
-            lines[i] = lines[i][:at] + draw(st.sampled_from(_INSERTS)) + lines[i][at:]
-        elif op == "drop" and len(lines) > 1:
-            del lines[i]
-        elif op == "dup":
-            lines.insert(i, lines[i])
-        else:
-            lines.insert(i, draw(st.text(max_size=40)))
-    return lines
-
-
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.one_of(damaged_documents(), st.lists(_line, max_size=40)))
-def test_random_input_never_raises_and_facts_stay_finite(lines):
-    block, _ = run(lines)
-    Block.model_validate_json(block.model_dump_json())
-    for value in block.facts.values():
-        values = value.values() if isinstance(value, dict) else [value]
-        assert all(math.isfinite(v) for v in values)
+test_random_input_never_raises_and_facts_stay_finite = random_input_test(
+    run, st.one_of(damaged_documents(_DOCS), st.lists(_line, max_size=40))
+)

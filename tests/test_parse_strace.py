@@ -4,28 +4,27 @@ of foreign lines, and robustness."""
 
 from __future__ import annotations
 
-import json
-import math
-from pathlib import Path
-
 import pytest
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from parser_helpers import (
+    FIXTURES,
+    assert_facts_valid,
+    assert_rejected_without_trace,
+    cut_lines,
+    drive_parser,
+    random_input_test,
+)
 
-from ingest.facts import FACTS, facts_for
 from ingest.model import Block
 from ingest.parsers.strace import StraceParser
 from ingest.parsers.truss import TrussParser
 
-FIX = Path(__file__).parent / "fixtures"
-SEEDS = FIX / "seeds"
-LINUX = FIX / "linux"
+SEEDS = FIXTURES / "seeds"
+LINUX = FIXTURES / "linux"
 
 
 def parse(lines: list[str], start_line: int = 1) -> tuple[Block, list[str]]:
-    p = StraceParser()
-    rejected = [line for line in lines if p.feed(line) is False]
-    return p.finish(start_line, start_line + len(lines) - 1), rejected
+    return drive_parser(StraceParser(), lines, start_line=start_line)
 
 
 def parse_fixture(name: str) -> tuple[Block, list[str], list[str]]:
@@ -38,16 +37,7 @@ def parse_fixture(name: str) -> tuple[Block, list[str], list[str]]:
 
 
 def check_valid(block: Block) -> None:
-    allowed = facts_for("strace")
-    for name, value in block.facts.items():
-        assert name in allowed, name
-        if FACTS[name].keyed_by:
-            assert isinstance(value, dict)
-            assert all(isinstance(v, float) and math.isfinite(v) for v in value.values())
-        else:
-            assert isinstance(value, float) and math.isfinite(value)
-    json.dumps(block.details, allow_nan=False)
-    Block.model_validate(block.model_dump())
+    assert_facts_valid(block, "strace", number=float)
 
 
 # -- seed ---------------------------------------------------------------------------------------
@@ -262,7 +252,6 @@ def test_foreign_lines_are_rejected_and_leave_no_trace():
     p = StraceParser()
     for line in (LINUX / "strace_listener_fork_r.txt").read_text().splitlines()[1:]:
         assert p.feed(line)
-    before = p.facts()
     foreign = [
         "15697: 1.5426 1.0901 0.0000 pollsys(0x10041CDA8, 2, 0x0, 0x0) = 1",
         '5522:   read(9, "x".., 512)      = 512',
@@ -272,9 +261,7 @@ def test_foreign_lines_are_rejected_and_leave_no_trace():
         "The commit waits on semtimedop until LGWR posts it.",
         "% time     seconds  usecs/call     calls",
     ]
-    for line in foreign:
-        assert p.feed(line) is False, line
-    assert p.facts() == before
+    assert_rejected_without_trace(p, foreign)
 
 
 def test_start_scores():
@@ -298,7 +285,7 @@ def test_truss_and_strace_fill_the_same_fact_names():
     """One signature covers both: the listener story on Solaris and on Linux yields the same
     fact names (bar delta_ms, which needs -D / -r)."""
     truss = TrussParser()
-    for line in (FIX / "solaris" / "truss_listener_all_pids.txt").read_text().splitlines():
+    for line in (FIXTURES / "solaris" / "truss_listener_all_pids.txt").read_text().splitlines():
         truss.feed(line)
     linux, _, _ = parse_fixture("strace_listener_fork_r.txt")
     solaris_names = set(truss.finish(1, 1).facts)
@@ -314,15 +301,17 @@ _FIXTURE_LINES = [
 ]
 _line = st.one_of(
     st.sampled_from(_FIXTURE_LINES),
-    st.sampled_from(_FIXTURE_LINES).flatmap(lambda s: st.integers(0, len(s)).map(lambda i: s[:i])),
+    cut_lines(_FIXTURE_LINES),
     st.text(max_size=120),
     st.text(alphabet="0123456789.:,<>[]()=-+ pidEAGINresumedunfinished", max_size=80),
 )
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(_line, max_size=40))
-def test_random_truncated_and_mixed_input_never_breaks(lines):
-    block, _ = parse(lines)
+def _check_random(block: Block) -> None:
     check_valid(block)
     assert block.facts["trace.calls"] >= 0
+
+
+test_random_truncated_and_mixed_input_never_breaks = random_input_test(
+    parse, st.lists(_line, max_size=40), _check_random
+)

@@ -2,35 +2,33 @@
 
 from __future__ import annotations
 
-import json
-import math
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
+from parser_helpers import (
+    FIXTURES,
+    NOISE,
+    assert_facts_valid,
+    assert_rejected_without_trace,
+    drive_parser,
+    feed_checking_rejections,
+    fixture_lines,
+    random_input_test,
+    token_lines,
+    truncated_runs,
+)
 
-from ingest.facts import FACTS
 from ingest.model import Block
 from ingest.parsers.tkprof import IDLE_EVENTS, MAX_STATEMENTS_KEPT, TkprofParser
 
-FIXTURES = Path(__file__).parent / "fixtures"
 SEED = FIXTURES / "seeds" / "000_tkprof_122.txt"
 ORACLE = FIXTURES / "oracle"
 
 
-def content_lines(path: Path) -> list[str]:
-    """The fixture's lines without its leading '# ...' provenance comment and blank lines."""
-    lines = path.read_text().splitlines()
-    while lines and (lines[0].startswith("#") or not lines[0].strip()):
-        lines.pop(0)
-    return lines
-
-
 def drive(lines: list[str]) -> tuple[Block, list[str]]:
-    p = TkprofParser()
-    rejected = [line for line in lines if not p.feed(line)]
-    return p.finish(1, max(1, len(lines))), rejected
+    return drive_parser(TkprofParser(), lines)
 
 
 def write(tmp_path: Path, text: str) -> list[str]:
@@ -41,17 +39,7 @@ def write(tmp_path: Path, text: str) -> list[str]:
 
 def assert_valid(block: Block) -> None:
     """Every fact is in the catalogue for tkprof, and every number is finite."""
-    for name, value in block.facts.items():
-        spec = FACTS[name]
-        assert "tkprof" in spec.sources, name
-        if isinstance(value, dict):
-            assert spec.keyed_by, name
-            assert all(isinstance(v, float | int) and math.isfinite(v) for v in value.values())
-        elif isinstance(value, str):
-            assert spec.kind == "string", name
-        else:
-            assert math.isfinite(value), name
-    json.dumps(block.model_dump())
+    assert_facts_valid(block, "tkprof")
 
 
 CALL_HEADER = [
@@ -94,16 +82,17 @@ def test_seed_block_ends_at_the_prose_after_its_wait_table():
     for line in SEED.read_text().splitlines():
         assert p.feed(line)
     assert p.feed("")
-    before = p.facts()
-    assert not p.feed("Therefore, we need to use some OS diagnostics for further analysis.")
-    assert p.facts() == before  # a rejected line leaves the parser as it was
+    # a rejected line leaves the parser as it was
+    assert_rejected_without_trace(
+        p, ["Therefore, we need to use some OS diagnostics for further analysis."]
+    )
 
 
 # -- full reports -------------------------------------------------------------------------------
 
 
 def test_19c_report_uses_overall_totals_and_counts_recursive_waits():
-    block, rejected = drive(content_lines(ORACLE / "tkprof_19c_orders.txt"))
+    block, rejected = drive(fixture_lines(ORACLE / "tkprof_19c_orders.txt"))
     assert rejected == []
     f, d = block.facts, block.details
     assert d["release"] == "19.0.0.0.0"
@@ -141,7 +130,7 @@ def test_19c_report_uses_overall_totals_and_counts_recursive_waits():
 
 
 def test_19c_statement_details_keep_ids_text_calls_and_row_source():
-    block, _ = drive(content_lines(ORACLE / "tkprof_19c_orders.txt"))
+    block, _ = drive(fixture_lines(ORACLE / "tkprof_19c_orders.txt"))
     stmts = block.details["statements"]
     assert [s["sql_id"] for s in stmts] == [
         "4mx8dz1q7bk2p",
@@ -184,7 +173,7 @@ def test_19c_statement_details_keep_ids_text_calls_and_row_source():
 
 
 def test_without_overall_totals_the_non_recursive_statements_are_summed():
-    lines = content_lines(ORACLE / "tkprof_19c_orders.txt")
+    lines = fixture_lines(ORACLE / "tkprof_19c_orders.txt")
     cut = lines.index("OVERALL TOTALS FOR ALL NON-RECURSIVE STATEMENTS")
     block, rejected = drive(lines[:cut])
     assert rejected == []
@@ -198,7 +187,7 @@ def test_without_overall_totals_the_non_recursive_statements_are_summed():
 
 
 def test_11201_separate_sql_id_and_plan_hash_lines_and_single_rows_column():
-    block, rejected = drive(content_lines(ORACLE / "tkprof_11201_separate_ids.txt"))
+    block, rejected = drive(fixture_lines(ORACLE / "tkprof_11201_separate_ids.txt"))
     assert rejected == []
     f = block.facts
     assert block.details["release"] == "11.2.0.1.0"
@@ -226,7 +215,7 @@ def test_11201_separate_sql_id_and_plan_hash_lines_and_single_rows_column():
 
 
 def test_db_file_sequential_read_report():
-    block, rejected = drive(content_lines(ORACLE / "tkprof_db_file_sequential_read.txt"))
+    block, rejected = drive(fixture_lines(ORACLE / "tkprof_db_file_sequential_read.txt"))
     assert rejected == []
     f = block.facts
     assert f["waits.top_event"] == "db file sequential read"
@@ -360,7 +349,7 @@ def test_row_source_line_without_header_opens_a_block():
 
 
 def test_after_the_trailer_prose_and_a_second_report_are_not_taken():
-    lines = content_lines(ORACLE / "tkprof_db_file_sequential_read.txt")
+    lines = fixture_lines(ORACLE / "tkprof_db_file_sequential_read.txt")
     p = TkprofParser()
     for line in lines:
         assert p.feed(line), line
@@ -453,54 +442,32 @@ def test_many_statements_keep_bounded_details_and_exact_totals(tmp_path):
 
 TKPROF_LINES = (
     SEED.read_text().splitlines()
-    + content_lines(ORACLE / "tkprof_19c_orders.txt")
-    + content_lines(ORACLE / "tkprof_11201_separate_ids.txt")
+    + fixture_lines(ORACLE / "tkprof_19c_orders.txt")
+    + fixture_lines(ORACLE / "tkprof_11201_separate_ids.txt")
 )
-noise = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=80).map(
-    lambda s: s.replace("\n", " ").replace("\r", " ")
-)
-number_line = st.lists(
-    st.one_of(
-        st.sampled_from(["Parse", "Execute", "Fetch", "total", "  db file read", "SQL ID:"]),
-        st.integers(0, 10**400).map(str),
-        st.floats(allow_nan=False, allow_infinity=False).map(lambda x: f"{x:.2f}"),
-    ),
+number_line = token_lines(
+    st.sampled_from(["Parse", "Execute", "Fetch", "total", "  db file read", "SQL ID:"]),
+    st.integers(0, 10**400).map(str),
+    st.floats(allow_nan=False, allow_infinity=False).map(lambda x: f"{x:.2f}"),
+    sep="   ",
     max_size=9,
-).map(lambda parts: "   ".join(parts))
-
-
-def _check(lines: list[str]) -> None:
-    p = TkprofParser()
-    for line in lines:
-        p.feed(line)
-    block = p.finish(1, max(1, len(lines)))
-    assert_valid(block)
-
-
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.one_of(noise, number_line, st.sampled_from(TKPROF_LINES)), max_size=60))
-def test_random_and_mixed_lines_never_raise(lines):
-    _check(lines)
-
-
-@settings(max_examples=200, deadline=None)
-@given(
-    st.integers(0, len(TKPROF_LINES)),
-    st.integers(0, len(TKPROF_LINES)),
-    st.integers(0, 200),
 )
-def test_truncated_reports_never_raise(a, b, cut):
-    lines = TKPROF_LINES[min(a, b) : max(a, b)]
-    if lines:
-        lines[-1] = lines[-1][:cut]  # the paste stopped mid-line
-    _check(lines)
+
+
+test_random_and_mixed_lines_never_raise = random_input_test(
+    drive,
+    st.lists(st.one_of(NOISE, number_line, st.sampled_from(TKPROF_LINES)), max_size=60),
+    assert_valid,
+)
+test_truncated_reports_never_raise = random_input_test(
+    drive,
+    truncated_runs(TKPROF_LINES, cut_at_most=200),  # the paste stopped mid-line
+    assert_valid,
+    config=settings(max_examples=200, deadline=None),
+)
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.one_of(noise, number_line, st.sampled_from(TKPROF_LINES)), max_size=30))
+@given(st.lists(st.one_of(NOISE, number_line, st.sampled_from(TKPROF_LINES)), max_size=30))
 def test_a_rejected_line_leaves_the_parser_unchanged(lines):
-    p = TkprofParser()
-    for line in lines:
-        before = p.facts()
-        if not p.feed(line):
-            assert p.facts() == before
+    feed_checking_rejections(TkprofParser(), lines)

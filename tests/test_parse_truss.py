@@ -3,29 +3,30 @@ solaris/ fixtures), the time-column decisions, rejection of foreign lines, and r
 
 from __future__ import annotations
 
-import json
-import math
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from parser_helpers import (
+    FIXTURES,
+    assert_facts_valid,
+    assert_rejected_without_trace,
+    cut_lines,
+    drive_parser,
+    random_input_test,
+)
 
-from ingest.facts import FACTS, facts_for
 from ingest.model import Block
 from ingest.parsers import syscalls
 from ingest.parsers.truss import TrussParser
 
-FIX = Path(__file__).parent / "fixtures"
-SEEDS = FIX / "seeds"
-SOLARIS = FIX / "solaris"
+SEEDS = FIXTURES / "seeds"
+SOLARIS = FIXTURES / "solaris"
 
 
 def parse(lines: list[str], start_line: int = 1) -> tuple[Block, list[str]]:
     """Drive the parser the way the detector does; return the block and the rejected lines."""
-    p = TrussParser()
-    rejected = [line for line in lines if p.feed(line) is False]
-    return p.finish(start_line, start_line + len(lines) - 1), rejected
+    return drive_parser(TrussParser(), lines, start_line=start_line)
 
 
 def parse_file(path: Path) -> tuple[Block, list[str]]:
@@ -38,16 +39,7 @@ def row(block: Block, name: str) -> dict:
 
 def check_valid(block: Block) -> None:
     """Facts only from the catalogue, finite numbers, JSON-clean details."""
-    allowed = facts_for("truss")
-    for name, value in block.facts.items():
-        assert name in allowed, name
-        if FACTS[name].keyed_by:
-            assert isinstance(value, dict)
-            assert all(isinstance(v, float) and math.isfinite(v) for v in value.values())
-        else:
-            assert isinstance(value, float) and math.isfinite(value)
-    json.dumps(block.details, allow_nan=False)
-    Block.model_validate(block.model_dump())
+    assert_facts_valid(block, "truss", number=float)
 
 
 # -- seeds --------------------------------------------------------------------------------------
@@ -368,7 +360,6 @@ def test_foreign_lines_are_rejected_and_leave_no_trace():
     p = TrussParser()
     for line in (SEEDS / "004_truss_fork_child.txt").read_text().splitlines():
         assert p.feed(line)
-    before = p.facts()
     foreign = [
         "[pid  4711] 10:14:08.701362 read(17, 0x1, 8208) = 263 <0.000011>",
         'open("/etc/x", O_RDONLY) = -1 ENOENT (No such file or directory)',
@@ -381,9 +372,7 @@ def test_foreign_lines_are_rejected_and_leave_no_trace():
         "CPU minf mjf xcal  intr ithr  csw icsw migr smtx  srw syscl  usr sys  wt idl",
         "# mpstat 5 2",
     ]
-    for line in foreign:
-        assert p.feed(line) is False, line
-    assert p.facts() == before
+    assert_rejected_without_trace(p, foreign)
 
 
 def test_start_scores():
@@ -449,17 +438,17 @@ _SEED_LINES = [
 ]
 _line = st.one_of(
     st.sampled_from(_SEED_LINES),
-    st.sampled_from(_SEED_LINES).flatmap(
-        lambda s: st.integers(0, len(s)).map(lambda i: s[:i])  # truncated
-    ),
+    cut_lines(_SEED_LINES),  # truncated
     st.text(max_size=120),
     st.text(alphabet="0123456789.:/ ()=,[]#-ErENOTsleeping", max_size=80),
 )
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(_line, max_size=40))
-def test_random_truncated_and_mixed_input_never_breaks(lines):
-    block, _ = parse(lines)
+def _check_random(block: Block) -> None:
     check_valid(block)
     assert block.facts["trace.calls"] >= 0
+
+
+test_random_truncated_and_mixed_input_never_breaks = random_input_test(
+    parse, st.lists(_line, max_size=40), _check_random
+)

@@ -2,35 +2,33 @@
 
 from __future__ import annotations
 
-import json
-import math
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
+from parser_helpers import (
+    FIXTURES,
+    NOISE,
+    assert_facts_valid,
+    assert_rejected_without_trace,
+    drive_parser,
+    feed_checking_rejections,
+    fixture_lines,
+    random_input_test,
+    token_lines,
+    truncated_runs,
+)
 
-from ingest.facts import FACTS
 from ingest.model import Block
 from ingest.parsers.waits import MAX_KEYS, WaitsParser, parse_number
 
-FIXTURES = Path(__file__).parent / "fixtures"
 SEEDS = FIXTURES / "seeds"
 ORACLE = FIXTURES / "oracle"
 
 
-def content_lines(path: Path) -> list[str]:
-    """The fixture's lines without its leading '# ...' provenance comment and blank lines."""
-    lines = path.read_text().splitlines()
-    while lines and (lines[0].startswith("#") or not lines[0].strip()):
-        lines.pop(0)
-    return lines
-
-
 def drive(lines: list[str]) -> tuple[Block, list[str]]:
-    p = WaitsParser()
-    rejected = [line for line in lines if not p.feed(line)]
-    return p.finish(1, max(1, len(lines))), rejected
+    return drive_parser(WaitsParser(), lines)
 
 
 def from_file(tmp_path: Path, text: str) -> tuple[Block, list[str]]:
@@ -40,17 +38,7 @@ def from_file(tmp_path: Path, text: str) -> tuple[Block, list[str]]:
 
 
 def assert_valid(block: Block) -> None:
-    for name, value in block.facts.items():
-        spec = FACTS[name]
-        assert "waits" in spec.sources, name
-        if isinstance(value, dict):
-            assert spec.keyed_by, name
-            assert all(isinstance(v, float | int) and math.isfinite(v) for v in value.values())
-        elif isinstance(value, str):
-            assert spec.kind == "string", name
-        else:
-            assert math.isfinite(value), name
-    json.dumps(block.model_dump())
+    assert_facts_valid(block, "waits")
 
 
 # -- seed snapshots (centiseconds) --------------------------------------------------------------
@@ -101,7 +89,7 @@ def test_seed_securefile_snapshot():
 
 
 def test_awr_19c_top10_with_unit_suffixes():
-    block, rejected = drive(content_lines(ORACLE / "awr_19c_top10_db_file_sequential_read.txt"))
+    block, rejected = drive(fixture_lines(ORACLE / "awr_19c_top10_db_file_sequential_read.txt"))
     assert rejected == []
     f = block.facts
     assert f["waits.top_event"] == "db file sequential read"
@@ -130,7 +118,7 @@ def test_awr_19c_top10_with_unit_suffixes():
 
 
 def test_statspack_top5_with_title_words_in_the_header():
-    block, rejected = drive(content_lines(ORACLE / "statspack_top5_log_file_sync.txt"))
+    block, rejected = drive(fixture_lines(ORACLE / "statspack_top5_log_file_sync.txt"))
     assert rejected == []
     f = block.facts
     assert f["waits.top_event"] == "log file sync"
@@ -303,10 +291,13 @@ def test_prose_after_a_table_ends_the_block_and_changes_nothing():
     for line in (SEEDS / "003_waits_write_complete.txt").read_text().splitlines():
         assert p.feed(line)
     assert p.feed("")
-    before = p.facts()
-    assert not p.feed("That looks like two messages sent for each LOB inserted.")
-    assert not p.feed("We saw 1000 waits and then 2 more.")
-    assert p.facts() == before
+    assert_rejected_without_trace(
+        p,
+        [
+            "That looks like two messages sent for each LOB inserted.",
+            "We saw 1000 waits and then 2 more.",
+        ],
+    )
 
 
 def test_a_sentence_right_under_a_table_is_prose_not_a_malformed_row():
@@ -393,51 +384,34 @@ def test_many_statistics_stay_bounded(tmp_path):
 
 WAITS_LINES = (
     (SEEDS / "003_waits_basicfile.txt").read_text().splitlines()
-    + content_lines(ORACLE / "awr_19c_top10_db_file_sequential_read.txt")
-    + content_lines(ORACLE / "statspack_top5_log_file_sync.txt")
+    + fixture_lines(ORACLE / "awr_19c_top10_db_file_sequential_read.txt")
+    + fixture_lines(ORACLE / "statspack_top5_log_file_sync.txt")
     + AWR_122_TOP_AND_FULL.splitlines()
 )
-noise = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=80).map(
-    lambda s: s.replace("\n", " ").replace("\r", " ")
-)
-row_like = st.lists(
-    st.one_of(
-        st.sampled_from(["db file read", "enq: TX - x", "CF", "-", "~~~~", "Waits", "Csec", "%"]),
-        st.integers(0, 10**400).map(lambda n: f"{n:,}"),
-        st.floats(allow_nan=False, allow_infinity=False).map(lambda x: f"{x:.3f}"),
-        st.sampled_from(["1.2K", "3.4ms", "5 s", "9us", "---- -----"]),
-    ),
+row_like = token_lines(
+    st.sampled_from(["db file read", "enq: TX - x", "CF", "-", "~~~~", "Waits", "Csec", "%"]),
+    st.integers(0, 10**400).map(lambda n: f"{n:,}"),
+    st.floats(allow_nan=False, allow_infinity=False).map(lambda x: f"{x:.3f}"),
+    st.sampled_from(["1.2K", "3.4ms", "5 s", "9us", "---- -----"]),
+    sep="   ",
     max_size=8,
-).map(lambda parts: "   ".join(parts))
+)
 
 
-def _check(lines: list[str]) -> None:
-    p = WaitsParser()
-    for line in lines:
-        p.feed(line)
-    assert_valid(p.finish(1, max(1, len(lines))))
-
-
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.one_of(noise, row_like, st.sampled_from(WAITS_LINES)), max_size=60))
-def test_random_and_mixed_lines_never_raise(lines):
-    _check(lines)
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.integers(0, len(WAITS_LINES)), st.integers(0, len(WAITS_LINES)), st.integers(0, 120))
-def test_truncated_tables_never_raise(a, b, cut):
-    lines = WAITS_LINES[min(a, b) : max(a, b)]
-    if lines:
-        lines[-1] = lines[-1][:cut]
-    _check(lines)
+test_random_and_mixed_lines_never_raise = random_input_test(
+    drive,
+    st.lists(st.one_of(NOISE, row_like, st.sampled_from(WAITS_LINES)), max_size=60),
+    assert_valid,
+)
+test_truncated_tables_never_raise = random_input_test(
+    drive,
+    truncated_runs(WAITS_LINES, cut_at_most=120),
+    assert_valid,
+    config=settings(max_examples=200, deadline=None),
+)
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.one_of(noise, row_like, st.sampled_from(WAITS_LINES)), max_size=30))
+@given(st.lists(st.one_of(NOISE, row_like, st.sampled_from(WAITS_LINES)), max_size=30))
 def test_a_rejected_line_leaves_the_parser_unchanged(lines):
-    p = WaitsParser()
-    for line in lines:
-        before = p.facts()
-        if not p.feed(line):
-            assert p.facts() == before
+    feed_checking_rejections(WaitsParser(), lines)

@@ -262,7 +262,8 @@ def fallback_text(result: AnalysisResult) -> str:
     head = f"perfkb: {len(evidence_blocks(result))} evidence block(s) ({', '.join(formats)})"
     if result.matches:
         top = result.matches[0]
-        return clip(f"{head}; top match: {top.title} ({top.confidence})", FALLBACK_TEXT)
+        # the notification text is mrkdwn too: an entry title must not @channel anybody
+        return clip(f"{head}; top match: {esc(top.title)} ({top.confidence})", FALLBACK_TEXT)
     return clip(f"{head}; no known incident matched", FALLBACK_TEXT)
 
 
@@ -360,7 +361,7 @@ def render_search(page: Any, base_url: str) -> Message:
     """A SearchPage (kb.store) as a short list."""
     if not page.results:
         return Message(
-            text=f"perfkb: nothing found for {page.query}",
+            text=f"perfkb: nothing found for {esc(page.query)}",
             blocks=[
                 section(f"Nothing in the knowledge base matches `{esc(clip(page.query, 200))}`.")
             ],
@@ -380,4 +381,4 @@ def render_search(page: Any, base_url: str) -> Message:
         if hit.snippet_html:
             body += "\n" + clip(_snippet(hit.snippet_html), 600)
         blocks.append(section(body))
-    return Message(text=f"perfkb: {page.total} result(s) for {page.query}", blocks=blocks)
+    return Message(text=f"perfkb: {page.total} result(s) for {esc(page.query)}", blocks=blocks)

@@ -16,15 +16,8 @@ from __future__ import annotations
 
 import re
 
-from ingest.base import Parser
-from ingest.model import Block, Platform
-from ingest.parsers.syscalls import (
-    MAX_PIDS,
-    SummaryRow,
-    SyscallAggregator,
-    Timing,
-    shift_lines,
-)
+from ingest.model import Platform
+from ingest.parsers.syscalls import MAX_PIDS, SummaryRow, SyscallParser, Timing, decimal
 
 _FRAC = r"(?:\d{3}|\d{6}|\d{9})"
 # pid, pid (bare), clock (-t/-tt), float (-ttt epoch or -r delta)
@@ -66,10 +59,6 @@ _TRUSS_SHAPE = re.compile(r"^\s*/?\d+(?:/\d+)?:\s|Err#\d").search
 _DURATION = re.compile(r"\d{1,9}(?:\.\d{1,9})?").fullmatch
 
 
-def _num(s: str) -> float:
-    return float(s.replace(",", "."))
-
-
 def _outcome(ret: str, rest: str) -> tuple[str | None, float | None]:
     """(errno name, -T duration in ms) from what follows a call's return value."""
     dur = None
@@ -87,7 +76,7 @@ def _outcome(ret: str, rest: str) -> tuple[str | None, float | None]:
     return None, dur
 
 
-class StraceParser(Parser):
+class StraceParser(SyscallParser):
     format = "strace"
 
     @classmethod
@@ -114,8 +103,6 @@ class StraceParser(Parser):
 
     def __init__(self) -> None:
         super().__init__()
-        self.agg = SyscallAggregator()
-        self._n = 0
         self._main_pid: int | None = None
         self._decided = False
         self._any_dur = False
@@ -160,6 +147,15 @@ class StraceParser(Parser):
                 ts = self._clock
         return ts, r
 
+    def _prefix(
+        self, pid_b: str | None, pid: str | None, clock: str | None, f: str | None
+    ) -> tuple[int | None, float | None, float | None]:
+        """(pid, absolute seconds, -r delta in ms) of a line's prefix; a line without a pid is
+        the traced process's."""
+        p = int(pid_b or pid) if (pid_b or pid) else self._main_pid
+        ts, r = self._time(clock, f) if (clock or f) else (None, None)
+        return p, ts, r
+
     def _decide(self, dur: float | None, ts: float | None) -> None:
         self._decided = True
         self.agg.gap_timing = dur is None and ts is not None
@@ -172,6 +168,7 @@ class StraceParser(Parser):
             pid_b, pid, clock, f, name, args, ret, rest = m.groups()
             self._n += 1
             self._seen_call = True
+            # _prefix inlined: this is the per-line hot path
             p = int(pid_b or pid) if (pid_b or pid) else self._main_pid
             ts, r = self._time(clock, f) if (clock or f) else (None, None)
             err, d = _outcome(ret, rest) if rest else (None, None)
@@ -195,8 +192,7 @@ class StraceParser(Parser):
             self._n += 1
             self._seen_call = True
             pid_b, pid, clock, f, name, args = m.groups()
-            p = int(pid_b or pid) if (pid_b or pid) else self._main_pid
-            ts, r = self._time(clock, f) if (clock or f) else (None, None)
+            p, ts, r = self._prefix(pid_b, pid, clock, f)
             self.agg.event(p, ts, None, self._n, name)
             if p in self._unfinished or len(self._unfinished) < MAX_PIDS:
                 self._unfinished[p] = (name, args, ts, r, self._n)
@@ -211,16 +207,14 @@ class StraceParser(Parser):
         if m is not None:
             self._n += 1
             pid_b, pid, clock, f, name = m.groups()
-            p = int(pid_b or pid) if (pid_b or pid) else self._main_pid
-            ts, _ = self._time(clock, f) if (clock or f) else (None, None)
+            p, ts, _ = self._prefix(pid_b, pid, clock, f)
             self.agg.signal(p, name, ts, None, self._n)
             return True
         m = _EXIT(line)
         if m is not None:
             self._n += 1
             pid_b, pid, clock, f, code, sig = m.groups()
-            p = int(pid_b or pid) if (pid_b or pid) else self._main_pid
-            ts, _ = self._time(clock, f) if (clock or f) else (None, None)
+            p, ts, _ = self._prefix(pid_b, pid, clock, f)
             status = f"exited with {code}" if code is not None else f"killed by {sig}"
             self.agg.exited(p, status, self._n, ts)
             return True
@@ -262,8 +256,7 @@ class StraceParser(Parser):
 
     def _resumed(self, m: re.Match) -> None:
         pid_b, pid, clock, f, name, rest = m.groups()
-        p = int(pid_b or pid) if (pid_b or pid) else self._main_pid
-        ts, r = self._time(clock, f) if (clock or f) else (None, None)
+        p, ts, r = self._prefix(pid_b, pid, clock, f)
         start = self._unfinished.get(p)
         if start is not None and start[0] == name:
             del self._unfinished[p]
@@ -323,7 +316,7 @@ class StraceParser(Parser):
             ]
         else:
             return False
-        vals = {c: _num(t) for c, (t, _) in zip(cols, nums, strict=True)}
+        vals = {c: decimal(t) for c, (t, _) in zip(cols, nums, strict=True)}
         row = SummaryRow(
             syscall=name,
             calls=int(vals.get("calls", 0)),
@@ -362,8 +355,3 @@ class StraceParser(Parser):
             timing = "none"
         facts, details, identifiers = agg.result(timing)
         return facts, details, identifiers, "linux"
-
-    def finish(self, start_line: int, end_line: int) -> Block:
-        block = super().finish(start_line, end_line)
-        shift_lines(block.details, start_line - 1)
-        return block

@@ -30,6 +30,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from ingest.base import Parser
+from ingest.model import Block
+
 Timing = Literal["E", "D", "d", "T", "none"]
 
 MAX_SYSCALLS = 1000  # distinct names; further names are counted under OTHER
@@ -685,3 +688,23 @@ def shift_lines(details: dict, offset: int) -> None:
         for item in details.get(key, []):
             if isinstance(item.get("line"), int):
                 item["line"] += offset
+
+
+def decimal(s: str) -> float:
+    """A number printed with a decimal point or, under some locales, a decimal comma."""
+    return float(s.replace(",", "."))
+
+
+class SyscallParser(Parser):
+    """What truss and strace parsers have in common: one aggregator, a count of accepted lines
+    for the line numbers in details, and those numbers moved to the input's at the end."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.agg = SyscallAggregator()
+        self._n = 0  # accepted lines, for line numbers in details
+
+    def finish(self, start_line: int, end_line: int) -> Block:
+        block = super().finish(start_line, end_line)
+        shift_lines(block.details, start_line - 1)
+        return block

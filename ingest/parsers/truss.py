@@ -20,9 +20,8 @@ from __future__ import annotations
 
 import re
 
-from ingest.base import Parser
-from ingest.model import Block, Platform
-from ingest.parsers.syscalls import SummaryRow, SyscallAggregator, Timing, bump, shift_lines
+from ingest.model import Platform
+from ingest.parsers.syscalls import SummaryRow, SyscallParser, Timing, bump, decimal
 
 # Possessive quantifiers (*+, ++) stop needless backtracking: this regex runs on every line.
 _PFX = r"(?:(\d{1,10}+)(?:/(\d{1,10}+)(?:@\d{1,10}+)?)?:|/(\d{1,10}+)(?:@\d{1,10}+)?:)(?=\s)"
@@ -78,8 +77,9 @@ BUFFERED = 48  # events looked at before deciding what the time columns are
 _CALL_EV, _CHILD_EV, _SIG_EV, _CONT_EV, _ELIDE_EV = range(5)
 
 
-def _num(s: str) -> float:
-    return float(s.replace(",", "."))
+def _given(t1: str | None, t2: str | None, t3: str | None) -> tuple[str, ...]:
+    """The time columns a line printed (they fill from the left)."""
+    return (t1, t2, t3)[: 3 if t3 else 2 if t2 else 1 if t1 else 0]
 
 
 def _flag_columns(args: str) -> tuple[str, ...] | None:
@@ -130,7 +130,7 @@ def _delta_like(seq: Seq) -> bool:
     return hits > 0 and hits >= misses
 
 
-class TrussParser(Parser):
+class TrussParser(SyscallParser):
     format = "truss"
 
     @classmethod
@@ -160,8 +160,6 @@ class TrussParser(Parser):
 
     def __init__(self) -> None:
         super().__init__()
-        self.agg = SyscallAggregator()
-        self._n = 0  # accepted lines, for line numbers in details
         self._flag_cols: tuple[str, ...] | None = None
         self._buf: list[tuple] | None = []  # events until the time columns are decided
         self._cols: dict[int, tuple[int, int, int]] = {}  # n numbers -> index of d, D, E
@@ -189,12 +187,11 @@ class TrussParser(Parser):
         self._seen_call = True
         p = int(pid) if pid else None
         if "(returning as" in args:
-            nums = (t1, t2, t3)[: 3 if t3 else 2 if t2 else 1 if t1 else 0]
-            self._event((_CHILD_EV, p, nums, ret, self._n, (p, lwp or lwp2)))
+            self._event((_CHILD_EV, p, _given(t1, t2, t3), ret, self._n, (p, lwp or lwp2)))
             return True
         err = (ename or "Err#" + errno) if errno is not None else None
         if self._buf is not None:
-            nums = (t1, t2, t3)[: 3 if t3 else 2 if t2 else 1 if t1 else 0]
+            nums = _given(t1, t2, t3)
             self._buffer((_CALL_EV, p, nums, name, args, ret, err, self._n, (p, lwp or lwp2)))
             return True
         # decided: the hot path, without building an event
@@ -248,7 +245,7 @@ class TrussParser(Parser):
         sig = _SIGNAL(rest)
         if sig is not None and (prefixed or t1 or line[:1].isspace()):
             self._n += 1
-            nums = (t1, t2, t3)[: 3 if t3 else 2 if t2 else 1 if t1 else 0]
+            nums = _given(t1, t2, t3)
             self._seen_call = True
             kind, number, name = sig.groups()
             p = int(pid) if pid else None
@@ -294,29 +291,20 @@ class TrussParser(Parser):
         if not self._summary:
             return False
         m = _SUM_ROW(line)
-        if m is not None:
+        total = m is None
+        if total:
+            m = _SUM_TOTAL(line)
+        if m is not None:  # name (a row's only), seconds, calls, errors
+            name, seconds, calls, errors = ("total", *m.groups()) if total else m.groups()
             row = SummaryRow(
-                syscall=m.group(1),
-                seconds=_num(m.group(2)),
-                calls=int(m.group(3)),
-                errors=int(m.group(4) or 0),
+                syscall=name, seconds=decimal(seconds), calls=int(calls), errors=int(errors or 0)
             )
-            agg.add_summary(row)
-            return True
-        m = _SUM_TOTAL(line)
-        if m is not None:
-            row = SummaryRow(
-                syscall="total",
-                seconds=_num(m.group(1)),
-                calls=int(m.group(2)),
-                errors=int(m.group(3) or 0),
-            )
-            agg.add_summary(row, total=True)
+            agg.add_summary(row, total=total)
             return True
         m = _SUM_EXTRA(line)
         if m is not None:
             key = m.group(1).replace(" ", "_") + "_s"
-            agg.summary_extra[key] = _num(m.group(2))
+            agg.summary_extra[key] = decimal(m.group(2))
             return True
         return False
 
@@ -420,8 +408,3 @@ class TrussParser(Parser):
             self._decide()
         facts, details, identifiers = self.agg.result(self._timing)
         return facts, details, identifiers, "solaris"
-
-    def finish(self, start_line: int, end_line: int) -> Block:
-        block = super().finish(start_line, end_line)
-        shift_lines(block.details, start_line - 1)
-        return block

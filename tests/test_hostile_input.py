@@ -11,6 +11,7 @@ seeded generator so a failure reproduces.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import os
@@ -23,6 +24,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from hypothesis import HealthCheck, given, settings
 from slack_stub import Harness, running_harness
 from typer.testing import CliRunner
 
@@ -140,6 +142,37 @@ def test_five_megabytes_of_noise_are_analysed_within_seconds(kind):
     result = analyze_text(text)
     assert time.process_time() - started < 8.0
     assert all(b.format == "unknown" for b in result.blocks) or kind == "printable noise"
+
+
+# -- the fuzz harness's contracts, on a short run (fuzz/run_fuzz.py makes the long one) ---------
+
+
+def _fuzz_harness():
+    path = Path(__file__).parent.parent / "fuzz" / "run_fuzz.py"
+    spec = importlib.util.spec_from_file_location("perfkb_fuzz", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+FUZZ = _fuzz_harness()
+FUZZ_INPUTS = FUZZ.strategy(FUZZ.fixture_texts())
+
+
+@pytest.mark.parametrize("target", list(FUZZ.targets()))
+def test_parser_and_detector_contracts_hold_on_damaged_input(target):
+    check = FUZZ.targets()[target]
+
+    @settings(
+        max_examples=40, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+    )
+    @given(FUZZ_INPUTS)
+    def run(text: str) -> None:
+        check(text)
+
+    run()
 
 
 # -- the CLI --------------------------------------------------------------------------------------

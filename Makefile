@@ -34,5 +34,8 @@ bench: $(STAMP)
 bench-full: $(STAMP)
 	$(BIN)/python -m benchmarks --full
 
+fuzz: $(STAMP)
+	$(BIN)/python fuzz/run_fuzz.py --atheris 180
+
 clean:
 	rm -rf $(VENV) data .pytest_cache .ruff_cache

@@ -450,17 +450,19 @@ class Store:
     def _write(
         self,
         conn: sqlite3.Connection,
+        row: tuple[str, int, int] | None,
         entry: Entry | None,
         *,
-        entry_id: str,
         action: Action,
         author: str,
-        prev_rev: int,
         changed: list[str],
-        deleted_entry: Entry | None = None,
+        entry_id: str = "",
     ) -> None:
+        """Store `entry` (None: mark `entry_id` deleted) as the revision after `row`, the
+        stored row as `_row` read it (None for a new id), and record who did what."""
         at = _iso(_now())
-        rev = prev_rev + 1
+        rev = (row[2] if row else 0) + 1
+        entry_id = entry.id if entry is not None else entry_id
         if entry is not None:
             data = _to_json(entry)
             conn.execute(
@@ -501,15 +503,8 @@ class Store:
                 old = _from_json(row[0]) if row else None
                 if row is not None and action == "create":
                     action = "restore"
-                self._write(
-                    conn,
-                    entry,
-                    entry_id=entry.id,
-                    action=action,
-                    author=author,
-                    prev_rev=row[2] if row else 0,
-                    changed=changed_fields(old, entry),
-                )
+                changed = changed_fields(old, entry)
+                self._write(conn, row, entry, action=action, author=author, changed=changed)
             self._after_write()
         return entry
 
@@ -534,15 +529,7 @@ class Store:
                 if not changed:
                     return old
                 new = new.model_copy(update={"updated": max(_now(), old.updated)})
-                self._write(
-                    conn,
-                    new,
-                    entry_id=new.id,
-                    action="update",
-                    author=author,
-                    prev_rev=row[2],
-                    changed=changed,
-                )
+                self._write(conn, row, new, action="update", author=author, changed=changed)
             self._after_write()
         return new
 
@@ -587,15 +574,8 @@ class Store:
                         return old, "kept-newer"
                     else:
                         status, action = "updated", "import"
-                self._write(
-                    conn,
-                    entry,
-                    entry_id=entry.id,
-                    action=action,
-                    author=author,
-                    prev_rev=row[2] if row else 0,
-                    changed=changed_fields(old, entry),
-                )
+                changed = changed_fields(old, entry)
+                self._write(conn, row, entry, action=action, author=author, changed=changed)
             self._after_write()
         return entry, status
 
@@ -608,13 +588,7 @@ class Store:
                 if row is None or row[1]:
                     raise EntryNotFound(f"no entry '{entry_id}'")
                 self._write(
-                    conn,
-                    None,
-                    entry_id=entry_id,
-                    action="delete",
-                    author=author,
-                    prev_rev=row[2],
-                    changed=[],
+                    conn, row, None, entry_id=entry_id, action="delete", author=author, changed=[]
                 )
             self._after_write()
 
@@ -629,15 +603,7 @@ class Store:
                 if not row[1]:
                     raise StoreError(f"entry '{entry_id}' is not deleted")
                 entry = _from_json(row[0])
-                self._write(
-                    conn,
-                    entry,
-                    entry_id=entry_id,
-                    action="restore",
-                    author=author,
-                    prev_rev=row[2],
-                    changed=[],
-                )
+                self._write(conn, row, entry, action="restore", author=author, changed=[])
             self._after_write()
         return entry
 

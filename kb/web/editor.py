@@ -14,15 +14,14 @@ from ingest.detect import parse_text
 from kb import matcher
 from kb.models import PLATFORMS, Entry, EntryError, validate_entry
 from kb.store import EntryExists, EntryNotFound, StoreError
-from kb.web import csrf
-from kb.web.auth import page_identity, require_page_writer
+from kb.web.auth import page_identity
 from kb.web.forms import (
     CommandRow,
     EntryForm,
     VersionRow,
     dump_signatures,
     problems_by_field,
-    read_form,
+    read_writer_form,
 )
 from kb.web.render import render
 from kb.web.state import web
@@ -97,9 +96,7 @@ async def update_entry(request: Request, entry_id: str) -> Response:
 
 
 async def _submit(request: Request, entry_id: str | None) -> Response:
-    raw = await read_form(request)
-    csrf.check(request, raw)
-    user = require_page_writer(request)
+    raw, user = await read_writer_form(request)
     store = web(request).store
     form = EntryForm.from_form(raw)
     editing = entry_id is not None
@@ -120,14 +117,9 @@ async def _submit(request: Request, entry_id: str | None) -> Response:
     if action == "preview":
         return await _preview(request, form, data, problems, editing)
 
-    entry = None
-    if not problems:
-        data["updated"] = datetime.now(UTC).replace(microsecond=0)
-        try:
-            entry = validate_entry(data)
-        except EntryError as exc:
-            problems = exc.problems
-    if problems or entry is None:
+    data["updated"] = datetime.now(UTC).replace(microsecond=0)
+    entry, problems = _validate(data, problems)
+    if entry is None:
         errors = problems_by_field(problems)
         return _page(request, form, editing=editing, errors=errors, status=422)
 
@@ -147,6 +139,19 @@ async def _submit(request: Request, entry_id: str | None) -> Response:
             message += ". Save again to replace their version with yours (both stay in history)."
         return _page(request, form, editing=editing, errors={"": [message]}, status=409)
     return RedirectResponse(f"/entries/{entry.id}", status_code=303)
+
+
+def _validate(
+    data: dict[str, Any], problems: list[tuple[str, str]]
+) -> tuple[Entry | None, list[tuple[str, str]]]:
+    """The entry the form's data makes, or the problems that stop it: those the form found
+    itself, else the model's."""
+    if problems:
+        return None, problems
+    try:
+        return validate_entry(data), []
+    except EntryError as exc:
+        return None, exc.problems
 
 
 async def _propose(request: Request, form: EntryForm, editing: bool) -> Response:
@@ -170,13 +175,8 @@ async def _preview(
 ) -> Response:
     if not form.evidence.strip():
         problems = [*problems, ("evidence", "Paste evidence to preview what the entry matches.")]
-    entry = None
-    if not problems:
-        try:
-            entry = validate_entry(data)
-        except EntryError as exc:
-            problems = exc.problems
-    if problems or entry is None:
+    entry, problems = _validate(data, problems)
+    if entry is None:
         errors = problems_by_field(problems)
         return _page(request, form, editing=editing, errors=errors, status=422)
     match = await run_in_threadpool(matcher.preview_matches, entry, form.evidence)

@@ -11,12 +11,23 @@ from pydantic import BaseModel, Field
 from starlette.datastructures import FormData
 from starlette.exceptions import HTTPException
 
+from kb.entry_yaml import FIELD_ORDER
 from kb.models import PLATFORMS, Entry
+from kb.web import csrf
+from kb.web.auth import require_page_writer
 from kb.web.state import web
 
 MAX_SIGNATURES_YAML = 256 * 1024
 _ROW = re.compile(r"^(versions|commands)-(\d{1,3})-(\w+)$")
 _SPLIT = re.compile(r"[,\s]+")
+
+
+async def read_writer_form(request: Request) -> tuple[FormData, str]:
+    """A form post that changes something: the form, once its CSRF token checks out, and the
+    signed-in writer making the change (401 for anyone else)."""
+    form = await read_form(request)
+    csrf.check(request, form)
+    return form, require_page_writer(request)
 
 
 async def read_form(request: Request, *, limit: int | None = None) -> FormData:
@@ -254,20 +265,8 @@ def _known(model: type[BaseModel], row: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in row.items() if k in model.model_fields}
 
 
-FIELD_ORDER = (
-    "id",
-    "title",
-    "symptom",
-    "root_cause",
-    "fix",
-    "affected_versions",
-    "platforms",
-    "tags",
-    "references",
-    "next_commands",
-    "signatures",
-    "evidence",
-)
+# the fields the editor has a box for: the entry's own but those the store keeps, and the evidence
+FORM_FIELDS = (frozenset(FIELD_ORDER) - {"author", "created", "updated"}) | {"evidence"}
 
 
 def problems_by_field(problems: list[tuple[str, str]]) -> dict[str, list[str]]:
@@ -276,7 +275,7 @@ def problems_by_field(problems: list[tuple[str, str]]) -> dict[str, list[str]]:
     for path, msg in problems:
         head = re.split(r"[.\[]", path, maxsplit=1)[0] if path else ""
         rest = path[len(head) :].lstrip(".")
-        key = head if head in FIELD_ORDER else ""
+        key = head if head in FORM_FIELDS else ""
         rest = re.sub(r"^\[(\d+)\]", lambda m: f"row {int(m[1]) + 1}", rest)
         if key == "signatures":
             rest = rest.replace("row ", "signature ", 1)

@@ -19,8 +19,8 @@ from kb import matcher
 from kb.results import AnalysisResult
 from kb.store import EntryNotFound, StoreError
 from kb.web import csrf
-from kb.web.auth import page_identity, require_page_writer
-from kb.web.forms import read_form
+from kb.web.auth import page_identity
+from kb.web.forms import read_form, read_writer_form
 from kb.web.render import render
 from kb.web.state import web
 from kb.web.yamlview import entry_yaml
@@ -159,9 +159,7 @@ def entry_page(request: Request, entry_id: str) -> Response:
 
 @router.post("/entries/{entry_id}/delete")
 async def delete_entry(request: Request, entry_id: str) -> Response:
-    form = await read_form(request)
-    csrf.check(request, form)
-    user = require_page_writer(request)
+    _, user = await read_writer_form(request)
     store = web(request).store
     try:
         await run_in_threadpool(store.delete, entry_id, author=user)
@@ -275,9 +273,7 @@ def analysis_page(request: Request, analysis_id: str) -> Response:
 @router.post("/analyze/{analysis_id}/feedback")
 async def analysis_feedback(request: Request, analysis_id: str) -> Response:
     """'Right cause' / 'wrong cause' on a saved analysis: one vote per user, entry and evidence."""
-    form = await read_form(request)
-    csrf.check(request, form)
-    user = require_page_writer(request)
+    form, user = await read_writer_form(request)
     store = web(request).store
     try:
         _, result_json = await run_in_threadpool(store.get_analysis, analysis_id[:100])

@@ -68,6 +68,38 @@ def _integrity(conn: sqlite3.Connection) -> str:
     return "ok" if rows == ["ok"] else "; ".join(str(r) for r in rows)
 
 
+def _objects(conn: sqlite3.Connection) -> set[tuple[str, str, str, str]]:
+    rows = conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master").fetchall()
+    return {(kind, name, table, sql or "") for kind, name, table, sql in rows}
+
+
+def _reference_objects() -> set[tuple[str, str, str, str]]:
+    """The schema objects a fresh perfkb database has: what migrations create, nothing else."""
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        migrate(conn)
+        return _objects(conn)
+    finally:
+        conn.close()
+
+
+def _schema_problem(conn: sqlite3.Connection, version: int) -> str | None:
+    """A restored file becomes the live database, so it may hold only what perfkb itself
+    creates: a trigger or a changed table would run or constrain every future write."""
+    found = _objects(conn)
+    reference = _reference_objects()
+    kinds = sorted({kind for kind, *_ in found} - {"table", "index"})
+    if kinds:
+        return f"it holds {' and '.join(k + 's' for k in kinds)}, which perfkb never creates"
+    unknown = sorted({name for _, name, _, _ in found} - {name for _, name, _, _ in reference})
+    if unknown:
+        return f"it holds objects perfkb does not create ({', '.join(unknown[:5])})"
+    if version == LATEST and found != reference:
+        changed = sorted({name for _, name, _, _ in found ^ reference})
+        return f"its schema differs from perfkb's ({', '.join(changed[:5])})"
+    return None
+
+
 def _summary(conn: sqlite3.Connection, path: Path, version: int) -> BackupInfo:
     def one(sql: str) -> int:
         return int(conn.execute(sql).fetchone()[0])
@@ -158,6 +190,9 @@ def inspect_backup(path: Path) -> BackupInfo:
             )
         if version < 1:
             raise BackupError(f"{path}: not a perfkb backup (no schema version recorded)")
+        problem = _schema_problem(conn, version)
+        if problem:
+            raise BackupError(f"{path}: not restorable: {problem}")
         if conn.execute("SELECT 1 FROM meta WHERE key = 'store_id'").fetchone() is None:
             raise BackupError(f"{path}: not a perfkb backup (no store id)")
         for entry_id, data in conn.execute("SELECT id, data FROM entries"):
@@ -194,6 +229,8 @@ def prepare_restore(
             src.backup(dst)
             dst.execute("PRAGMA journal_mode = DELETE")
             migrate(dst)
+            if _objects(dst) != _reference_objects():  # an older schema, migrated: same check
+                raise BackupError(f"{backup}: not restorable: its schema differs from perfkb's")
             dst.execute("BEGIN IMMEDIATE")
             dst.execute("UPDATE meta SET value = ? WHERE key = 'store_id'", (store_id,))
             _renumber_revisions(dst, after_revision)

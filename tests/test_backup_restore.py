@@ -96,7 +96,7 @@ def test_backups_taken_while_another_process_writes_restore_to_consistent_kbs(
     Store(Settings(data_dir=live)).close()
     stop = tmp_path / "stop"
     writer = subprocess.Popen(
-        [sys.executable, "-c", WRITER, str(live), "400", str(stop)],
+        [sys.executable, "-c", WRITER, str(live), "100000", str(stop)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -113,6 +113,8 @@ def test_backups_taken_while_another_process_writes_restore_to_consistent_kbs(
             assert proc.returncode == 0, proc.stderr
             assert f"to {dest}" in proc.stdout
             backups.append(dest)
+        for _ in range(5):  # and it goes on writing after the last copy
+            next(writer.stdout)
     finally:
         stop.touch()
         rest, err = writer.communicate(timeout=60)
@@ -207,6 +209,14 @@ def test_restore_refuses_bad_files_and_leaves_the_kb_alone(tmp_path: Path, make_
     tampered.write_bytes(good.read_bytes())
     with sqlite3.connect(tampered) as conn:
         conn.execute('UPDATE entries SET data = \'{"id": "survivor"}\'')
+    trigger = tmp_path / "trigger.sqlite3"  # would run on every future write once restored
+    trigger.write_bytes(good.read_bytes())
+    with sqlite3.connect(trigger) as conn:
+        conn.execute("CREATE TRIGGER wipe AFTER INSERT ON revisions BEGIN DELETE FROM entries; END")
+    altered = tmp_path / "altered.sqlite3"
+    altered.write_bytes(good.read_bytes())
+    with sqlite3.connect(altered) as conn:
+        conn.execute("ALTER TABLE entries ADD COLUMN extra TEXT DEFAULT 'x'")
     (tmp_path / "a-dir").mkdir()
 
     cases = [
@@ -217,6 +227,8 @@ def test_restore_refuses_bad_files_and_leaves_the_kb_alone(tmp_path: Path, make_
         (foreign, "not a perfkb backup (no meta, entries"),
         (newer, "made by a newer perfkb (schema version 99"),
         (tampered, "entry 'survivor' is not valid"),
+        (trigger, "not restorable: it holds triggers, which perfkb never creates"),
+        (altered, "not restorable: its schema differs from perfkb's (entries)"),
     ]
     for path, needle in cases:
         started = time.monotonic()

@@ -41,6 +41,7 @@ _LEAD = re.compile(_PFX + r"(.*)$").match
 # `^C` is how a terminal shows the Ctrl-C that stopped strace
 _ATTACH = re.compile(r"^\s*(?:\^C)?strace:\s+Process\s+(\d{1,10})\s+(attached|detached)").match
 _STRACE_MSG = re.compile(r"^\s*(?:\^C)?strace:\s").match
+# Called on line[:256]: the optional prompt backtracks quadratically on a long run of #$%>
 _CMD = re.compile(
     r"^\s*(?:\S*[#$%>]\s*)?(?:sudo\s+)?(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:\S*/)?strace\s+(-.*)$"
 ).match
@@ -92,7 +93,7 @@ class StraceParser(SyscallParser):
             if _UNFINISHED(line) or _RESUMED(line):
                 return 2
         elif "strace" in line:
-            if _ATTACH(line) or _CMD(line):
+            if _ATTACH(line) or _CMD(line[:256]):
                 return 2
         elif "+++" in line or "---" in line:
             if _SIGNAL(line) or _EXIT(line):
@@ -229,7 +230,7 @@ class StraceParser(SyscallParser):
         if _STRACE_MSG(line):
             self._n += 1
             return True
-        m = _CMD(line)
+        m = _CMD(line[:256])
         if m is not None:
             self._n += 1
             pm = _PID_OPT(m.group(1))

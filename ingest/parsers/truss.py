@@ -46,6 +46,7 @@ _PREFIXED_TEXT = re.compile(
 _SIGNAL = re.compile(
     r"(Received signal|Stopped by signal|Stepped|Incurred fault)\s*#?(\d+)?,?\s*(\w+)?"
 ).match
+# Called on line[:256]: the optional prompt backtracks quadratically on a long run of #$%>
 _CMD = re.compile(r"^\s*(?:\S*[#$%>]\s*)?(?:sudo\s+)?(?:\S*/)?truss(?:\s+(.*))?$").match
 _SHELL = re.compile(
     r"^\s*\S*[#$%>]\s*(?:sudo\s+)?(?:e?grep|fgrep|tail|head|cat|less|more|sed|awk|sort|cut)\b"
@@ -151,7 +152,7 @@ class TrussParser(SyscallParser):
             return 1
         if "Err#" in line and _CALLISH(line.lstrip()) and not _STRACE_SHAPE(line):
             return 2
-        cmd = _CMD(line)
+        cmd = _CMD(line[:256])
         if cmd is not None and (cmd.group(1) or "").startswith("-"):
             return 2
         if _SUM_HEAD(line):
@@ -223,7 +224,7 @@ class TrussParser(SyscallParser):
             self._n += 1
             self._event((_ELIDE_EV,))
             return True
-        cmd = _CMD(line)
+        cmd = _CMD(line[:256])
         if cmd is not None and (cmd.group(1) or "-").startswith("-"):
             cols = _flag_columns(cmd.group(1) or "")
             if cols is not None and not self._seen_call:

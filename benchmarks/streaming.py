@@ -1,7 +1,8 @@
 """Streaming analysis: `perfkb analyze FILE` on generated truss and strace captures, beside
-`grep -cE '<syscall line regex>' FILE | cat` (the least any parser must do per line) and
-`wc -l FILE` (reading the file at all). Wall time, CPU time and peak RSS come from os.wait4 on
-each child, so the three commands are measured the same way.
+`grep -cE '<syscall line regex>' FILE | cat` (the least any parser must do per line),
+`wc -l FILE` (reading the file at all) and a CPython loop running that regex on every line (what
+any parser in this language pays at least). Wall and CPU time come from the clock and wait4 on
+each child, peak RSS from /usr/bin/time, so all commands are measured the same way.
 
 GNU grep writing to /dev/null stops at the first match; its output goes through a pipe to cat.
 grep and wc run with LC_ALL=C: byte-wise matching is the honest floor (in a UTF-8 locale GNU grep
@@ -31,6 +32,17 @@ VENV_BIN = Path(sys.executable).parent
 TARGET_MBPS = 50.0
 TARGET_GREP_RATIO = 2.0
 TARGET_RSS_MB = 200.0
+# What any CPython parser pays at least: read each line and run one regex on it.
+PY_FLOOR = (
+    "import re, sys\n"
+    "m = re.compile(sys.argv[2]).match\n"
+    "n = 0\n"
+    "with open(sys.argv[1], encoding='utf-8', errors='replace') as fh:\n"
+    "    for line in fh:\n"
+    "        if m(line):\n"
+    "            n += 1\n"
+    "print(n)\n"
+)
 TIME = "/usr/bin/time" if Path("/usr/bin/time").exists() else None
 
 
@@ -93,9 +105,9 @@ def _median(runs: list[Timed]) -> Timed:
 
 def measure_file(
     path: Path, exp: Expected, data_dir: Path, reps: int
-) -> tuple[Timed, Timed, Timed, dict, float]:
-    """(perfkb, grep, wc) medians over reps, the facts perfkb reported for the capture, and the
-    wall time of grep in the session's locale."""
+) -> tuple[Timed, Timed, Timed, Timed, dict, float]:
+    """(perfkb, grep, wc, Python floor) medians over reps, the facts perfkb reported for the
+    capture, and the wall time of grep in the session's locale."""
     size = path.stat().st_size
     perfkb = [str(VENV_BIN / "perfkb"), "analyze", "--json", str(path)]
     grep = [
@@ -104,20 +116,22 @@ def measure_file(
         f"grep -cE {shlex.quote(GREP_RE[exp.kind])} {shlex.quote(str(path))} | cat",
     ]
     wc = ["wc", "-l", str(path)]
+    floor = [sys.executable, "-c", PY_FLOOR, str(path), GREP_RE[exp.kind]]
     env = perfkb_env(data_dir)
     c_env = {**os.environ, "LC_ALL": "C"}
     timed_run(["cat", str(path)] if size < 64 * MB else wc)  # warm the page cache
-    runs: dict[str, list[Timed]] = {"perfkb": [], "grep": [], "wc": []}
+    runs: dict[str, list[Timed]] = {"perfkb": [], "grep": [], "wc": [], "floor": []}
     for _ in range(reps):
+        runs["floor"].append(timed_run(floor))
         runs["wc"].append(timed_run(wc, c_env))
         runs["grep"].append(timed_run(grep, c_env))
         runs["perfkb"].append(timed_run(perfkb, env))
-    p, g, w = (_median(runs[k]) for k in ("perfkb", "grep", "wc"))
+    p, g, w, fl = (_median(runs[k]) for k in ("perfkb", "grep", "wc", "floor"))
     # for the record: the same grep in the session's own locale (UTF-8 regex matching is slower)
     g_utf8 = timed_run(grep)
     result = json.loads(p.stdout)
     facts = result["blocks"][0]["facts"] if len(result.get("blocks", [])) == 1 else {}
-    return p, g, w, facts, round(g_utf8.wall, 3)
+    return p, g, w, fl, facts, round(g_utf8.wall, 3)
 
 
 def _check_counts(exp: Expected, facts: dict) -> str:
@@ -168,7 +182,7 @@ def run(full: bool, data_root: Path | None = None) -> list[Figure]:
             for kind in ("truss", "strace"):
                 path, exp = ensure(kind, size, **({"data_dir": data_root} if data_root else {}))
                 reps = 3 if full and size == "10MB" else 1
-                p, g, w, facts, g_locale = measure_file(path, exp, data_dir, reps)
+                p, g, w, fl, facts, g_locale = measure_file(path, exp, data_dir, reps)
                 mb = exp.bytes / MB
                 case = f"{kind} -{exp.mode} {size}"
                 problem = _check_counts(exp, facts)
@@ -222,6 +236,18 @@ def run(full: bool, data_root: Path | None = None) -> list[Figure]:
                         reference="wc -l",
                         ref_value=round(w.wall, 3),
                         ratio=ratio(p.wall, w.wall),
+                    ),
+                    Figure(
+                        bench=BENCH,
+                        case=case,
+                        metric="time vs Python floor (wall)",
+                        value=round(p.wall, 3),
+                        unit="s",
+                        reference="python: re.match per line",
+                        ref_value=round(fl.wall, 3),
+                        ratio=ratio(p.wall, fl.wall),
+                        note="the floor: a CPython loop doing nothing but the grep regex's "
+                        "match on each line",
                     ),
                     Figure(
                         bench=BENCH,

@@ -175,6 +175,31 @@ def test_parser_and_detector_contracts_hold_on_damaged_input(target):
     run()
 
 
+HEADS = {
+    "none": "",
+    "truss": (SEEDS / "001_truss_shmdt.txt").read_text(),
+    "strace": (FIXTURES / "linux" / "strace_oracle_commit_fttT.txt").read_text(),
+    "tkprof": (FIXTURES / "oracle" / "tkprof_19c_orders.txt").read_text(),
+    "mpstat": (FIXTURES / "os" / "mpstat_linux_healthy.txt").read_text(),
+    "waits": (FIXTURES / "oracle" / "awr_19c_top10_db_file_sequential_read.txt").read_text(),
+    "stack": (SEEDS / "000_pstack_122.txt").read_text(),
+    "dtrace": (SEEDS / "002_dtrace_ustack.txt").read_text(),
+}
+
+
+@pytest.mark.parametrize("fmt", list(HEADS))
+def test_a_64k_line_of_one_repeated_chunk_is_cheap_inside_any_block(fmt):
+    """Regex backtracking shows on long runs of one chunk: a 64 KB line of '#' after a truss
+    block took 17 s before the command-line shapes were matched on 256 characters only."""
+    from ingest.detect import parse_text
+
+    head = "\n".join(HEADS[fmt].split("\n")[:12])
+    for chunk in FUZZ.RUN_CHUNKS:
+        started = time.process_time()
+        parse_text(FUZZ.long_line(head, chunk))
+        assert time.process_time() - started < 1.0, repr(chunk)
+
+
 # -- the CLI --------------------------------------------------------------------------------------
 
 

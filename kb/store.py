@@ -94,7 +94,7 @@ class CheckReport(BaseModel):
     missing: list[str] = Field(default_factory=list)  # in SQLite, not in the index
     extra: list[str] = Field(default_factory=list)  # in the index, not live in SQLite
     stale: list[str] = Field(default_factory=list)  # indexed from an older revision
-    database: str = "ok"  # SQLite's quick_check verdict
+    database: str = "ok"  # SQLite's integrity_check verdict
     index_problem: str | None = None  # the index could not be read at all
     repaired: bool = False
 
@@ -367,8 +367,9 @@ class Store:
         """Check SQLite's own integrity, then compare the index with SQLite entry by entry;
         rebuild the index if they disagree or it cannot be read."""
         with self._lock, self._index.lock():
-            quick = [r[0] for r in self._conn.execute("PRAGMA quick_check(5)").fetchall()]
-            database = "ok" if quick == ["ok"] else "; ".join(map(str, quick))
+            # integrity_check, not quick_check: only it compares indexes with their tables
+            found = [r[0] for r in self._conn.execute("PRAGMA integrity_check(5)").fetchall()]
+            database = "ok" if found == ["ok"] else "; ".join(map(str, found))
             try:
                 self._sync_safely()
                 have, index_problem = self._index.digests(), None

@@ -221,3 +221,26 @@ def test_perfkb_check_rebuilds_an_index_damaged_on_disk(tmp_path: Path):
     with Store(settings) as store:
         assert store.check(repair=False).ok
         assert [h.id for h in store.search("dmgmarker2").results] == ["dmg-2"]
+
+
+def test_perfkb_check_reports_a_damaged_database_and_exits_1(tmp_path: Path):
+    data = tmp_path / "data"
+    settings = Settings(data_dir=data)
+    with Store(settings) as store:
+        for i in range(4):
+            store.add(validate_entry(entry_data(f"bad-{i}")), author="a")
+    # an index whose stored definition no longer matches its contents: SQLite opens the file,
+    # only integrity_check (not quick_check) notices
+    conn = sqlite3.connect(settings.db_path)
+    conn.execute("PRAGMA writable_schema = ON")
+    conn.execute(
+        "UPDATE sqlite_master SET sql = 'CREATE INDEX entries_live ON entries (deleted, title)'"
+        " WHERE name = 'entries_live'"
+    )
+    conn.commit()
+    conn.close()
+    check = perfkb(data, "check")
+    out, err = check.communicate(timeout=60)
+    assert check.returncode == 1, out + err
+    assert "database integrity: row 1 missing from index entries_live" in out
+    assert "restore it from a backup" in out

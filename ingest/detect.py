@@ -128,6 +128,8 @@ class Detector:
         """Fenced text no parser claimed is still evidence the user meant us to read."""
         if not self.unknown:
             return
+        # a fact-less block hands its lines back when it closes, after lines that came later
+        self.unknown.sort(key=lambda item: item[0])
         text = "\n".join(line for _, line in self.unknown)
         self.blocks.append(
             Block(
@@ -289,8 +291,11 @@ class Detector:
             )
         if block.format != "unknown" and not _has_content(block):
             # a command line that announced a capture which never followed: prose, not evidence
-            for line in cur.parser._text:
-                self._to_context(line, cur.start)
+            kept = cur.parser._text
+            for i, line in enumerate(kept):  # numbered as closely as we know: the last is exact
+                self._to_context(
+                    line, cur.end if i == len(kept) - 1 else min(cur.start + i, cur.end)
+                )
             return
         self.blocks.append(block)
 

@@ -125,6 +125,23 @@ def test_platform_words_in_prose_do_not_crash_analysis():
         assert analyze_text(text).context.platform in ("aix", "hpux", "windows")
 
 
+def test_a_fenced_block_handed_back_keeps_its_lines_in_order():
+    """Regression (fuzz find): a wait-table start with no facts inside a fence, interrupted by a
+    stray line, came back as an unknown block numbered 4-2 with its lines out of order."""
+    text = (
+        "```text\n"
+        "DB CPU                                         1388.0             16.4\n"
+        "db file scattered read              61,877      402.2    6.50ms    4.8 User I/O\n"
+        "> \n"
+        "log file sync                       40,211       66.3    1.65ms     .8 Commit\n"
+        "```"
+    )
+    (block,) = analyze_text(text).blocks
+    assert (block.format, block.start_line, block.end_line) == ("unknown", 2, 5)
+    assert block.text.split("\n")[0].startswith("DB CPU")
+    assert block.text.split("\n")[-1].startswith("log file sync")
+
+
 @pytest.mark.parametrize("kind", ["random bytes", "printable noise", "digits", "one line"])
 def test_five_megabytes_of_noise_are_analysed_within_seconds(kind):
     rng = random.Random(kind)

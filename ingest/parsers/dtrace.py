@@ -71,7 +71,9 @@ _DTRACE_MSG = re.compile(r"^dtrace:\s+\S")
 _ELISION = re.compile(r"^\s*(?:\[\s*\.\.\.\s*\]|\.\.\.)\s*$")
 _CPU_HEADER = re.compile(r"^\s*CPU\s+ID\s+FUNCTION:NAME\s*$")
 _FIRE = re.compile(r"^\s*\d+\s+\d+\s+[\w$.`-]*:[\w$.:-]*(?:\s+.*)?$")
-_PROMPT = re.compile(r"^\S*@\S*[#$]$|^\S*\][#$]$|^[#$]$")
+# user@host# as a token; the part before the first @ excludes @, or a run of @ backtracks
+# quadratically (a 24 KB token of them took 3 s)
+_PROMPT = re.compile(r"^[^\s@]*@\S*[#$]$|^\S*\][#$]$|^[#$]$")
 # bpftrace
 _BPF_ATTACH = re.compile(r"^Attaching \d+ probes?\.\.\.\s*$")
 _BPF_VALUE = re.compile(r"^@(?P<name>\w*)(?:\[(?P<key>[^\]]*)\])?:\s*(?P<value>-?\d{1,15})\s*$")

@@ -617,7 +617,7 @@ def check(
     no_repair: bool = typer.Option(False, "--no-repair", help="Only report."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Verify that the search index agrees with the database, and repair it if not."""
+    """Check the database's integrity and that the search index agrees with it; repair the index."""
     with _store() as store:
         report = store.check(repair=not no_repair)
     if as_json:

@@ -22,6 +22,8 @@ traceback, and the run goes on. The exit status is 1 when anything failed.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import hashlib
 import json
 import math
@@ -333,6 +335,18 @@ class Outcome:
     kinds: dict[str, int] = field(default_factory=dict)
 
 
+def confirmed_cpu(check: Callable[[str], None], text: str, first: float, limit: float) -> float:
+    """A slow input is run again after a garbage collection: a full collection of the fuzzer's
+    own heap can land inside any one input, so only a slow second run counts."""
+    if first <= limit:
+        return first
+    gc.collect()
+    started = time.process_time()
+    with contextlib.suppress(Exception):
+        check(text)
+    return min(first, time.process_time() - started)
+
+
 def record(
     out_dir: Path, target: str, text: str | bytes, exc: BaseException | None, why: str
 ) -> str:
@@ -375,7 +389,7 @@ def run_hypothesis(name: str, examples: int, slow_s: float, out_dir: Path, seed:
             kind = record(out_dir, name, text, exc, "failed")
             outcome.failures += 1
             outcome.kinds[kind] = outcome.kinds.get(kind, 0) + 1
-        elapsed = time.process_time() - started
+        elapsed = confirmed_cpu(check, text, time.process_time() - started, slow_s)
         outcome.slowest_ms = max(outcome.slowest_ms, elapsed * 1000)
         if elapsed > slow_s:
             outcome.slow += 1
@@ -445,7 +459,7 @@ def atheris_child(name: str, out_dir: Path, slow_s: float, argv: list[str]) -> N
             outcome.failures += 1
             outcome.kinds[kind] = outcome.kinds.get(kind, 0) + 1
             save()
-        elapsed = time.process_time() - started
+        elapsed = confirmed_cpu(check, text, time.process_time() - started, slow_s)
         outcome.slowest_ms = max(outcome.slowest_ms, elapsed * 1000)
         if elapsed > slow_s:
             outcome.slow += 1

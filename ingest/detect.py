@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
 from ingest.base import Parser
 from ingest.context import ContextExtractor
@@ -319,13 +319,6 @@ def parse_lines(lines: Iterable[str]) -> Evidence:
 
 def parse_text(text: str) -> Evidence:
     return parse_lines(io.StringIO(text))
-
-
-def iter_text_lines(data: bytes | str) -> Iterator[str]:
-    """Decode bytes leniently: pasted captures mix encodings; a bad byte must not stop analysis."""
-    if isinstance(data, bytes):
-        data = data.decode("utf-8", errors="replace")
-    return iter(io.StringIO(data))
 
 
 BINARY_SAMPLE = 8192  # how much of an input is looked at to tell text from binary data

@@ -32,7 +32,7 @@ from kb.evaluate import evaluate, quick
 from kb.models import Entry
 from kb.platform import fill, translate
 from kb.playbook import render_step, suggestions
-from kb.results import AnalysisResult, ConditionOutcome, Match, SignatureOutcome, SuggestedCommand
+from kb.results import AnalysisResult, Match, SignatureOutcome, SuggestedCommand
 from kb.signatures import AllOf, Signature, TextCondition, walk
 
 HIGH, MEDIUM = 0.60, 0.30
@@ -584,10 +584,6 @@ def preview_matches(entry: Entry, text: str) -> Match | None:
     """What a draft entry would say about this evidence, before it is saved."""
     result = analyze_text(text, entries=[entry])
     return next((m for m in result.matches if m.id == entry.id), None)
-
-
-def held_conditions(match: Match) -> list[ConditionOutcome]:
-    return [c for s in match.signatures if s.held for c in s.conditions if c.held]
 
 
 def propose_signature(evidence: Evidence) -> list[Signature]:

@@ -1,0 +1,437 @@
+"""Every signature of a KB compiled into arrays, so one analysis evaluates them all at once.
+
+Why: a team's KB holds many entries about the same syscalls and wait events, and each of those
+signatures really has to be evaluated against a paste that shows them. Walking each condition tree
+in Python made an analysis cost grow with the KB (60x from 100 to 10,000 entries). Here a
+*program* holds the signatures one view can apply to (a block of one format, the merged blocks of
+a source set, the whole text); fact leaves are compared in bulk with numpy, text leaves go through
+a literal prefilter or RE2 sets, and the trees are reduced level by level. The verdicts are
+kb.evaluate.quick()'s, leaf for leaf (tests/test_sigindex.py checks every signature of the
+starter KB and of a synthetic KB against it).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import re2
+
+from kb.evaluate import _compiled, _fact_held, _text_held
+from kb.literals import grams, literal_runs
+from kb.signatures import AllOf, AnyOf, FactCondition, NotOf, TextCondition
+
+# A view's verdict on a signature packed in one integer, so "best view" is a max:
+# held first, then the number of leaves that held (as quick() counts them).
+HELD = 1 << 20
+SET_CHUNK = 128  # patterns per RE2 set: keeps each set's DFA small
+SET_MAX_MEM = 64 << 20
+
+_AND, _OR, _NOT = 0, 1, 2
+_OPS = (">", ">=", "<", "<=", "==", "!=")
+
+
+def _isclose(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9), elementwise and with the same rounding."""
+    return np.abs(a - b) <= np.maximum(1e-9 * np.maximum(np.abs(a), np.abs(b)), 1e-9)
+
+
+def _compare(op: str, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    if op == ">":
+        return left > right
+    if op == ">=":
+        return left >= right
+    if op == "<":
+        return left < right
+    if op == "<=":
+        return left <= right
+    if op == "==":
+        return _isclose(left, right)
+    return ~_isclose(left, right)
+
+
+def _probe_of(cond: TextCondition) -> str | None:
+    """A lowercase ASCII literal (3+ characters) every match of the leaf contains."""
+    if cond.text is not None:
+        best = cond.text.lower()
+    else:
+        best = max(literal_runs(cond.regex or ""), key=len, default="").lower()
+    return best if len(best) >= 3 and best.isascii() and "\n" not in best else None
+
+
+@dataclass
+class View:
+    """What one view gives every leaf: fact values by slot, string facts apart, and the text."""
+
+    facts: Mapping
+    text: str
+    values: np.ndarray  # float64 per slot, NaN where the view has no number for it
+    strings: list[int]  # slots holding a string (compared in Python, as evaluate does)
+    present: set[int]  # slots the view has any value for
+    lowered: str = ""  # casefolded text, for the literal prefilter
+    grams: set[str] | None = None
+    lower: str | None = None  # text.lower(), as evaluate counts case-blind needles
+    data: bytes | None = None  # UTF-8 text, as evaluate matches regexes
+
+
+@dataclass
+class _Bucket:
+    """Text leaves sharing one trigram of their required literal (see Program._compile_texts)."""
+
+    probes: set[str] | None  # the literals; None: no literal, always scanned
+    needles: dict[tuple[str, bool], list[tuple[int, int]]] = field(
+        default_factory=lambda: defaultdict(list)
+    )
+    sets: list[tuple[re2.Set, list[tuple[int, TextCondition]]]] = field(default_factory=list)
+
+
+class Slots:
+    """(fact, key) -> slot number, shared by all programs of one index."""
+
+    def __init__(self) -> None:
+        self.ids: dict[tuple[str, str | None], int] = {}
+
+    def get(self, fact: str, key: str | None) -> int:
+        return self.ids.setdefault((fact, key), len(self.ids))
+
+    def view(self, facts: Mapping, text: str) -> View:
+        # one spare slot at the end holds 0.0: padding for the operand lists of `ref` leaves
+        values = np.full(len(self.ids) + 1, np.nan)
+        values[-1] = 0.0
+        strings: list[int] = []
+        present: set[int] = set()
+        ids = self.ids
+        for name, value in facts.items():
+            if isinstance(value, Mapping):
+                for k, v in value.items():
+                    slot = ids.get((name, k))
+                    if slot is not None:
+                        present.add(slot)
+                        _put(values, strings, slot, v)
+            else:
+                slot = ids.get((name, None))
+                if slot is not None:
+                    present.add(slot)
+                    _put(values, strings, slot, value)
+        return View(facts=facts, text=text, values=values, strings=strings, present=present)
+
+
+def _put(values: np.ndarray, strings: list[int], slot: int, v) -> None:
+    if isinstance(v, str):
+        strings.append(slot)
+    elif isinstance(v, int | float):
+        try:
+            values[slot] = float(v)
+        except OverflowError:
+            values[slot] = math.inf  # not finite: holds for no comparison, as in evaluate
+    # anything else (None, lists) holds for no comparison: the slot stays NaN
+
+
+class Program:
+    """The signatures one kind of view applies to, flattened: leaves first, then inner nodes
+    grouped by height so each level is a few numpy reductions."""
+
+    def __init__(self, conds: Sequence, slots: Slots) -> None:
+        leaves: list = []
+        inner: list[tuple[int, list[tuple[str, int]]]] = []  # (kind, children as refs)
+
+        def add(cond) -> tuple[str, int]:
+            if isinstance(cond, AllOf | AnyOf | NotOf):
+                if isinstance(cond, AllOf):
+                    kind, kids = _AND, cond.all
+                elif isinstance(cond, AnyOf):
+                    kind, kids = _OR, cond.any
+                else:
+                    kind, kids = _NOT, [cond.not_]
+                refs = [add(c) for c in kids]
+                inner.append((kind, refs))
+                return ("i", len(inner) - 1)
+            leaves.append(cond)
+            return ("l", len(leaves) - 1)
+
+        roots = [add(c) for c in conds]
+        n_leaves = len(leaves)
+        self.n_leaves = n_leaves
+        self.size = n_leaves + len(inner)
+
+        def node(ref: tuple[str, int]) -> int:
+            return ref[1] if ref[0] == "l" else n_leaves + ref[1]
+
+        self.roots = np.array([node(r) for r in roots], dtype=np.int64)
+        leafcount = np.ones(self.size, dtype=np.int32)
+        height = [0] * len(inner)
+        steps: dict[tuple[int, int], list[tuple[int, list[int]]]] = defaultdict(list)
+        for k, (kind, refs) in enumerate(inner):  # children come before their parent
+            kids = [node(r) for r in refs]
+            height[k] = 1 + max((height[r[1]] if r[0] == "i" else 0) for r in refs)
+            leafcount[n_leaves + k] = int(sum(leafcount[c] for c in kids))
+            steps[(height[k], kind)].append((n_leaves + k, kids))
+        self.leafcount = leafcount
+        self.steps: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = []
+        for (_, kind), group in sorted(steps.items()):
+            nodes = np.array([n for n, _ in group], dtype=np.int64)
+            flat = np.array([c for _, kids in group for c in kids], dtype=np.int64)
+            offsets = np.cumsum([0] + [len(kids) for _, kids in group[:-1]], dtype=np.int64)
+            self.steps.append((kind, nodes, flat, offsets))
+        self._compile_leaves(leaves, slots)
+
+    def _compile_leaves(self, leaves: list, slots: Slots) -> None:
+        pad = -1  # resolved to the spare 0.0 slot at evaluation time
+        cmp_leaf, cmp_slot, cmp_right, cmp_op = [], [], [], []
+        ref_leaf, ref_slot, ref_ops, ref_times, ref_op = [], [], [], [], []
+        self.python_leaves: list[tuple[int, FactCondition, list[int]]] = []
+        self.by_slot: dict[int, list[int]] = defaultdict(list)  # fact leaves per slot they read
+        self.leaf_conds = leaves
+        texts: list[tuple[int, TextCondition]] = []
+        for i, cond in enumerate(leaves):
+            if isinstance(cond, TextCondition):
+                texts.append((i, cond))
+                continue
+            read = [slots.get(cond.fact, cond.key)]
+            if cond.ref is not None:
+                parts = [(cond.ref.fact, cond.ref.key)] + [(p.fact, p.key) for p in cond.ref.plus]
+                operand_slots = [slots.get(f, k) for f, k in parts]
+                read += operand_slots
+                ref_leaf.append(i)
+                ref_slot.append(read[0])
+                ref_ops.append(operand_slots)
+                ref_times.append(cond.ref.times)
+                ref_op.append(_OPS.index(cond.op))
+            elif isinstance(cond.value, str):
+                self.python_leaves.append((i, cond, read))
+            else:
+                cmp_leaf.append(i)
+                cmp_slot.append(read[0])
+                cmp_right.append(float(cond.value))
+                cmp_op.append(_OPS.index(cond.op))
+            for s in set(read):
+                self.by_slot[s].append(i)
+        self.cmp = [
+            (
+                np.array([cmp_leaf[j] for j in idx], dtype=np.int64),
+                np.array([cmp_slot[j] for j in idx], dtype=np.int64),
+                np.array([cmp_right[j] for j in idx]),
+            )
+            for idx in _by_op(cmp_op)
+        ]
+        width = max((len(o) for o in ref_ops), default=0)
+        padded = [o + [pad] * (width - len(o)) for o in ref_ops]
+        self.ref = [
+            (
+                np.array([ref_leaf[j] for j in idx], dtype=np.int64),
+                np.array([ref_slot[j] for j in idx], dtype=np.int64),
+                np.array([padded[j] for j in idx], dtype=np.int64).reshape(len(idx), width),
+                np.array([ref_times[j] for j in idx]),
+            )
+            for idx in _by_op(ref_op)
+        ]
+        self._compile_texts(texts)
+
+    def _compile_texts(self, texts: list[tuple[int, TextCondition]]) -> None:
+        """Text leaves in buckets keyed by the rarest trigram of the literal they require (None:
+        no such literal), so a paste skips every bucket whose literal it lacks. In a bucket,
+        plain texts are counted once per distinct needle and regexes go through RE2 sets (one
+        scan for many patterns); patterns matching the empty string, or that a set refuses, are
+        evaluated one by one."""
+        self.always: list[tuple[int, TextCondition]] = []
+        keyed: list[tuple[str | None, int, TextCondition]] = []
+        for i, cond in texts:
+            if cond.regex is not None and _compiled(cond.regex, cond.case_sensitive)[1]:
+                self.always.append((i, cond))
+            else:
+                keyed.append((_probe_of(cond), i, cond))
+        gram_df: dict[str, int] = defaultdict(int)
+        for probe, _, _ in keyed:
+            for g in grams(probe or ""):
+                gram_df[g] += 1
+        members: dict[str | None, list[tuple[str | None, int, TextCondition]]] = defaultdict(list)
+        for item in keyed:
+            probe = item[0]
+            key = min(grams(probe), key=lambda g: (gram_df[g], g)) if probe else None
+            members[key].append(item)
+        self.buckets: dict[str | None, _Bucket] = {
+            key: self._bucket(items) for key, items in members.items()
+        }
+
+    def _bucket(self, items: list[tuple[str | None, int, TextCondition]]) -> _Bucket:
+        bucket = _Bucket(probes={p for p, _, _ in items if p is not None} or None)
+        regexes: dict[bool, list[tuple[int, TextCondition]]] = defaultdict(list)
+        for _, i, cond in items:
+            if cond.text is not None:
+                needle = cond.text if cond.case_sensitive else cond.text.lower()
+                bucket.needles[(needle, cond.case_sensitive)].append((i, cond.min_count))
+            else:
+                regexes[cond.case_sensitive].append((i, cond))
+        for case_sensitive, leaves in regexes.items():
+            for start in range(0, len(leaves), SET_CHUNK):
+                options = re2.Options()
+                options.case_sensitive = case_sensitive
+                options.log_errors = False
+                options.max_mem = SET_MAX_MEM
+                rset = re2.Set.SearchSet(options)
+                added: list[tuple[int, TextCondition]] = []
+                for i, cond in leaves[start : start + SET_CHUNK]:
+                    try:
+                        rset.Add(cond.regex)
+                    except re2.error:
+                        self.always.append((i, cond))
+                        continue
+                    added.append((i, cond))
+                if added:
+                    rset.Compile()
+                    bucket.sets.append((rset, added))
+        return bucket
+
+    # -- evaluation -------------------------------------------------------------------------
+
+    def _text_leaves(self, view: View, held: np.ndarray) -> None:
+        text = view.text
+        for i, cond in self.always:
+            held[i] = _text_held(cond, text)
+        if not text:
+            return  # no needle or non-empty match fits in an empty text
+        keyed = [k for k in self.buckets if k is not None]
+        if keyed and view.grams is None and len(view.lowered) < 4 * len(keyed):
+            view.grams = grams(view.lowered)
+        if view.grams is not None:
+            keyed = [k for k in keyed if k in view.grams]
+        for key in [None, *keyed] if None in self.buckets else keyed:
+            bucket = self.buckets[key]
+            if bucket.probes is not None and not any(p in view.lowered for p in bucket.probes):
+                continue
+            for (needle, case_sensitive), leaves in bucket.needles.items():
+                if not case_sensitive and view.lower is None:
+                    view.lower = text.lower()
+                count = (text if case_sensitive else view.lower or "").count(needle)
+                for i, min_count in leaves:
+                    held[i] = count >= min_count
+            for rset, added in bucket.sets:
+                if view.data is None:
+                    view.data = text.encode("utf-8", "replace")
+                for j in rset.Match(view.data) or ():
+                    i, cond = added[j]
+                    held[i] = cond.min_count == 1 or _text_held(cond, text)
+
+    def leaf_verdicts(self, view: View) -> np.ndarray:
+        values = view.values
+        held = np.zeros(self.n_leaves, dtype=bool)
+        for op, (leaf, slot, right) in zip(_OPS, self.cmp, strict=True):
+            if len(leaf):
+                left = values[slot]
+                held[leaf] = _compare(op, left, right) & np.isfinite(left) & np.isfinite(right)
+        for op, (leaf, slot, operands, times) in zip(_OPS, self.ref, strict=True):
+            if len(leaf):
+                left = values[slot]
+                total = np.zeros(len(leaf))
+                for k in range(operands.shape[1]):
+                    total = total + values[operands[:, k]]
+                right = total * times
+                held[leaf] = _compare(op, left, right) & np.isfinite(left) & np.isfinite(right)
+        # strings and string thresholds: evaluate's own rules, leaf by leaf (rare)
+        for slot in view.strings:
+            for i in self.by_slot.get(slot, ()):
+                held[i] = _fact_held(self.leaf_conds[i], view.facts)
+        for i, cond, read in self.python_leaves:
+            if read[0] in view.present:
+                held[i] = _fact_held(cond, view.facts)
+        self._text_leaves(view, held)
+        return held
+
+    def ranks(self, view: View) -> np.ndarray:
+        """Per signature: HELD if it holds on this view, plus the number of leaves that held."""
+        held = np.zeros(self.size, dtype=bool)
+        count = np.zeros(self.size, dtype=np.int32)
+        if self.n_leaves:
+            leaf = self.leaf_verdicts(view)
+            held[: self.n_leaves] = leaf
+            count[: self.n_leaves] = leaf
+        for kind, nodes, flat, offsets in self.steps:
+            if kind == _NOT:
+                held[nodes] = ~held[flat]
+                count[nodes] = self.leafcount[nodes] - count[flat]
+            else:
+                reduce = np.logical_and if kind == _AND else np.logical_or
+                held[nodes] = reduce.reduceat(held[flat], offsets)
+                count[nodes] = np.add.reduceat(count[flat], offsets)
+        roots = self.roots
+        return held[roots].astype(np.int64) * HELD + count[roots]
+
+
+def _by_op(ops: list[int]) -> list[list[int]]:
+    groups: list[list[int]] = [[] for _ in _OPS]
+    for j, op in enumerate(ops):
+        groups[op].append(j)
+    return groups
+
+
+class Verdicts:
+    """Per signature (in SignatureIndex order): whether any view applied, whether it held on
+    its best view, and how many leaves held there."""
+
+    def __init__(self, best: np.ndarray) -> None:
+        self.seen = best >= 0
+        self.held = best >= HELD
+        self.n_held = np.where(self.held, best - HELD, np.maximum(best, 0))
+
+
+class SignatureIndex:
+    """Programs per view kind, compiled on first use and kept for the life of the KB state."""
+
+    def __init__(self, signatures: Sequence) -> None:
+        self.signatures = list(signatures)  # kb.signatures.Signature, in matcher order
+        self.slots = Slots()
+        self.sources = [frozenset(s.sources) for s in self.signatures]
+        self._programs: dict[tuple, tuple[np.ndarray, Program]] = {}
+        self._lock = threading.Lock()
+        # compile the slot table up front so views built before a program exists see every slot
+        for sig in self.signatures:
+            self._slots_of(sig.when)
+        self.by_format: dict[str, list[int]] = defaultdict(list)
+        self.by_set: dict[frozenset[str], list[int]] = defaultdict(list)
+        for g, sources in enumerate(self.sources):
+            for s in sources:
+                self.by_format[s].append(g)
+            self.by_set[sources].append(g)
+
+    def _slots_of(self, cond) -> None:
+        if isinstance(cond, AllOf | AnyOf):
+            for c in cond.all if isinstance(cond, AllOf) else cond.any:
+                self._slots_of(c)
+        elif isinstance(cond, NotOf):
+            self._slots_of(cond.not_)
+        elif isinstance(cond, FactCondition):
+            self.slots.get(cond.fact, cond.key)
+            if cond.ref is not None:
+                self.slots.get(cond.ref.fact, cond.ref.key)
+                for p in cond.ref.plus:
+                    self.slots.get(p.fact, p.key)
+
+    def program(self, key: tuple, members: list[int]) -> tuple[np.ndarray, Program]:
+        found = self._programs.get(key)
+        if found is None:
+            with self._lock:
+                found = self._programs.get(key)
+                if found is None:
+                    prog = Program([self.signatures[g].when for g in members], self.slots)
+                    found = (np.array(members, dtype=np.int64), prog)
+                    self._programs[key] = found
+        return found
+
+    def view(self, facts: Mapping, text: str) -> View:
+        v = self.slots.view(facts, text)
+        v.lowered = text.casefold()
+        return v
+
+    def evaluate(self, views: list[tuple[tuple, list[int], View]]) -> Verdicts:
+        """Best rank of every signature over the views that apply to it."""
+        best = np.full(len(self.signatures), -1, dtype=np.int64)
+        for key, members, view in views:
+            if not members:
+                continue
+            gids, prog = self.program(key, members)
+            best[gids] = np.maximum(best[gids], prog.ranks(view))
+        return Verdicts(best=best)

@@ -12,6 +12,11 @@ version is outside the entry's affected range.
 confidence  high   score >= 0.60 and a specific signature held and no version demotion
             medium score >= 0.30, or a high candidate held back by the rules above
             low    everything else (related only)
+
+Every signature is evaluated at once by kb.sigindex (arrays, not one tree walk per signature),
+the three score parts are computed for every entry as vectors, and only the entries that can
+still reach the top ten get the exact score above, their version verdicts and their
+explanations: so a KB of 10,000 entries costs about what one of 100 does.
 """
 
 from __future__ import annotations
@@ -19,32 +24,39 @@ from __future__ import annotations
 import hashlib
 import io
 import math
-import re
 import threading
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ingest.detect import parse_lines
 from ingest.model import Block, Evidence
 from kb.evaluate import evaluate, quick
+from kb.literals import grams, probe
 from kb.models import Entry
 from kb.platform import fill, translate
 from kb.playbook import render_step, suggestions
 from kb.results import AnalysisResult, Match, SignatureOutcome, SuggestedCommand
-from kb.signatures import AllOf, Signature, TextCondition, walk
+from kb.sigindex import SignatureIndex, Verdicts, View
+from kb.signatures import Signature, walk
 
 HIGH, MEDIUM = 0.60, 0.30
 MIN_SCORE = 0.05
 MAX_MATCHES = 10
 MAX_COMMANDS = 12
 W_HELD, W_NEAR, W_SIM = 0.80, 0.10, 0.10
+# Vector scores may differ from the exact ones in the last bits (other summation order):
+# an entry is passed over only when even this much more could not bring it into the top ten.
+_SLACK = 1e-9
 
 
 @dataclass
 class _Sig:
     entry: int
+    gid: int  # position in the signature index
     sig: Signature
     sources: frozenset[str]
     required: frozenset[str]
@@ -66,71 +78,145 @@ class _Tried:
 class _EntryScore:
     held: list[_Tried] = field(default_factory=list)
     tried: list[_Tried] = field(default_factory=list)
-    near: float = 0.0
+
+
+@dataclass
+class _Scores:
+    """One analysis's per-signature verdicts and per-entry score parts (vectors)."""
+
+    tried: np.ndarray
+    held: np.ndarray
+    n_held: np.ndarray
+    order: dict[str, int]  # evidence term -> its place in the one iteration order used
+    bm25: Mapping[str, float]
+
+
+def _merge_facts(blocks: list[Block]) -> dict:
+    """Facts of several blocks as one view: tables merged key by key (larger value wins)."""
+    merged: dict = {}
+    for b in blocks:
+        for name, value in b.facts.items():
+            if isinstance(value, Mapping):
+                table = merged.setdefault(name, {})
+                if isinstance(table, dict):
+                    for k, v in value.items():
+                        table[k] = max(table.get(k, v), v)
+            else:
+                merged.setdefault(name, value)
+    return merged
 
 
 class Matcher:
-    """Compiled form of a set of entries: signatures grouped by source, with the identifiers
-    each requires, so analysis touches only signatures that can possibly hold."""
+    """Compiled form of a set of entries: every signature in a SignatureIndex, identifiers
+    indexed for similarity, so analysis costs little more with 10,000 entries than with 100."""
 
     def __init__(self, entries: list[Entry]) -> None:
         self.entries = list(entries)
-        self.by_source: dict[str, list[_Sig]] = defaultdict(list)
+        self.sigs: list[_Sig] = []
+        self.entry_sigs: list[range] = []
         self.entry_terms: list[set[str]] = []
         df: dict[str, int] = defaultdict(int)
-        probed: list[_Sig] = []
         for i, entry in enumerate(self.entries):
             terms = {t.lower() for t in entry.searchable_identifiers()}
             self.entry_terms.append(terms)
             for t in terms:
                 df[t] += 1
+            start = len(self.sigs)
             for sig in entry.signatures:
-                compiled = _Sig(
-                    entry=i,
-                    sig=sig,
-                    sources=frozenset(sig.sources),
-                    required=frozenset(k.lower() for k in sig.required_identifiers()),
-                    leaves=sum(1 for _ in walk(sig.when)),
-                    probe=_probe(sig.when),
+                self.sigs.append(
+                    _Sig(
+                        entry=i,
+                        gid=len(self.sigs),
+                        sig=sig,
+                        sources=frozenset(sig.sources),
+                        required=frozenset(k.lower() for k in sig.required_identifiers()),
+                        leaves=sum(1 for _ in walk(sig.when)),
+                        probe=probe(sig.when),
+                    )
                 )
-                for source in sig.sources:
-                    if source == "text" and compiled.probe is not None:
-                        probed.append(compiled)
-                    else:
-                        self.by_source[source].append(compiled)
+            self.entry_sigs.append(range(start, len(self.sigs)))
         self.position = {e.id: i for i, e in enumerate(self.entries)}
         n = max(1, len(self.entries))
         self.idf = {t: math.log(1 + n / c) for t, c in df.items()}
-        self.entry_idf_total = [sum(self.idf[t] for t in terms) for terms in self.entry_terms]
-        self.term_entries: dict[str, list[int]] = defaultdict(list)
+        self.entry_idf_total = np.array(
+            [sum(self.idf[t] for t in terms) for terms in self.entry_terms], dtype=float
+        )
+        term_entries: dict[str, list[int]] = defaultdict(list)
         for i, terms in enumerate(self.entry_terms):
             for t in terms:
-                self.term_entries[t].append(i)
-        # Text signatures with a required literal, indexed by its rarest trigram: an analysis
-        # looks only at those whose trigram occurs in the text, so a big KB of text signatures
-        # costs a set intersection instead of one evaluation per signature.
+                term_entries[t].append(i)
+        self.term_entries = {t: np.array(ix, dtype=np.int64) for t, ix in term_entries.items()}
+        self.index = SignatureIndex([cs.sig for cs in self.sigs])
+        self.sig_entry = np.array([cs.entry for cs in self.sigs], dtype=np.int64)
+        self.sig_weight = np.array([cs.sig.weight for cs in self.sigs], dtype=float)
+        self.sig_leaves = np.array([max(1, cs.leaves) for cs in self.sigs], dtype=float)
+        with np.errstate(divide="ignore"):
+            self.sig_log_miss = np.log1p(-self.sig_weight)  # weight 1 -> -inf -> held part 1
+        self.format_mask = {
+            fmt: np.isin(np.arange(len(self.sigs)), gids)
+            for fmt, gids in self.index.by_format.items()
+        }
+        # Which signatures could be tried at all, as before the index: one of their sources is in
+        # the evidence (text only when the literal it requires is there) and the identifiers they
+        # require are present. Required keys per source set, as flat arrays for one reduction.
+        self.req_ids: dict[str, int] = {}
+        self.req_groups: list[tuple[frozenset[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
+        self.req_groups = []
+        grouped: dict[frozenset[str], list[_Sig]] = defaultdict(list)
+        for cs in self.sigs:
+            if cs.required:
+                grouped[cs.sources].append(cs)
+        for sources, members in grouped.items():
+            flat = [
+                self.req_ids.setdefault(k, len(self.req_ids))
+                for cs in members
+                for k in sorted(cs.required)
+            ]
+            sizes = [len(cs.required) for cs in members]
+            self.req_groups.append(
+                (
+                    sources,
+                    np.array([cs.gid for cs in members], dtype=np.int64),
+                    np.array(flat, dtype=np.int64),
+                    np.cumsum([0, *sizes[:-1]], dtype=np.int64),
+                    np.array(sizes, dtype=np.int64),
+                )
+            )
+        self.text_free = np.array(
+            [("text" in cs.sources and cs.probe is None) for cs in self.sigs], dtype=bool
+        )
+        # Text signatures with a required literal, indexed by its rarest trigram: only those whose
+        # trigram occurs in the text can be tried.
+        probed = [cs for cs in self.sigs if "text" in cs.sources and cs.probe is not None]
         gram_df: dict[str, int] = defaultdict(int)
         for cs in probed:
-            for g in _grams(cs.probe or ""):
+            for g in grams(cs.probe or ""):
                 gram_df[g] += 1
-        self.text_by_gram: dict[str, list[_Sig]] = defaultdict(list)
+        self.text_by_gram: dict[str, dict[str, list[_Sig]]] = defaultdict(lambda: defaultdict(list))
         self.entry_probed: dict[int, list[_Sig]] = defaultdict(list)
         for cs in probed:
-            key = min(_grams(cs.probe or ""), key=lambda g: (gram_df[g], g))
-            self.text_by_gram[key].append(cs)
+            key = min(grams(cs.probe or ""), key=lambda g: (gram_df[g], g))
+            self.text_by_gram[key][cs.probe or ""].append(cs)
             self.entry_probed[cs.entry].append(cs)
 
-    # -- evaluation -----------------------------------------------------------------------------
+    # -- which signatures are tried, and their verdicts ------------------------------------
 
     def _probed(self, full_text: str) -> list[_Sig]:
-        """Text signatures whose required literal occurs in the text (checked exactly)."""
+        """Text signatures whose required literal occurs in the text (checked exactly, once per
+        distinct literal)."""
         if not self.text_by_gram:
             return []
         low = full_text.casefold()
         found = set(self.text_by_gram)
         if len(low) < 4 * len(found):
-            found &= _grams(low)
-        return [cs for g in found for cs in self.text_by_gram[g] if (cs.probe or "") in low]
+            found &= grams(low)
+        return [
+            cs
+            for g in found
+            for literal, sigs in self.text_by_gram[g].items()
+            if literal in low
+            for cs in sigs
+        ]
 
     @staticmethod
     def _keys(evidence: Evidence) -> dict[str, set[str]]:
@@ -149,20 +235,52 @@ class Matcher:
         present = set().union(*(keys_by_format.get(s, set()) for s in cs.sources))
         return cs.required <= present
 
-    def _candidates(self, evidence: Evidence, full_text: str = "") -> dict[int, list[_Sig]]:
+    def _eligible(self, evidence: Evidence, full_text: str) -> np.ndarray:
+        """Signatures that may be tried: a source of theirs is in the evidence (a text source
+        counts when the literal they require occurs) and their required identifiers are there."""
         keys_by_format = self._keys(evidence)
-        formats = set(keys_by_format) | {"text"}
-        out: dict[int, list[_Sig]] = defaultdict(list)
-        seen: set[int] = set()
-        probed = self._probed(full_text)
-        for fmt in [*formats, None]:
-            for cs in self.by_source.get(fmt, ()) if fmt is not None else probed:
-                if id(cs) in seen:
-                    continue
-                seen.add(id(cs))
-                if self._has_required(cs, keys_by_format):
-                    out[cs.entry].append(cs)
+        ok = self.text_free.copy()
+        for fmt in keys_by_format:
+            mask = self.format_mask.get(fmt)
+            if mask is not None:
+                ok |= mask
+        for cs in self._probed(full_text):
+            ok[cs.gid] = True
+        for sources, gids, flat, offsets, sizes in self.req_groups:
+            present = np.zeros(len(self.req_ids) + 1, dtype=np.int64)
+            for s in sources:
+                for k in keys_by_format.get(s, ()):
+                    j = self.req_ids.get(k)
+                    if j is not None:
+                        present[j] = 1
+            ok[gids] &= np.add.reduceat(present[flat], offsets) == sizes
+        return ok
+
+    def _views(self, evidence: Evidence, full_text: str) -> list[tuple[tuple, list[int], View]]:
+        """Every view an analysis evaluates, with the signatures each applies to: each block
+        alone, the blocks of one source set together, and the whole text."""
+        index = self.index
+        out: list[tuple[tuple, list[int], View]] = []
+        blocks = evidence.blocks
+        for b in blocks:
+            members = index.by_format.get(b.format)
+            if members:
+                out.append((("format", b.format), members, index.view(b.facts, b.text)))
+        for sources, members in index.by_set.items():
+            chosen = [b for b in blocks if b.format in sources]
+            if len(chosen) > 1 and (len({b.format for b in chosen}) > 1 or "text" in sources):
+                view = index.view(_merge_facts(chosen), "\n".join(b.text for b in chosen))
+                out.append((("set", sources), members, view))
+        members = index.by_format.get("text")
+        if members:
+            out.append((("format", "text"), members, index.view({}, full_text)))
         return out
+
+    def _verdicts(self, evidence: Evidence, full_text: str) -> tuple[np.ndarray, Verdicts]:
+        verdicts = self.index.evaluate(self._views(evidence, full_text))
+        return self._eligible(evidence, full_text) & verdicts.seen, verdicts
+
+    # -- explanations for the shown matches ---------------------------------------------------
 
     def _skipped(self, i: int, es: _EntryScore, evidence: Evidence, full_text: str) -> list:
         """Entry i's text signatures the literal index left out (they cannot hold): evaluated
@@ -178,33 +296,23 @@ class Matcher:
         return out
 
     @staticmethod
-    def _views(
+    def _sig_views(
         cs: _Sig, evidence: Evidence, full_text: str
     ) -> list[tuple[list[Block], Mapping, str]]:
         blocks = [b for b in evidence.blocks if b.format in cs.sources]
         views: list[tuple[list[Block], Mapping, str]] = [([b], b.facts, b.text) for b in blocks]
         formats = {b.format for b in blocks}
         if len(blocks) > 1 and (len(formats) > 1 or "text" in cs.sources):
-            merged: dict = {}
-            for b in blocks:
-                for name, value in b.facts.items():
-                    if isinstance(value, Mapping):
-                        table = merged.setdefault(name, {})
-                        if isinstance(table, dict):
-                            for k, v in value.items():
-                                table[k] = max(table.get(k, v), v)
-                    else:
-                        merged.setdefault(name, value)
-            views.append((blocks, merged, "\n".join(b.text for b in blocks)))
+            views.append((blocks, _merge_facts(blocks), "\n".join(b.text for b in blocks)))
         if "text" in cs.sources:
             views.append(([], {}, full_text))
         return views
 
     def _eval_sig(self, cs: _Sig, evidence: Evidence, full_text: str) -> tuple[_Tried, int] | None:
         """The signature on its best view (held first, then most held leaves; the first view
-        wins ties), and how many leaves held there."""
+        wins ties), and how many leaves held there: the view its explanation is built from."""
         best: tuple[tuple[bool, int], tuple[list[Block], Mapping, str]] | None = None
-        for view in self._views(cs, evidence, full_text):
+        for view in self._sig_views(cs, evidence, full_text):
             held, n_held, _ = quick(cs.sig.when, view[1], view[2])
             rank = (held, n_held)
             if best is None or rank > best[0]:
@@ -226,23 +334,87 @@ class Matcher:
             conditions=outcomes,
         )
 
-    def similarity(
-        self, evidence: Evidence, bm25: Mapping[str, float] | None = None
-    ) -> dict[int, float]:
-        """IDF-weighted share of each entry's identifiers seen in the evidence; with a store,
-        averaged with whoosh's BM25 over the same identifiers (`bm25`, entry id -> 0..1)."""
-        gained: dict[int, float] = defaultdict(float)
-        for t in evidence_terms(evidence):
-            for i in self.term_entries.get(t, ()):
-                gained[i] += self.idf[t]
-        sims = {
-            i: g / self.entry_idf_total[i] for i, g in gained.items() if self.entry_idf_total[i]
-        }
-        for entry_id, score in (bm25 or {}).items():
+    # -- scoring ------------------------------------------------------------------------------
+
+    def _vector_scores(
+        self,
+        tried: np.ndarray,
+        verdicts: Verdicts,
+        terms: Iterable[str],
+        feedback: Mapping[str, Mapping[str, int]],
+        bm25: Mapping[str, float],
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(score before version demotion, entries to rank) for every entry at once."""
+        n_entries = len(self.entries)
+        n_held = verdicts.n_held
+        held = tried & verdicts.held
+        held_ix = np.flatnonzero(held)
+        log_miss = np.zeros(n_entries)
+        np.add.at(log_miss, self.sig_entry[held_ix], self.sig_log_miss[held_ix])
+        any_held = np.zeros(n_entries, dtype=bool)
+        any_held[self.sig_entry[held_ix]] = True
+        held_part = np.where(any_held, 1.0 - np.exp(log_miss), 0.0)
+        near_ix = np.flatnonzero(tried & ~held)
+        near = np.zeros(n_entries)
+        np.maximum.at(
+            near,
+            self.sig_entry[near_ix],
+            self.sig_weight[near_ix] * (n_held[near_ix] / self.sig_leaves[near_ix]),
+        )
+        gained = np.zeros(n_entries)
+        for t in terms:
+            ix = self.term_entries.get(t)
+            if ix is not None:
+                gained[ix] += self.idf[t]
+        pool = gained > 0
+        pool[self.sig_entry[np.flatnonzero(tried)]] = True
+        sim = np.divide(
+            gained, self.entry_idf_total, out=np.zeros(n_entries), where=self.entry_idf_total > 0
+        )
+        for entry_id, score in bm25.items():
             i = self.position.get(entry_id)
             if i is not None:
-                sims[i] = (sims.get(i, 0.0) + score) / 2
-        return sims
+                sim[i] = (sim[i] + score) / 2
+                pool[i] = True
+        score = W_HELD * held_part + W_NEAR * near + W_SIM * sim
+        for entry_id, votes in feedback.items():
+            i = self.position.get(entry_id)
+            if i is not None:
+                score[i] += 0.10 * min(votes.get("right", 0), 2)
+                score[i] *= 0.5 ** min(votes.get("wrong", 0), 2)
+        score = np.clip(score, 0.0, 1.0)
+        # an entry with nothing held is shown only from MIN_SCORE up, and exact <= vector score
+        pool &= any_held | (score >= MIN_SCORE - _SLACK)
+        return score, pool
+
+    def _exact(self, i: int, s: _Scores) -> tuple[float, bool, bool]:
+        """(score before feedback and versions, any signature held, a specific one held), with
+        the same operations in the same order as the formula in the module docstring."""
+        miss, near, any_held, specific = 1.0, 0.0, False, False
+        for g in self.entry_sigs[i]:
+            if not s.tried[g]:
+                continue
+            weight = self.sigs[g].sig.weight
+            if s.held[g]:
+                miss *= 1 - weight
+                any_held = True
+                specific |= self.sigs[g].sig.specific
+            else:
+                share = int(s.n_held[g]) / max(1, self.sigs[g].leaves)
+                near = max(near, weight * share)
+        common = sorted((s.order[t], t) for t in self.entry_terms[i] if t in s.order)
+        sim = None
+        if common and self.entry_idf_total[i]:
+            gained = 0.0
+            for _, t in common:
+                gained += self.idf[t]
+            sim = gained / float(self.entry_idf_total[i])
+        entry_id = self.entries[i].id
+        if entry_id in s.bm25:
+            sim = ((sim or 0.0) + s.bm25[entry_id]) / 2
+        held_part = 1 - miss if any_held else 0.0
+        score = W_HELD * held_part + W_NEAR * near + W_SIM * (sim or 0.0)
+        return score, any_held, specific
 
     def match(
         self,
@@ -252,190 +424,83 @@ class Matcher:
         feedback: Mapping[str, Mapping[str, int]] | None = None,
         bm25: Mapping[str, float] | None = None,
     ) -> list[Match]:
+        if not self.entries:
+            return []
         feedback = feedback or {}
-        sims = self.similarity(evidence, bm25)
-        scores: dict[int, _EntryScore] = defaultdict(_EntryScore)
-        for i, sigs in self._candidates(evidence, full_text).items():
-            es = scores[i]
-            for cs in sigs:
-                found = self._eval_sig(cs, evidence, full_text)
-                if found is None:
-                    continue
-                tried, n_held = found
-                es.tried.append(tried)
-                if tried.held:
-                    es.held.append(tried)
-                else:
-                    share = n_held / max(1, cs.leaves)
-                    es.near = max(es.near, cs.sig.weight * share)
+        bm25 = bm25 or {}
+        terms = list(evidence_terms(evidence))
+        tried, verdicts = self._verdicts(evidence, full_text)
+        s = _Scores(
+            tried=tried,
+            held=verdicts.held,
+            n_held=verdicts.n_held,
+            order={t: k for k, t in enumerate(terms)},
+            bm25=bm25,
+        )
+        upper, pool = self._vector_scores(tried, verdicts, terms, feedback, bm25)
+        candidates = np.flatnonzero(pool)
+        candidates = candidates[np.argsort(-upper[candidates], kind="stable")]
         versions = evidence.context.versions
         ranked: list[tuple[float, str, int, str, list[str], dict]] = []
-        for i in set(scores) | set(sims):
+        floor = -1.0  # the tenth best rounded score so far
+        for i in candidates.tolist():
+            if len(ranked) >= MAX_MATCHES and round(float(upper[i]) + _SLACK, 4) < floor:
+                break  # no entry further down can reach the top ten
             entry = self.entries[i]
-            es = scores.get(i, _EntryScore())
-            miss = 1.0
-            for t in es.held:
-                miss *= 1 - t.cs.sig.weight
-            held_part = 1 - miss if es.held else 0.0
-            sim = sims.get(i, 0.0)
-            score = W_HELD * held_part + W_NEAR * es.near + W_SIM * sim
+            score, any_held, specific = self._exact(i, s)
             votes = feedback.get(entry.id, {})
             score += 0.10 * min(votes.get("right", 0), 2)
             score *= 0.5 ** min(votes.get("wrong", 0), 2)
-            verdicts, excluded = _version_verdicts(entry, versions)
+            verdict_lines, excluded = _version_verdicts(entry, versions)
             if excluded:
                 score *= 0.5
             score = max(0.0, min(1.0, score))
-            if score < MIN_SCORE and not es.held:
+            if score < MIN_SCORE and not any_held:
                 continue
-            specific = any(t.cs.sig.specific for t in es.held)
             if score >= HIGH and specific and not excluded:
                 confidence = "high"
-            elif score >= MEDIUM or (score >= HIGH and es.held):
+            elif score >= MEDIUM or (score >= HIGH and any_held):
                 confidence = "medium"
             else:
                 confidence = "low"
-            ranked.append((round(score, 4), entry.id, i, confidence, verdicts, dict(votes)))
+            ranked.append((round(score, 4), entry.id, i, confidence, verdict_lines, dict(votes)))
+            if len(ranked) >= MAX_MATCHES:
+                ranked.sort(key=lambda r: (-r[0], r[1]))
+                del ranked[MAX_MATCHES:]
+                floor = ranked[-1][0]
         ranked.sort(key=lambda r: (-r[0], r[1]))
-        matches: list[Match] = []
-        for score, entry_id, i, confidence, verdicts, votes in ranked[:MAX_MATCHES]:
-            es = scores.get(i, _EntryScore())
-            es.tried += self._skipped(i, es, evidence, full_text)
-            outcomes = {id(t): self._outcome(t) for t in es.tried}
-            evidence_lines: list[str] = []
-            for t in es.held:
-                for c in outcomes[id(t)].conditions:
-                    if c.held and c.observed not in evidence_lines:
-                        evidence_lines.append(c.observed)
-            tried = [outcomes[id(t)] for t in es.tried]
-            matches.append(
-                Match(
-                    id=entry_id,
-                    title=self.entries[i].title,
-                    score=score,
-                    confidence=confidence,
-                    evidence=evidence_lines[:10],
-                    versions=verdicts,
-                    signatures=sorted(tried, key=lambda o: (not o.held, -o.weight)),
-                    related_only=not es.held,
-                    feedback=votes,
-                )
-            )
-        return matches
+        return [self._shown(r, s, evidence, full_text) for r in ranked[:MAX_MATCHES]]
 
-
-def _grams(text: str) -> set[str]:
-    return {text[i : i + 3] for i in range(len(text) - 2)}
-
-
-_REGEX_META = set("\\.^$*+?{}[]()|")
-_PLAIN_ESCAPES = set("dDwWsSbBAznrtfv")
-_FLAGS = re.compile(r"\(\?([^:)]*)").findall  # escapes that take no argument: a run just ends there
-
-
-def _skip_class(regex: str, i: int) -> int:
-    """Index just past the character class that opens at regex[i] == '['."""
-    j = i + 1
-    if regex[j : j + 1] == "^":
-        j += 1
-    if regex[j : j + 1] == "]":
-        j += 1
-    while j < len(regex) and regex[j] != "]":
-        if regex[j] == "\\":
-            j += 2
-        elif regex.startswith("[:", j):
-            end = regex.find(":]", j + 2)
-            j = len(regex) if end < 0 else end + 2
-        else:
-            j += 1
-    return j + 1
-
-
-def _skip_group(regex: str, i: int) -> int:
-    """Index just past the group that opens at regex[i] == '('."""
-    depth, j = 0, i
-    while j < len(regex):
-        c = regex[j]
-        if c == "\\":
-            j += 2
-            continue
-        if c == "[":
-            j = _skip_class(regex, j)
-            continue
-        depth += c == "("
-        depth -= c == ")"
-        j += 1
-        if depth == 0:
-            break
-    return j
-
-
-def _literal_runs(regex: str) -> list[str]:
-    """Literal stretches every match of `regex` must contain, read conservatively: none when the
-    pattern has a top-level alternation, flags or an escape with an argument (\\x41, \\p{L});
-    groups and classes are skipped whole; a run ends at any other metacharacter and loses its
-    last character before a quantifier that may skip it."""
-    for flags in _FLAGS(regex):
-        if set(flags) - set("imsU-"):  # x (verbose) changes what the pattern's text means
-            return []
-    runs: list[str] = []
-    cur: list[str] = []
-    i = 0
-    while i < len(regex):
-        c = regex[i]
-        if c == "|":
-            return []
-        if c in "([":
-            runs.append("".join(cur))
-            cur = []
-            i = _skip_group(regex, i) if c == "(" else _skip_class(regex, i)
-            continue
-        if c == "\\":
-            nxt = regex[i + 1 : i + 2]
-            if nxt.isalnum() or not nxt:
-                if nxt not in _PLAIN_ESCAPES:
-                    return []
-                runs.append("".join(cur))
-                cur, i = [], i + 2
-                continue
-            lit, i = nxt, i + 2  # an escaped metacharacter stands for itself
-        elif c in _REGEX_META:
-            runs.append("".join(cur))
-            cur = []
-            if c == "{":  # a counted repetition: its digits are not text
-                end = regex.find("}", i)
-                i = len(regex) if end < 0 else end + 1
-            else:
-                i += 1
-            continue
-        else:
-            lit, i = c, i + 1
-        if regex[i : i + 1] in ("?", "*", "{"):
-            runs.append("".join(cur))  # this character may be absent
-            cur = []
-            continue
-        cur.append(lit)
-    runs.append("".join(cur))
-    return [r for r in runs if r]
-
-
-def _probe(cond) -> str | None:
-    """The longest literal (3+ characters, lowercase) a text condition reached through all-nodes
-    only must find in the text for the condition tree to hold; None when there is none."""
-    best = ""
-    if isinstance(cond, AllOf):
-        for c in cond.all:
-            p = _probe(c) or ""
-            best = p if len(p) > len(best) else best
-    elif isinstance(cond, TextCondition):
-        if cond.text is not None:
-            best = cond.text.lower()
-        elif cond.regex is not None:
-            best = max(_literal_runs(cond.regex), key=len, default="").lower()
-    # ASCII only: lower-casing it is exact, and the text is case-folded, which never loses an
-    # ASCII letter RE2's case folding would match (K for k, ſ for s)
-    ok = len(best) >= 3 and best.isascii() and "\n" not in best
-    return best if ok else None
+    def _shown(self, r: tuple, s: _Scores, evidence: Evidence, full_text: str) -> Match:
+        """A ranked entry with its explanation: each tried signature on its best view."""
+        score, entry_id, i, confidence, verdict_lines, votes = r
+        es = _EntryScore()
+        for g in self.entry_sigs[i]:
+            if s.tried[g]:
+                found = self._eval_sig(self.sigs[g], evidence, full_text)
+                if found is not None:
+                    es.tried.append(found[0])
+                    if found[0].held:
+                        es.held.append(found[0])
+        es.tried += self._skipped(i, es, evidence, full_text)
+        outcomes = {id(t): self._outcome(t) for t in es.tried}
+        evidence_lines: list[str] = []
+        for t in es.held:
+            for c in outcomes[id(t)].conditions:
+                if c.held and c.observed not in evidence_lines:
+                    evidence_lines.append(c.observed)
+        tried = [outcomes[id(t)] for t in es.tried]
+        return Match(
+            id=entry_id,
+            title=self.entries[i].title,
+            score=score,
+            confidence=confidence,
+            evidence=evidence_lines[:10],
+            versions=verdict_lines,
+            signatures=sorted(tried, key=lambda o: (not o.held, -o.weight)),
+            related_only=not es.held,
+            feedback=votes,
+        )
 
 
 def evidence_terms(evidence: Evidence) -> set[str]:
@@ -555,8 +620,7 @@ def analyze_evidence(
     feedback = store.feedback_for(fp) if store is not None else {}
     bm25 = store.similar(sorted(evidence_terms(evidence))) if store is not None else None
     matches = matcher.match(evidence, full_text=_full_text(evidence), feedback=feedback, bm25=bm25)
-    wanted = {m.id for m in matches}
-    by_id = {e.id: e for e in matcher.entries if e.id in wanted}
+    by_id = {m.id: matcher.entries[matcher.position[m.id]] for m in matches}
     commands = next_commands(evidence, matches, by_id)
     return AnalysisResult(
         blocks=evidence.blocks,

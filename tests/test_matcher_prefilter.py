@@ -8,7 +8,9 @@ from __future__ import annotations
 import pytest
 
 from kb.evaluate import eval_text
-from kb.matcher import Matcher, _literal_runs, _probe, analyze_text
+from kb.literals import literal_runs as _literal_runs
+from kb.literals import probe as _probe
+from kb.matcher import Matcher, analyze_text
 from kb.models import Entry
 from kb.signatures import TextCondition
 
@@ -69,7 +71,7 @@ def test_prefilter_skips_absent_literals_and_keeps_present_ones():
         _text_entry("alt", {"regex": r"ORA-0?4031|ORA-04030"}),  # no probe: always evaluated
     ]
     m = Matcher(entries)
-    assert sorted(cs.probe or "" for g in m.text_by_gram.values() for cs in g) == [
+    assert sorted(literal for g in m.text_by_gram.values() for literal in g) == [
         "enq: cf - contention",
         "oraus.msb",
     ]
@@ -98,12 +100,8 @@ def test_prefilter_changes_nothing_against_evaluating_every_signature():
     ]
     fast = Matcher(entries)
     slow = Matcher(entries)
-    slow.text_by_gram.clear()  # every text signature back to the always-evaluated list
-    slow.by_source["text"] = [
-        cs
-        for cs in fast.by_source.get("text", [])
-        + [c for g in fast.text_by_gram.values() for c in g]
-    ]
+    slow.text_by_gram.clear()  # every text signature is tried, whatever the text holds
+    slow.text_free[:] = [("text" in cs.sources) for cs in slow.sigs]
     for text in texts:
         a = analyze_text(text, matcher=fast)
         b = analyze_text(text, matcher=slow)

@@ -26,6 +26,7 @@ from kb.signatures import (
 MAX_TEXT_MATCHES = 100_000
 
 
+@lru_cache(maxsize=1024)
 def _unit(name: str) -> str:
     for suffix, unit in (("_ms", " ms"), ("_s", " s"), ("_pct", " %")):
         if name.endswith(suffix):
@@ -57,6 +58,7 @@ _LABELS = {
 }
 
 
+@lru_cache(maxsize=1024)
 def _label(name: str) -> str:
     """'syscall.avg_ms' -> 'avg', 'event.pct_of_waited' -> 'share of waited time'."""
     if name in _LABELS:
@@ -96,14 +98,20 @@ def _compare(left, op: str, right) -> bool:
         return False
     if not (math.isfinite(left) and math.isfinite(right)):
         return False
-    return {
-        ">": left > right,
-        ">=": left >= right,
-        "<": left < right,
-        "<=": left <= right,
-        "==": math.isclose(left, right, rel_tol=1e-9, abs_tol=1e-9),
-        "!=": not math.isclose(left, right, rel_tol=1e-9, abs_tol=1e-9),
-    }[op]
+    if op == ">":
+        return left > right
+    if op == ">=":
+        return left >= right
+    if op == "<":
+        return left < right
+    if op == "<=":
+        return left <= right
+    close = math.isclose(left, right, rel_tol=1e-9, abs_tol=1e-9)
+    if op == "==":
+        return close
+    if op == "!=":
+        return not close
+    raise KeyError(op)
 
 
 def _ref_value(facts: Mapping, ref: FactRef) -> tuple[float | None, str]:

@@ -89,6 +89,7 @@ class _Scores:
     n_held: np.ndarray
     order: dict[str, int]  # evidence term -> its place in the one iteration order used
     bm25: Mapping[str, float]
+    keys: Mapping[str, set[str]]  # identifiers per evidence format, lowercased
 
 
 def _merge_facts(blocks: list[Block]) -> dict:
@@ -192,18 +193,22 @@ class Matcher:
         for cs in probed:
             for g in grams(cs.probe or ""):
                 gram_df[g] += 1
-        self.text_by_gram: dict[str, dict[str, list[_Sig]]] = defaultdict(lambda: defaultdict(list))
+        by_gram: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
         self.entry_probed: dict[int, list[_Sig]] = defaultdict(list)
         for cs in probed:
             key = min(grams(cs.probe or ""), key=lambda g: (gram_df[g], g))
-            self.text_by_gram[key][cs.probe or ""].append(cs)
+            by_gram[key][cs.probe or ""].append(cs.gid)
             self.entry_probed[cs.entry].append(cs)
+        self.text_by_gram: dict[str, dict[str, np.ndarray]] = {
+            g: {lit: np.array(gids, dtype=np.int64) for lit, gids in lits.items()}
+            for g, lits in by_gram.items()
+        }
 
     # -- which signatures are tried, and their verdicts ------------------------------------
 
-    def _probed(self, full_text: str) -> list[_Sig]:
+    def _probed_gids(self, full_text: str) -> list[np.ndarray]:
         """Text signatures whose required literal occurs in the text (checked exactly, once per
-        distinct literal)."""
+        distinct literal), as arrays of signature positions."""
         if not self.text_by_gram:
             return []
         low = full_text.casefold()
@@ -211,11 +216,7 @@ class Matcher:
         if len(low) < 4 * len(found):
             found &= grams(low)
         return [
-            cs
-            for g in found
-            for literal, sigs in self.text_by_gram[g].items()
-            if literal in low
-            for cs in sigs
+            gids for g in found for literal, gids in self.text_by_gram[g].items() if literal in low
         ]
 
     @staticmethod
@@ -235,24 +236,24 @@ class Matcher:
         present = set().union(*(keys_by_format.get(s, set()) for s in cs.sources))
         return cs.required <= present
 
-    def _eligible(self, evidence: Evidence, full_text: str) -> np.ndarray:
+    def _eligible(self, keys_by_format: Mapping[str, set[str]], full_text: str) -> np.ndarray:
         """Signatures that may be tried: a source of theirs is in the evidence (a text source
         counts when the literal they require occurs) and their required identifiers are there."""
-        keys_by_format = self._keys(evidence)
         ok = self.text_free.copy()
         for fmt in keys_by_format:
             mask = self.format_mask.get(fmt)
             if mask is not None:
                 ok |= mask
-        for cs in self._probed(full_text):
-            ok[cs.gid] = True
+        for gids in self._probed_gids(full_text):
+            ok[gids] = True
+        req_of = {
+            fmt: [j for j in (self.req_ids.get(k) for k in keys) if j is not None]
+            for fmt, keys in keys_by_format.items()
+        }
         for sources, gids, flat, offsets, sizes in self.req_groups:
             present = np.zeros(len(self.req_ids) + 1, dtype=np.int64)
-            for s in sources:
-                for k in keys_by_format.get(s, ()):
-                    j = self.req_ids.get(k)
-                    if j is not None:
-                        present[j] = 1
+            for fmt in sources:
+                present[req_of.get(fmt, [])] = 1
             ok[gids] &= np.add.reduceat(present[flat], offsets) == sizes
         return ok
 
@@ -276,17 +277,22 @@ class Matcher:
             out.append((("format", "text"), members, index.view({}, full_text)))
         return out
 
-    def _verdicts(self, evidence: Evidence, full_text: str) -> tuple[np.ndarray, Verdicts]:
+    def _verdicts(
+        self, evidence: Evidence, full_text: str, keys: Mapping[str, set[str]] | None = None
+    ) -> tuple[np.ndarray, Verdicts]:
+        """(signatures tried, their verdicts on their best views)."""
+        keys = self._keys(evidence) if keys is None else keys
         verdicts = self.index.evaluate(self._views(evidence, full_text))
-        return self._eligible(evidence, full_text) & verdicts.seen, verdicts
+        return self._eligible(keys, full_text) & verdicts.seen, verdicts
 
     # -- explanations for the shown matches ---------------------------------------------------
 
-    def _skipped(self, i: int, es: _EntryScore, evidence: Evidence, full_text: str) -> list:
+    def _skipped(
+        self, i: int, es: _EntryScore, evidence: Evidence, full_text: str, keys: Mapping
+    ) -> list:
         """Entry i's text signatures the literal index left out (they cannot hold): evaluated
         for a shown match, so its explanation still lists them as tried."""
         tried = {id(t.cs) for t in es.tried}
-        keys = self._keys(evidence)
         out = []
         for cs in self.entry_probed.get(i, ()):
             if id(cs) not in tried and self._has_required(cs, keys):
@@ -308,15 +314,27 @@ class Matcher:
             views.append(([], {}, full_text))
         return views
 
-    def _eval_sig(self, cs: _Sig, evidence: Evidence, full_text: str) -> tuple[_Tried, int] | None:
+    def _eval_sig(
+        self,
+        cs: _Sig,
+        evidence: Evidence,
+        full_text: str,
+        known: tuple[bool, int] | None = None,
+    ) -> tuple[_Tried, int] | None:
         """The signature on its best view (held first, then most held leaves; the first view
-        wins ties), and how many leaves held there: the view its explanation is built from."""
+        wins ties), and how many leaves held there: the view its explanation is built from.
+        With the index's verdict `known`, the first view reaching it is the one."""
+        views = self._sig_views(cs, evidence, full_text)
+        if known is not None and len(views) == 1:
+            return _Tried(cs=cs, held=known[0], view=views[0]), known[1]
         best: tuple[tuple[bool, int], tuple[list[Block], Mapping, str]] | None = None
-        for view in self._sig_views(cs, evidence, full_text):
+        for view in views:
             held, n_held, _ = quick(cs.sig.when, view[1], view[2])
             rank = (held, n_held)
             if best is None or rank > best[0]:
                 best = (rank, view)
+            if rank == known:
+                break
         if best is None:
             return None
         return _Tried(cs=cs, held=best[0][0], view=best[1]), best[0][1]
@@ -349,8 +367,9 @@ class Matcher:
         n_held = verdicts.n_held
         held = tried & verdicts.held
         held_ix = np.flatnonzero(held)
-        log_miss = np.zeros(n_entries)
-        np.add.at(log_miss, self.sig_entry[held_ix], self.sig_log_miss[held_ix])
+        log_miss = np.bincount(
+            self.sig_entry[held_ix], weights=self.sig_log_miss[held_ix], minlength=n_entries
+        )
         any_held = np.zeros(n_entries, dtype=bool)
         any_held[self.sig_entry[held_ix]] = True
         held_part = np.where(any_held, 1.0 - np.exp(log_miss), 0.0)
@@ -429,24 +448,30 @@ class Matcher:
         feedback = feedback or {}
         bm25 = bm25 or {}
         terms = list(evidence_terms(evidence))
-        tried, verdicts = self._verdicts(evidence, full_text)
+        keys = self._keys(evidence)
+        tried, verdicts = self._verdicts(evidence, full_text, keys)
         s = _Scores(
             tried=tried,
             held=verdicts.held,
             n_held=verdicts.n_held,
             order={t: k for k, t in enumerate(terms)},
             bm25=bm25,
+            keys=keys,
         )
         upper, pool = self._vector_scores(tried, verdicts, terms, feedback, bm25)
         candidates = np.flatnonzero(pool)
         candidates = candidates[np.argsort(-upper[candidates], kind="stable")]
         versions = evidence.context.versions
         ranked: list[tuple[float, str, int, str, list[str], dict]] = []
-        floor = -1.0  # the tenth best rounded score so far
+        floor, floor_id = -1.0, ""  # the tenth of the top ten so far
         for i in candidates.tolist():
-            if len(ranked) >= MAX_MATCHES and round(float(upper[i]) + _SLACK, 4) < floor:
-                break  # no entry further down can reach the top ten
             entry = self.entries[i]
+            if len(ranked) >= MAX_MATCHES:
+                bound = round(float(upper[i]) + _SLACK, 4)
+                if bound < floor:
+                    break  # no entry further down can reach the top ten
+                if bound == floor and entry.id > floor_id:
+                    continue  # at best a tie with the tenth, which wins on its id
             score, any_held, specific = self._exact(i, s)
             votes = feedback.get(entry.id, {})
             score += 0.10 * min(votes.get("right", 0), 2)
@@ -467,7 +492,7 @@ class Matcher:
             if len(ranked) >= MAX_MATCHES:
                 ranked.sort(key=lambda r: (-r[0], r[1]))
                 del ranked[MAX_MATCHES:]
-                floor = ranked[-1][0]
+                floor, floor_id = ranked[-1][0], ranked[-1][1]
         ranked.sort(key=lambda r: (-r[0], r[1]))
         return [self._shown(r, s, evidence, full_text) for r in ranked[:MAX_MATCHES]]
 
@@ -477,12 +502,13 @@ class Matcher:
         es = _EntryScore()
         for g in self.entry_sigs[i]:
             if s.tried[g]:
-                found = self._eval_sig(self.sigs[g], evidence, full_text)
+                known = (bool(s.held[g]), int(s.n_held[g]))
+                found = self._eval_sig(self.sigs[g], evidence, full_text, known)
                 if found is not None:
                     es.tried.append(found[0])
                     if found[0].held:
                         es.held.append(found[0])
-        es.tried += self._skipped(i, es, evidence, full_text)
+        es.tried += self._skipped(i, es, evidence, full_text, s.keys)
         outcomes = {id(t): self._outcome(t) for t in es.tried}
         evidence_lines: list[str] = []
         for t in es.held:

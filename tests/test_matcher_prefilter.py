@@ -79,7 +79,7 @@ def test_prefilter_skips_absent_literals_and_keeps_present_ones():
         '15697: 0.0012 read(14, "...", 8192) = 8192  /u01/app/oracle/rdbms/mesg/ORAUS.MSB\n'
         "15697: 0.0013 read(14, 0x1, 8192) = 8192  oraus.msb\n"
     )
-    assert [cs.entry for cs in m._probed(text)] == [0]
+    assert [m.sigs[g].entry for gids in m._probed_gids(text) for g in gids] == [0]
     result = analyze_text(text, entries=entries)
     held = {x.id for x in result.matches if not x.related_only}
     assert held == {"msb"}

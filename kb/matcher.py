@@ -40,7 +40,8 @@ from kb.models import Entry
 from kb.platform import fill, translate
 from kb.playbook import render_step, suggestions
 from kb.results import AnalysisResult, Match, SignatureOutcome, SuggestedCommand
-from kb.sigindex import SignatureIndex, Verdicts, View
+from kb.sigindex import HELD, SignatureIndex, View
+from kb.sigindex import select as _select
 from kb.signatures import Signature, walk
 
 HIGH, MEDIUM = 0.60, 0.30
@@ -82,14 +83,17 @@ class _EntryScore:
 
 @dataclass
 class _Scores:
-    """One analysis's per-signature verdicts and per-entry score parts (vectors)."""
+    """One analysis's verdicts: what the exact scores and the explanations read."""
 
-    tried: np.ndarray
-    held: np.ndarray
-    n_held: np.ndarray
+    tried: np.ndarray  # per signature: tried (eligible, and a view applied)
+    best: np.ndarray  # per signature: HELD if held on its best view, plus leaves held there
     order: dict[str, int]  # evidence term -> its place in the one iteration order used
     bm25: Mapping[str, float]
     keys: Mapping[str, set[str]]  # identifiers per evidence format, lowercased
+
+    def verdict(self, g: int) -> tuple[bool, int]:
+        rank = int(self.best[g])
+        return (True, rank - HELD) if rank >= HELD else (False, rank)
 
 
 def _merge_facts(blocks: list[Block]) -> dict:
@@ -160,29 +164,22 @@ class Matcher:
         # Which signatures could be tried at all, as before the index: one of their sources is in
         # the evidence (text only when the literal it requires is there) and the identifiers they
         # require are present. Required keys per source set, as flat arrays for one reduction.
+        # Required keys per signature (CSR over signature positions), and which source set it
+        # reads them from: checked only for signatures some view applied to.
         self.req_ids: dict[str, int] = {}
-        self.req_groups: list[tuple[frozenset[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
-        self.req_groups = []
-        grouped: dict[frozenset[str], list[_Sig]] = defaultdict(list)
-        for cs in self.sigs:
-            if cs.required:
-                grouped[cs.sources].append(cs)
-        for sources, members in grouped.items():
-            flat = [
+        self.req_sets: list[frozenset[str]] = sorted({cs.sources for cs in self.sigs}, key=sorted)
+        set_of = {sources: k for k, sources in enumerate(self.req_sets)}
+        self.sig_set = np.array([set_of[cs.sources] for cs in self.sigs], dtype=np.int64)
+        self.sig_req_len = np.array([len(cs.required) for cs in self.sigs], dtype=np.int64)
+        self.sig_req_ptr = np.concatenate([[0], np.cumsum(self.sig_req_len)]).astype(np.int64)
+        self.sig_req_flat = np.array(
+            [
                 self.req_ids.setdefault(k, len(self.req_ids))
-                for cs in members
+                for cs in self.sigs
                 for k in sorted(cs.required)
-            ]
-            sizes = [len(cs.required) for cs in members]
-            self.req_groups.append(
-                (
-                    sources,
-                    np.array([cs.gid for cs in members], dtype=np.int64),
-                    np.array(flat, dtype=np.int64),
-                    np.cumsum([0, *sizes[:-1]], dtype=np.int64),
-                    np.array(sizes, dtype=np.int64),
-                )
-            )
+            ],
+            dtype=np.int64,
+        )
         self.text_free = np.array(
             [("text" in cs.sources and cs.probe is None) for cs in self.sigs], dtype=bool
         )
@@ -236,25 +233,38 @@ class Matcher:
         present = set().union(*(keys_by_format.get(s, set()) for s in cs.sources))
         return cs.required <= present
 
-    def _eligible(self, keys_by_format: Mapping[str, set[str]], full_text: str) -> np.ndarray:
-        """Signatures that may be tried: a source of theirs is in the evidence (a text source
-        counts when the literal they require occurs) and their required identifiers are there."""
-        ok = self.text_free.copy()
+    def _eligible(
+        self, seen: np.ndarray, keys_by_format: Mapping[str, set[str]], full_text: str
+    ) -> np.ndarray:
+        """Which of the `seen` signatures may be tried: a source of theirs is in the evidence (a
+        text source counts when the literal they require occurs) and the identifiers they
+        require are there."""
+        ok = self.text_free[seen]
         for fmt in keys_by_format:
             mask = self.format_mask.get(fmt)
             if mask is not None:
-                ok |= mask
-        for gids in self._probed_gids(full_text):
-            ok[gids] = True
-        req_of = {
-            fmt: [j for j in (self.req_ids.get(k) for k in keys) if j is not None]
-            for fmt, keys in keys_by_format.items()
-        }
-        for sources, gids, flat, offsets, sizes in self.req_groups:
-            present = np.zeros(len(self.req_ids) + 1, dtype=np.int64)
-            for fmt in sources:
-                present[req_of.get(fmt, [])] = 1
-            ok[gids] &= np.add.reduceat(present[flat], offsets) == sizes
+                ok |= mask[seen]
+        probed = self._probed_gids(full_text)
+        if probed:
+            hit = np.zeros(len(self.sigs), dtype=bool)
+            for gids in probed:
+                hit[gids] = True
+            ok |= hit[seen]
+        need = self.sig_req_len[seen] > 0
+        sigs = seen[need]
+        if len(sigs):
+            req_of = {
+                fmt: [j for j in (self.req_ids.get(k) for k in keys) if j is not None]
+                for fmt, keys in keys_by_format.items()
+            }
+            present = np.zeros((len(self.req_sets), len(self.req_ids)), dtype=np.int64)
+            for k, sources in enumerate(self.req_sets):
+                for fmt in sources:
+                    present[k, req_of.get(fmt, [])] = 1
+            lens = self.sig_req_len[sigs]
+            pos = _select(self.sig_req_ptr, sigs)
+            found = present[np.repeat(self.sig_set[sigs], lens), self.sig_req_flat[pos]]
+            ok[need] &= np.add.reduceat(found, np.cumsum(lens) - lens) == lens
         return ok
 
     def _views(self, evidence: Evidence, full_text: str) -> list[tuple[tuple, list[int], View]]:
@@ -277,13 +287,19 @@ class Matcher:
             out.append((("format", "text"), members, index.view({}, full_text)))
         return out
 
-    def _verdicts(
-        self, evidence: Evidence, full_text: str, keys: Mapping[str, set[str]] | None = None
-    ) -> tuple[np.ndarray, Verdicts]:
-        """(signatures tried, their verdicts on their best views)."""
-        keys = self._keys(evidence) if keys is None else keys
-        verdicts = self.index.evaluate(self._views(evidence, full_text))
-        return self._eligible(keys, full_text) & verdicts.seen, verdicts
+    def _tried(
+        self, evidence: Evidence, full_text: str, keys: Mapping[str, set[str]]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(positions of the signatures tried, in order; every signature's best rank)."""
+        best = self.index.evaluate(self._views(evidence, full_text))
+        seen = np.flatnonzero(best >= 0)
+        return seen[self._eligible(seen, keys, full_text)], best
+
+    def verdicts(self, evidence: Evidence, full_text: str) -> dict[int, tuple[bool, int]]:
+        """Signature position -> (held, leaves held) on its best view, for each one tried."""
+        tried, best = self._tried(evidence, full_text, self._keys(evidence))
+        s = _Scores(tried=tried, best=best, order={}, bm25={}, keys={})
+        return {g: s.verdict(g) for g in tried.tolist()}
 
     # -- explanations for the shown matches ---------------------------------------------------
 
@@ -357,54 +373,62 @@ class Matcher:
     def _vector_scores(
         self,
         tried: np.ndarray,
-        verdicts: Verdicts,
+        best: np.ndarray,
         terms: Iterable[str],
         feedback: Mapping[str, Mapping[str, int]],
         bm25: Mapping[str, float],
     ) -> tuple[np.ndarray, np.ndarray]:
-        """(score before version demotion, entries to rank) for every entry at once."""
-        n_entries = len(self.entries)
-        n_held = verdicts.n_held
-        held = tried & verdicts.held
-        held_ix = np.flatnonzero(held)
-        log_miss = np.bincount(
-            self.sig_entry[held_ix], weights=self.sig_log_miss[held_ix], minlength=n_entries
-        )
-        any_held = np.zeros(n_entries, dtype=bool)
-        any_held[self.sig_entry[held_ix]] = True
+        """(entries that may rank, their scores before version demotion), best first: every
+        entry a tried signature, an evidence identifier or BM25 points at, scored as vectors."""
+        ranks = best[tried]
+        held = ranks >= HELD
+        sig_entry = self.sig_entry[tried]
+        hits = [self.term_entries[t] for t in terms if t in self.term_entries]
+        idf = [self.idf[t] for t in terms if t in self.term_entries]
+        bm_ix = [self.position[e] for e in bm25 if e in self.position]
+        bm_score = [bm25[e] for e in bm25 if e in self.position]
+        marked = np.zeros(len(self.entries), dtype=bool)
+        for ix in (sig_entry, *hits, bm_ix):
+            marked[ix] = True
+        pool = np.flatnonzero(marked)
+        size = len(pool)
+        place = np.zeros(len(self.entries), dtype=np.int64)  # entry -> its position in pool
+        place[pool] = np.arange(size)
+        at = place[sig_entry]
+        log_miss = np.bincount(at[held], weights=self.sig_log_miss[tried[held]], minlength=size)
+        any_held = np.zeros(size, dtype=bool)
+        any_held[at[held]] = True
         held_part = np.where(any_held, 1.0 - np.exp(log_miss), 0.0)
-        near_ix = np.flatnonzero(tried & ~held)
-        near = np.zeros(n_entries)
-        np.maximum.at(
-            near,
-            self.sig_entry[near_ix],
-            self.sig_weight[near_ix] * (n_held[near_ix] / self.sig_leaves[near_ix]),
-        )
-        gained = np.zeros(n_entries)
-        for t in terms:
-            ix = self.term_entries.get(t)
-            if ix is not None:
-                gained[ix] += self.idf[t]
-        pool = gained > 0
-        pool[self.sig_entry[np.flatnonzero(tried)]] = True
-        sim = np.divide(
-            gained, self.entry_idf_total, out=np.zeros(n_entries), where=self.entry_idf_total > 0
-        )
-        for entry_id, score in bm25.items():
-            i = self.position.get(entry_id)
-            if i is not None:
-                sim[i] = (sim[i] + score) / 2
-                pool[i] = True
+        near = np.zeros(size)
+        partial = tried[~held]
+        share = ranks[~held] / self.sig_leaves[partial]
+        np.maximum.at(near, at[~held], self.sig_weight[partial] * share)
+        gained = np.zeros(size)
+        if hits:
+            lens = [len(h) for h in hits]
+            gained = np.bincount(
+                place[np.concatenate(hits)],
+                weights=np.repeat(idf, lens),
+                minlength=size,
+            )
+        total = self.entry_idf_total[pool]
+        sim = np.divide(gained, total, out=np.zeros(size), where=total > 0)
+        if bm_ix:
+            at_bm = place[bm_ix]
+            sim[at_bm] = (sim[at_bm] + np.array(bm_score)) / 2
         score = W_HELD * held_part + W_NEAR * near + W_SIM * sim
         for entry_id, votes in feedback.items():
             i = self.position.get(entry_id)
-            if i is not None:
-                score[i] += 0.10 * min(votes.get("right", 0), 2)
-                score[i] *= 0.5 ** min(votes.get("wrong", 0), 2)
+            if i is not None and marked[i]:
+                k = int(place[i])
+                score[k] += 0.10 * min(votes.get("right", 0), 2)
+                score[k] *= 0.5 ** min(votes.get("wrong", 0), 2)
         score = np.clip(score, 0.0, 1.0)
         # an entry with nothing held is shown only from MIN_SCORE up, and exact <= vector score
-        pool &= any_held | (score >= MIN_SCORE - _SLACK)
-        return score, pool
+        keep = any_held | (score >= MIN_SCORE - _SLACK)
+        pool, score = pool[keep], score[keep]
+        order = np.argsort(-score, kind="stable")
+        return pool[order], score[order]
 
     def _exact(self, i: int, s: _Scores) -> tuple[float, bool, bool]:
         """(score before feedback and versions, any signature held, a specific one held), with
@@ -414,12 +438,13 @@ class Matcher:
             if not s.tried[g]:
                 continue
             weight = self.sigs[g].sig.weight
-            if s.held[g]:
+            held, n_held = s.verdict(g)
+            if held:
                 miss *= 1 - weight
                 any_held = True
                 specific |= self.sigs[g].sig.specific
             else:
-                share = int(s.n_held[g]) / max(1, self.sigs[g].leaves)
+                share = n_held / max(1, self.sigs[g].leaves)
                 near = max(near, weight * share)
         common = sorted((s.order[t], t) for t in self.entry_terms[i] if t in s.order)
         sim = None
@@ -449,25 +474,24 @@ class Matcher:
         bm25 = bm25 or {}
         terms = list(evidence_terms(evidence))
         keys = self._keys(evidence)
-        tried, verdicts = self._verdicts(evidence, full_text, keys)
+        tried, best = self._tried(evidence, full_text, keys)
+        tried_mask = np.zeros(len(self.sigs), dtype=bool)
+        tried_mask[tried] = True
         s = _Scores(
-            tried=tried,
-            held=verdicts.held,
-            n_held=verdicts.n_held,
+            tried=tried_mask,
+            best=best,
             order={t: k for k, t in enumerate(terms)},
             bm25=bm25,
             keys=keys,
         )
-        upper, pool = self._vector_scores(tried, verdicts, terms, feedback, bm25)
-        candidates = np.flatnonzero(pool)
-        candidates = candidates[np.argsort(-upper[candidates], kind="stable")]
+        candidates, upper = self._vector_scores(tried, best, terms, feedback, bm25)
         versions = evidence.context.versions
         ranked: list[tuple[float, str, int, str, list[str], dict]] = []
         floor, floor_id = -1.0, ""  # the tenth of the top ten so far
-        for i in candidates.tolist():
+        for i, top in zip(candidates.tolist(), upper.tolist(), strict=True):
             entry = self.entries[i]
             if len(ranked) >= MAX_MATCHES:
-                bound = round(float(upper[i]) + _SLACK, 4)
+                bound = round(top + _SLACK, 4)
                 if bound < floor:
                     break  # no entry further down can reach the top ten
                 if bound == floor and entry.id > floor_id:
@@ -502,8 +526,7 @@ class Matcher:
         es = _EntryScore()
         for g in self.entry_sigs[i]:
             if s.tried[g]:
-                known = (bool(s.held[g]), int(s.n_held[g]))
-                found = self._eval_sig(self.sigs[g], evidence, full_text, known)
+                found = self._eval_sig(self.sigs[g], evidence, full_text, s.verdict(g))
                 if found is not None:
                     es.tried.append(found[0])
                     if found[0].held:

@@ -72,6 +72,7 @@ class View:
     values: np.ndarray  # float64 per slot, NaN where the view has no number for it
     strings: list[int]  # slots holding a string (compared in Python, as evaluate does)
     present: set[int]  # slots the view has any value for
+    present_ix: np.ndarray  # the same, as an array
     lowered: str = ""  # casefolded text, for the literal prefilter
     grams: set[str] | None = None
     lower: str | None = None  # text.lower(), as evaluate counts case-blind needles
@@ -117,7 +118,14 @@ class Slots:
                 if slot is not None:
                     present.add(slot)
                     _put(values, strings, slot, value)
-        return View(facts=facts, text=text, values=values, strings=strings, present=present)
+        return View(
+            facts=facts,
+            text=text,
+            values=values,
+            strings=strings,
+            present=present,
+            present_ix=np.array(sorted(present), dtype=np.int64),
+        )
 
 
 def _put(values: np.ndarray, strings: list[int], slot: int, v) -> None:
@@ -132,12 +140,15 @@ def _put(values: np.ndarray, strings: list[int], slot: int, v) -> None:
 
 
 class Program:
-    """The signatures one kind of view applies to, flattened: leaves first, then inner nodes
-    grouped by height so each level is a few numpy reductions."""
+    """The signatures one kind of view applies to, flattened. Flat signatures (one leaf, or one
+    all/any of leaves: most of them) are scored from the held leaves alone; nested trees are
+    reduced level by level. Fact leaves are indexed by the slot they read, so a view touches
+    only the leaves of facts it has."""
 
     def __init__(self, conds: Sequence, slots: Slots) -> None:
         leaves: list = []
         inner: list[tuple[int, list[tuple[str, int]]]] = []  # (kind, children as refs)
+        leaf_flat: list[int] = []  # per leaf: the flat signature it belongs to, or -1
 
         def add(cond) -> tuple[str, int]:
             if isinstance(cond, AllOf | AnyOf | NotOf):
@@ -151,17 +162,42 @@ class Program:
                 inner.append((kind, refs))
                 return ("i", len(inner) - 1)
             leaves.append(cond)
+            leaf_flat.append(-1)
             return ("l", len(leaves) - 1)
 
-        roots = [add(c) for c in conds]
+        flat_pos, flat_need, nested_pos, nested_roots = [], [], [], []
+        for pos, cond in enumerate(conds):
+            kids = (
+                cond.all
+                if isinstance(cond, AllOf)
+                else cond.any
+                if isinstance(cond, AnyOf)
+                else None
+            )
+            if kids is None and not isinstance(cond, NotOf):
+                kids = [cond]  # a lone leaf holds when its one leaf does
+            if kids is not None and not any(isinstance(c, AllOf | AnyOf | NotOf) for c in kids):
+                for c in kids:
+                    leaves.append(c)
+                    leaf_flat.append(len(flat_pos))
+                flat_pos.append(pos)
+                flat_need.append(len(kids) if isinstance(cond, AllOf) else 1)
+            else:
+                nested_pos.append(pos)
+                nested_roots.append(add(cond))
         n_leaves = len(leaves)
+        self.n_sigs = len(conds)
         self.n_leaves = n_leaves
         self.size = n_leaves + len(inner)
+        self.leaf_flat = np.array(leaf_flat, dtype=np.int64)
+        self.flat_pos = np.array(flat_pos, dtype=np.int64)
+        self.flat_need = np.array(flat_need, dtype=np.int64)
+        self.nested_pos = np.array(nested_pos, dtype=np.int64)
 
         def node(ref: tuple[str, int]) -> int:
             return ref[1] if ref[0] == "l" else n_leaves + ref[1]
 
-        self.roots = np.array([node(r) for r in roots], dtype=np.int64)
+        self.roots = np.array([node(r) for r in nested_roots], dtype=np.int64)
         leafcount = np.ones(self.size, dtype=np.int32)
         height = [0] * len(inner)
         steps: dict[tuple[int, int], list[tuple[int, list[int]]]] = defaultdict(list)
@@ -180,9 +216,8 @@ class Program:
         self._compile_leaves(leaves, slots)
 
     def _compile_leaves(self, leaves: list, slots: Slots) -> None:
-        pad = -1  # resolved to the spare 0.0 slot at evaluation time
-        cmp_leaf, cmp_slot, cmp_right, cmp_op = [], [], [], []
-        ref_leaf, ref_slot, ref_ops, ref_times, ref_op = [], [], [], [], []
+        cmp: list[tuple[int, int, float, int]] = []  # (slot, leaf, threshold, op)
+        ref: list[tuple[int, int, list[int], float, int]] = []  # (slot, leaf, operands, times, op)
         self.python_leaves: list[tuple[int, FactCondition, list[int]]] = []
         self.by_slot: dict[int, list[int]] = defaultdict(list)  # fact leaves per slot they read
         self.leaf_conds = leaves
@@ -196,39 +231,31 @@ class Program:
                 parts = [(cond.ref.fact, cond.ref.key)] + [(p.fact, p.key) for p in cond.ref.plus]
                 operand_slots = [slots.get(f, k) for f, k in parts]
                 read += operand_slots
-                ref_leaf.append(i)
-                ref_slot.append(read[0])
-                ref_ops.append(operand_slots)
-                ref_times.append(cond.ref.times)
-                ref_op.append(_OPS.index(cond.op))
+                ref.append((read[0], i, operand_slots, cond.ref.times, _OPS.index(cond.op)))
             elif isinstance(cond.value, str):
                 self.python_leaves.append((i, cond, read))
             else:
-                cmp_leaf.append(i)
-                cmp_slot.append(read[0])
-                cmp_right.append(float(cond.value))
-                cmp_op.append(_OPS.index(cond.op))
+                cmp.append((read[0], i, float(cond.value), _OPS.index(cond.op)))
             for s in set(read):
                 self.by_slot[s].append(i)
-        self.cmp = [
-            (
-                np.array([cmp_leaf[j] for j in idx], dtype=np.int64),
-                np.array([cmp_slot[j] for j in idx], dtype=np.int64),
-                np.array([cmp_right[j] for j in idx]),
-            )
-            for idx in _by_op(cmp_op)
-        ]
-        width = max((len(o) for o in ref_ops), default=0)
-        padded = [o + [pad] * (width - len(o)) for o in ref_ops]
-        self.ref = [
-            (
-                np.array([ref_leaf[j] for j in idx], dtype=np.int64),
-                np.array([ref_slot[j] for j in idx], dtype=np.int64),
-                np.array([padded[j] for j in idx], dtype=np.int64).reshape(len(idx), width),
-                np.array([ref_times[j] for j in idx]),
-            )
-            for idx in _by_op(ref_op)
-        ]
+        n_slots = len(slots.ids)
+        cmp.sort(key=lambda c: (c[0], c[1]))
+        ref.sort(key=lambda r: (r[0], r[1]))
+        self.cmp_ptr = _pointers([c[0] for c in cmp], n_slots)
+        self.cmp_slot = np.array([c[0] for c in cmp], dtype=np.int64)
+        self.cmp_leaf = np.array([c[1] for c in cmp], dtype=np.int64)
+        self.cmp_right = np.array([c[2] for c in cmp], dtype=float)
+        self.cmp_op = np.array([c[3] for c in cmp], dtype=np.int8)
+        width = max((len(r[2]) for r in ref), default=0)
+        self.ref_ptr = _pointers([r[0] for r in ref], n_slots)
+        self.ref_leaf = np.array([r[1] for r in ref], dtype=np.int64)
+        self.ref_slot = np.array([r[0] for r in ref], dtype=np.int64)
+        # operand lists padded with the view's spare 0.0 slot (index -1): adding 0.0 keeps sums
+        self.ref_operands = np.array(
+            [r[2] + [-1] * (width - len(r[2])) for r in ref], dtype=np.int64
+        ).reshape(len(ref), width)
+        self.ref_times = np.array([r[3] for r in ref], dtype=float)
+        self.ref_op = np.array([r[4] for r in ref], dtype=np.int8)
         self._compile_texts(texts)
 
     def _compile_texts(self, texts: list[tuple[int, TextCondition]]) -> None:
@@ -319,18 +346,21 @@ class Program:
     def leaf_verdicts(self, view: View) -> np.ndarray:
         values = view.values
         held = np.zeros(self.n_leaves, dtype=bool)
-        for op, (leaf, slot, right) in zip(_OPS, self.cmp, strict=True):
-            if len(leaf):
-                left = values[slot]
-                held[leaf] = _compare(op, left, right) & np.isfinite(left) & np.isfinite(right)
-        for op, (leaf, slot, operands, times) in zip(_OPS, self.ref, strict=True):
-            if len(leaf):
-                left = values[slot]
-                total = np.zeros(len(leaf))
-                for k in range(operands.shape[1]):
-                    total = total + values[operands[:, k]]
-                right = total * times
-                held[leaf] = _compare(op, left, right) & np.isfinite(left) & np.isfinite(right)
+        present = view.present_ix
+        idx = select(self.cmp_ptr, present)
+        if len(idx):
+            left = values[self.cmp_slot[idx]]
+            right = self.cmp_right[idx]
+            held[self.cmp_leaf[idx]] = _compare_by_code(self.cmp_op[idx], left, right)
+        idx = select(self.ref_ptr, present)
+        if len(idx):
+            left = values[self.ref_slot[idx]]
+            operands = self.ref_operands[idx]
+            total = np.zeros(len(idx))
+            for k in range(operands.shape[1]):
+                total = total + values[operands[:, k]]
+            right = total * self.ref_times[idx]
+            held[self.ref_leaf[idx]] = _compare_by_code(self.ref_op[idx], left, right)
         # strings and string thresholds: evaluate's own rules, leaf by leaf (rare)
         for slot in view.strings:
             for i in self.by_slot.get(slot, ()):
@@ -343,39 +373,58 @@ class Program:
 
     def ranks(self, view: View) -> np.ndarray:
         """Per signature: HELD if it holds on this view, plus the number of leaves that held."""
-        held = np.zeros(self.size, dtype=bool)
-        count = np.zeros(self.size, dtype=np.int32)
-        if self.n_leaves:
-            leaf = self.leaf_verdicts(view)
+        out = np.zeros(self.n_sigs, dtype=np.int64)
+        if not self.n_leaves:
+            return out
+        leaf = self.leaf_verdicts(view)
+        if len(self.flat_pos):
+            sig = self.leaf_flat[np.flatnonzero(leaf)]
+            counts = np.bincount(sig[sig >= 0], minlength=len(self.flat_pos))
+            out[self.flat_pos] = (counts >= self.flat_need) * HELD + counts
+        if len(self.nested_pos):
+            held = np.zeros(self.size, dtype=bool)
+            count = np.zeros(self.size, dtype=np.int32)
             held[: self.n_leaves] = leaf
             count[: self.n_leaves] = leaf
-        for kind, nodes, flat, offsets in self.steps:
-            if kind == _NOT:
-                held[nodes] = ~held[flat]
-                count[nodes] = self.leafcount[nodes] - count[flat]
-            else:
-                reduce = np.logical_and if kind == _AND else np.logical_or
-                held[nodes] = reduce.reduceat(held[flat], offsets)
-                count[nodes] = np.add.reduceat(count[flat], offsets)
-        roots = self.roots
-        return held[roots].astype(np.int64) * HELD + count[roots]
+            for kind, nodes, flat, offsets in self.steps:
+                if kind == _NOT:
+                    held[nodes] = ~held[flat]
+                    count[nodes] = self.leafcount[nodes] - count[flat]
+                else:
+                    reduce = np.logical_and if kind == _AND else np.logical_or
+                    held[nodes] = reduce.reduceat(held[flat], offsets)
+                    count[nodes] = np.add.reduceat(count[flat], offsets)
+            roots = self.roots
+            out[self.nested_pos] = held[roots].astype(np.int64) * HELD + count[roots]
+        return out
 
 
-def _by_op(ops: list[int]) -> list[list[int]]:
-    groups: list[list[int]] = [[] for _ in _OPS]
-    for j, op in enumerate(ops):
-        groups[op].append(j)
-    return groups
+def _pointers(sorted_slots: list[int], n_slots: int) -> np.ndarray:
+    """CSR pointers: the items of slot s are [ptr[s], ptr[s + 1])."""
+    counts = np.bincount(np.array(sorted_slots, dtype=np.int64), minlength=n_slots)
+    return np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
 
 
-class Verdicts:
-    """Per signature (in SignatureIndex order): whether any view applied, whether it held on
-    its best view, and how many leaves held there."""
+def select(ptr: np.ndarray, slots: np.ndarray) -> np.ndarray:
+    """Positions of every item whose slot is in `slots`."""
+    if not len(slots) or ptr[-1] == 0:
+        return np.zeros(0, dtype=np.int64)
+    starts, ends = ptr[slots], ptr[slots + 1]
+    lens = ends - starts
+    total = int(lens.sum())
+    if not total:
+        return np.zeros(0, dtype=np.int64)
+    shift = np.repeat(starts - (np.cumsum(lens) - lens), lens)
+    return np.arange(total, dtype=np.int64) + shift
 
-    def __init__(self, best: np.ndarray) -> None:
-        self.seen = best >= 0
-        self.held = best >= HELD
-        self.n_held = np.where(self.held, best - HELD, np.maximum(best, 0))
+
+def _compare_by_code(ops: np.ndarray, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """Each leaf's own comparison, and only between finite numbers (as evaluate does)."""
+    out = np.zeros(len(ops), dtype=bool)
+    for code in np.unique(ops).tolist():
+        mask = ops == code
+        out[mask] = _compare(_OPS[code], left[mask], right[mask])
+    return out & np.isfinite(left) & np.isfinite(right)
 
 
 class SignatureIndex:
@@ -426,12 +475,12 @@ class SignatureIndex:
         v.lowered = text.casefold()
         return v
 
-    def evaluate(self, views: list[tuple[tuple, list[int], View]]) -> Verdicts:
-        """Best rank of every signature over the views that apply to it."""
+    def evaluate(self, views: list[tuple[tuple, list[int], View]]) -> np.ndarray:
+        """Best rank of every signature over the views that apply to it (-1: none applied)."""
         best = np.full(len(self.signatures), -1, dtype=np.int64)
         for key, members, view in views:
             if not members:
                 continue
             gids, prog = self.program(key, members)
             best[gids] = np.maximum(best[gids], prog.ranks(view))
-        return Verdicts(best=best)
+        return best

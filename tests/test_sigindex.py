@@ -124,19 +124,15 @@ def _reference_ranking(
 
 def _check(m: Matcher, evidence: Evidence, label: str, **kwargs) -> None:
     full_text = _full_text(evidence)
-    tried, verdicts = m._verdicts(evidence, full_text)
-    expected = _reference_verdicts(m, evidence, full_text)
-    got = {
-        g: (bool(verdicts.held[g]), int(verdicts.n_held[g])) for g in range(len(m.sigs)) if tried[g]
-    }
-    assert got == expected, label
+    got = m.verdicts(evidence, full_text)
+    assert got == _reference_verdicts(m, evidence, full_text), label
     matches = m.match(evidence, full_text=full_text, **kwargs)
     assert [(x.id, x.score, x.confidence) for x in matches] == _reference_ranking(
         m, evidence, full_text, **kwargs
     ), label
     for x in matches:  # the explanation agrees with the verdicts the ranking used
         i = m.position[x.id]
-        assert x.related_only == (not any(verdicts.held[g] and tried[g] for g in m.entry_sigs[i]))
+        assert x.related_only == (not any(got.get(g, (False, 0))[0] for g in m.entry_sigs[i]))
 
 
 @pytest.fixture(scope="module")
@@ -260,9 +256,8 @@ def test_edge_cases_of_each_leaf_kind():
     evidence = Evidence(blocks=[truss, waits], context=Context(prose=prose))
     _check(m, evidence, "edge cases")
     full_text = _full_text(evidence)
-    tried, verdicts = m._verdicts(evidence, full_text)
     held = {
-        m.entries[m.sigs[g].entry].id for g in range(len(m.sigs)) if tried[g] and verdicts.held[g]
+        m.entries[m.sigs[g].entry].id for g, v in m.verdicts(evidence, full_text).items() if v[0]
     }
     assert held == {
         "top-eq",
@@ -290,12 +285,10 @@ def test_regexes_without_a_literal_spread_over_several_sets(monkeypatch):
     text = "w" + "1" * 5 + " and w" + "2" * 17 + "\n"
     evidence = parse_text(text)
     full_text = _full_text(evidence)
-    tried, verdicts = m._verdicts(evidence, full_text)
+    verdicts = m.verdicts(evidence, full_text)
     program = m.index._programs[("format", "text")][1]
     assert sum(len(b.sets) for b in program.buckets.values()) >= 300 // 64
-    held = {
-        m.entries[m.sigs[g].entry].id for g in range(len(m.sigs)) if tried[g] and verdicts.held[g]
-    }
+    held = {m.entries[m.sigs[g].entry].id for g, v in verdicts.items() if v[0]}
     assert held == {"alt-5", "alt-17"}
     _check(m, evidence, "alternations")
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import re2
 
-from kb.evaluate import _compiled, _fact_held, _text_held
+from kb.evaluate import _fact_held, _text_held
 from kb.literals import grams, literal_runs
 from kb.signatures import AllOf, AnyOf, FactCondition, NotOf, TextCondition
 
@@ -87,7 +87,8 @@ class _Bucket:
     needles: dict[tuple[str, bool], list[tuple[int, int]]] = field(
         default_factory=lambda: defaultdict(list)
     )
-    sets: list[tuple[re2.Set, list[tuple[int, TextCondition]]]] = field(default_factory=list)
+    # each set with its members by pattern index (None: matches the empty string, counted alone)
+    sets: list[tuple[re2.Set, list[tuple[int, TextCondition] | None]]] = field(default_factory=list)
 
 
 class Slots:
@@ -267,10 +268,7 @@ class Program:
         self.always: list[tuple[int, TextCondition]] = []
         keyed: list[tuple[str | None, int, TextCondition]] = []
         for i, cond in texts:
-            if cond.regex is not None and _compiled(cond.regex, cond.case_sensitive)[1]:
-                self.always.append((i, cond))
-            else:
-                keyed.append((_probe_of(cond), i, cond))
+            keyed.append((_probe_of(cond), i, cond))
         gram_df: dict[str, int] = defaultdict(int)
         for probe, _, _ in keyed:
             for g in grams(probe or ""):
@@ -310,7 +308,12 @@ class Program:
                     added.append((i, cond))
                 if added:
                     rset.Compile()
-                    bucket.sets.append((rset, added))
+                    # a pattern that matches the empty string matches everywhere: counted alone
+                    empty = set(rset.Match(b"") or ())
+                    self.always += [added[j] for j in sorted(empty)]
+                    bucket.sets.append(
+                        (rset, [None if j in empty else a for j, a in enumerate(added)])
+                    )
         return bucket
 
     # -- evaluation -------------------------------------------------------------------------
@@ -340,8 +343,10 @@ class Program:
                 if view.data is None:
                     view.data = text.encode("utf-8", "replace")
                 for j in rset.Match(view.data) or ():
-                    i, cond = added[j]
-                    held[i] = cond.min_count == 1 or _text_held(cond, text)
+                    member = added[j]
+                    if member is not None:
+                        i, cond = member
+                        held[i] = cond.min_count == 1 or _text_held(cond, text)
 
     def leaf_verdicts(self, view: View) -> np.ndarray:
         values = view.values

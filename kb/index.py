@@ -9,9 +9,11 @@ for its writer with a timeout; nothing is written asynchronously, so no write is
 
 from __future__ import annotations
 
+import bisect
 import errno
 import fcntl
 import hashlib
+import heapq
 import html
 import json
 import math
@@ -21,9 +23,11 @@ import shutil
 import threading
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from functools import lru_cache
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +63,9 @@ EXACT_IDENTIFIER_BOOST = 8.0
 SMALL_INDEX_DOCS = 100
 MERGE_FANOUT = 4
 SNIPPET_FIELDS = ("symptom", "root_cause", "fix", "commands", "title")
+# How many postings (docnum, score pairs) the per-word tables may hold in all before the least
+# recently used are dropped: about 100 bytes each, so ~60 MB.
+POSTINGS_BUDGET = 600_000
 
 
 class IndexUnavailable(Exception):
@@ -306,7 +313,15 @@ class SearchIndex:
     is re-entrant, so a caller can hold it across reading SQLite and writing here).
     """
 
-    def __init__(self, index_dir: Path, lock_path: Path, *, write_timeout: float = 60.0) -> None:
+    def __init__(
+        self,
+        index_dir: Path,
+        lock_path: Path,
+        *,
+        write_timeout: float = 60.0,
+        fast: bool = True,
+        postings_budget: int = POSTINGS_BUDGET,
+    ) -> None:
         self.dir = Path(index_dir)
         self._lock = IndexLock(Path(lock_path), timeout=write_timeout)
         self._write_timeout = write_timeout
@@ -316,6 +331,12 @@ class SearchIndex:
         self._cache_key: Any = None
         self._facet_sets: dict[str, dict[str, frozenset[int]]] = {}
         self._version_map: dict[int, str] | None = None
+        # fast=False answers every search with whoosh's own scoring of every match (the reference
+        # the tests compare the in-memory evaluator with)
+        self.fast = fast
+        self._postings = _PostingsCache(postings_budget)
+        self._facet_masks: dict[str, dict[str, int]] = {}
+        self._id_order: list[int] | None = None
         self._parser = self._make_parser(qparser.AndGroup)
         self._or_parser = self._make_parser(qparser.OrGroup.factory(0.9))
 
@@ -476,6 +497,9 @@ class SearchIndex:
             self._cache_key = key
             self._facet_sets = {}
             self._version_map = None
+            self._facet_masks = {}
+            self._id_order = None
+            self._postings.clear()
         return self._searcher
 
     def _facet_docs(self, searcher: Any, field: str) -> dict[str, frozenset[int]]:
@@ -546,18 +570,97 @@ class SearchIndex:
 
     def search(self, parsed: ParsedQuery, *, page: int = 1, per_page: int = 20) -> SearchPage:
         searcher = self._current_searcher()
+        if not self.fast:
+            return self._search_whoosh(searcher, parsed, page=page, per_page=per_page)
+        allowed = self._allowed(searcher, parsed)
+        text = parsed.text.strip()
+        if allowed is not None and not allowed:
+            return _empty_page(parsed, page, per_page)
+        # The ranking, the total and the facets all come from the same set of matches: a dict
+        # docnum -> whoosh's score for that document, built from per-word posting tables kept in
+        # memory for this index generation (see _Evaluator), so no posting is decoded twice.
+        q: Any = None
+        if text:
+            q = self._text_query(self._parser, text)
+            scores = self._scores(searcher, q, allowed)
+            if not scores and len(text.split()) > 1:  # no entry has all the words
+                q = self._text_query(self._or_parser, text)
+                scores = self._scores(searcher, q, allowed)
+            version_ok = self._version_ok(searcher, parsed)
+            if version_ok is not None:
+                scores = {d: sc for d, sc in scores.items() if version_ok(d)}
+            first = (page - 1) * per_page
+            top = _top(scores, first + per_page)[first:]
+            matched: Iterable[int] = scores
+            total = len(scores)
+        else:
+            docs = self._ids_in_order(searcher)
+            if allowed is not None:
+                docs = [d for d in docs if d in allowed]
+            version_ok = self._version_ok(searcher, parsed)
+            if version_ok is not None:
+                docs = [d for d in docs if version_ok(d)]
+            first = (page - 1) * per_page
+            top = [(d, 0.0) for d in docs[first : first + per_page]]
+            matched, total = docs, len(docs)
+        mask = _mask(matched, searcher.reader().doc_count_all())
+        facets = {
+            field: {
+                value: n
+                for value, vmask in sorted(self._facet_mask(searcher, field).items())
+                if (n := (vmask & mask).bit_count())
+            }
+            for field in FACETS
+        }
+        marker = _Marker(q) if text else None
+        hits = [_hit(searcher.stored_fields(docnum), score, marker) for docnum, score in top]
+        return SearchPage(
+            query=parsed.raw, total=total, page=page, per_page=per_page, results=hits, facets=facets
+        )
+
+    def _scores(self, searcher: Any, q: Any, allowed: set[int] | None) -> dict[int, float]:
+        """docnum -> score of every document matching q (and passing `allowed`): exactly the
+        documents and scores whoosh's own search(q, limit=None) gives, computed from cached
+        per-word postings; query shapes the evaluator does not mirror go to whoosh itself."""
+        try:
+            scores = _Evaluator(self, searcher).run(q)
+        except _Unsupported:
+            results = searcher.search(q, filter=allowed, limit=None)
+            return {docnum: score for score, docnum in results.top_n}
+        if allowed is not None:
+            scores = {d: sc for d, sc in scores.items() if d in allowed}
+        return scores
+
+    def _ids_in_order(self, searcher: Any) -> list[int]:
+        """Every live document, ordered by entry id (the listing order of an empty query)."""
+        order = self._id_order
+        if order is None:
+            reader = searcher.reader()
+            ids = reader.column_reader("id")
+            order = sorted(reader.all_doc_ids(), key=lambda d: ids[d])
+            self._id_order = order
+        return order
+
+    def _facet_mask(self, searcher: Any, field: str) -> dict[str, int]:
+        """value -> bit mask of the documents with it (bit n = docnum n), per index version."""
+        masks = self._facet_masks.get(field)
+        if masks is None:
+            size = searcher.reader().doc_count_all()
+            masks = {
+                value: _mask(docs, size)
+                for value, docs in self._facet_docs(searcher, field).items()
+            }
+            self._facet_masks[field] = masks
+        return masks
+
+    def _search_whoosh(
+        self, searcher: Any, parsed: ParsedQuery, *, page: int, per_page: int
+    ) -> SearchPage:
+        """The straightforward path: whoosh scores every match (the reference for the tests)."""
         allowed = self._allowed(searcher, parsed)
         text = parsed.text.strip()
         if allowed is not None and not allowed:  # whoosh reads an empty filter as no filter
-            return SearchPage(
-                query=parsed.raw,
-                total=0,
-                page=page,
-                per_page=per_page,
-                facets={field: {} for field in FACETS},
-            )
-        # One scoring pass over every match gives the ranking, the total and the facet counts
-        # (measured: cheaper than an unscored pass for the set plus a top-k pass for the page).
+            return _empty_page(parsed, page, per_page)
         if text:
             q = self._text_query(self._parser, text)
             results = searcher.search(q, filter=allowed, limit=None)
@@ -594,6 +697,230 @@ class SearchIndex:
             results=hits,
             facets=facets,
         )
+
+
+def _empty_page(parsed: ParsedQuery, page: int, per_page: int) -> SearchPage:
+    return SearchPage(
+        query=parsed.raw, total=0, page=page, per_page=per_page, facets={f: {} for f in FACETS}
+    )
+
+
+def _top(scores: dict[int, float], k: int) -> list[tuple[int, float]]:
+    """The k best (docnum, score) pairs, best first, ties by docnum: whoosh's result order."""
+    if k <= 0:
+        return []
+    if len(scores) > 4 * k:
+        kth = heapq.nlargest(k, scores.values())[-1]
+        items = [(d, sc) for d, sc in scores.items() if sc >= kth]
+    else:
+        items = list(scores.items())
+    items.sort(key=_rank_key)
+    return items[:k]
+
+
+def _rank_key(item: tuple[int, float]) -> tuple[float, int]:
+    return (-item[1], item[0])
+
+
+_BIT = tuple(1 << i for i in range(8))
+
+
+def _mask(docs: Iterable[int], size: int) -> int:
+    """A set of docnums as an int with bit n set for docnum n (counting is then & and
+    bit_count, both in C)."""
+    buf = bytearray((size >> 3) + 1)
+    for d in docs:
+        buf[d >> 3] |= _BIT[d & 7]
+    return int.from_bytes(buf, "little")
+
+
+# --------------------------------------------------------------------------------------------
+# the in-memory evaluator
+
+
+class _Unsupported(Exception):
+    """A query shape the evaluator does not mirror exactly; whoosh answers it instead."""
+
+
+class _PostingsCache:
+    """(segment, term or per-word group) -> (docnum -> score, whoosh's size estimate), for one
+    index generation, least recently used dropped first once over `budget` postings."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self._items: OrderedDict[Any, tuple[dict[int, float], int]] = OrderedDict()
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: Any) -> tuple[dict[int, float], int] | None:
+        with self._lock:
+            item = self._items.get(key)
+            if item is not None:
+                self._items.move_to_end(key)
+            return item
+
+    def put(self, key: Any, item: tuple[dict[int, float], int]) -> None:
+        with self._lock:
+            old = self._items.pop(key, None)
+            if old is not None:
+                self._size -= len(old[0])
+            self._items[key] = item
+            self._size += len(item[0])
+            while self._size > self.budget and len(self._items) > 1:
+                _, dropped = self._items.popitem(last=False)
+                self._size -= len(dropped[0])
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self._size = 0
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+class _Evaluator:
+    """Evaluates the And/Or/Term trees our parsers produce the way whoosh's matchers do, over
+    posting tables in memory instead of decoding postings in Python for every query.
+
+    For each segment whoosh builds the same huffman-like tree of Union/Intersection matchers
+    (weighted by its size estimates), a union scores a document with the sum of its children
+    that contain it, an intersection with the sum of both, a boost multiplies; float addition is
+    commutative, so following the same tree gives bit-identical scores. A term's table is
+    (segment docnum -> the score whoosh's scorer gives that posting); the OR of one word over the
+    fields (what MultifieldParser makes of each word: Terms on distinct fields) is kept as one
+    table. Anything else
+    (phrases, wildcards, NOT, Or with a coordination scale, custom weighting) raises
+    _Unsupported and whoosh answers the query the slow way."""
+
+    def __init__(self, owner: SearchIndex, searcher: Any) -> None:
+        self.cache = owner._postings
+        self.schema = searcher.schema
+        self.weighting = searcher.weighting
+        if self.weighting.use_final:
+            raise _Unsupported
+        self.segments = searcher.leaf_searchers()
+
+    def run(self, q: Any) -> dict[int, float]:
+        if len(self.segments) == 1:
+            sub, offset = self.segments[0]
+            scores, _ = self._node(0, sub, q)
+            if offset:
+                scores = {d + offset: sc for d, sc in scores.items()}
+            return scores
+        out: dict[int, float] = {}
+        for n, (sub, offset) in enumerate(self.segments):
+            scores, _ = self._node(n, sub, q)
+            out.update((d + offset, sc) for d, sc in scores.items())
+        return out
+
+    def _node(self, seg: int, sub: Any, q: Any) -> tuple[dict[int, float], int]:
+        cls = type(q)
+        if cls is query.Term:
+            key = (seg, q.fieldname, q.text, q.boost)
+            item = self.cache.get(key)
+            if item is None:
+                item = self._term(sub, q)
+                self.cache.put(key, item)
+            return item
+        if cls is not query.Or and cls is not query.And:
+            raise _Unsupported
+        subs = q.subqueries
+        if not subs:
+            raise _Unsupported
+        if cls is query.Or and (
+            q.minmatch or q.scale or q.matcher_type != query.Or.DEFAULT_MATCHER
+        ):
+            raise _Unsupported
+        if len(subs) == 1:  # whoosh uses the child's matcher as it is (no boost)
+            return self._node(seg, sub, subs[0])
+        group = None
+        # one word over several fields (its text may differ per field: stemmed or not)
+        one_word = all(type(c) is query.Term for c in subs) and len(
+            {c.fieldname for c in subs}
+        ) == len(subs)
+        if cls is query.Or and one_word:
+            group = (seg, tuple((c.fieldname, c.text, c.boost) for c in subs), q.boost)
+            item = self.cache.get(group)
+            if item is not None:
+                return item
+        if group is not None:
+            children = [self._term(sub, c) for c in subs]  # not cached one by one
+        else:
+            children = [self._node(seg, sub, c) for c in subs]
+        if cls is query.Or:
+            est = min(sum(e for _, e in children), sub.reader().doc_count())
+            scores = _weighted_tree(_union, [(e, sc) for sc, e in children])
+        else:
+            est = min(e for _, e in children)
+            scores = _weighted_tree(_intersect, [(0 - e, sc) for sc, e in children])
+        if q.boost != 1.0:
+            boost = q.boost
+            scores = {d: sc * boost for d, sc in scores.items()}
+        item = (scores, est)
+        if group is not None:
+            self.cache.put(group, item)
+        return item
+
+    def _term(self, sub: Any, q: Any) -> tuple[dict[int, float], int]:
+        """One term's postings in one segment as docnum -> score (boost applied), and whoosh's
+        size estimate (its document frequency)."""
+        if q.minquality:
+            raise _Unsupported
+        fieldname = q.fieldname
+        if fieldname not in self.schema:
+            return {}, 0
+        try:
+            text = self.schema[fieldname].to_bytes(q.text)
+        except ValueError:
+            return {}, 0
+        reader = sub.reader()
+        est = reader.doc_frequency(fieldname, text)
+        if (fieldname, text) not in reader:
+            return {}, est
+        m = sub.postings(fieldname, text, weighting=self.weighting)
+        scores = _drain(m)
+        if q.boost != 1.0:
+            boost = q.boost
+            scores = {d: sc * boost for d, sc in scores.items()}
+        return scores, est
+
+
+def _drain(m: Any) -> dict[int, float]:
+    out: dict[int, float] = {}
+    while m.is_active():
+        out[m.id()] = m.score()
+        m.next()
+    return out
+
+
+def _weighted_tree(fn: Any, items: list[tuple[int, Any]]) -> Any:
+    """whoosh.util.make_weighted_tree: join the two lightest, insert the result after the items
+    of equal weight, repeat (whoosh's matchers never compare less than each other, so ties keep
+    their order as here)."""
+    ls = sorted(items, key=itemgetter(0))
+    while len(ls) > 1:
+        (wa, a), (wb, b) = ls.pop(0), ls.pop(0)
+        w = wa + wb
+        ls.insert(bisect.bisect_right(ls, w, key=itemgetter(0)), (w, fn(a, b)))
+    return ls[0][1]
+
+
+def _union(a: dict[int, float], b: dict[int, float]) -> dict[int, float]:
+    if len(a) < len(b):
+        a, b = b, a
+    out = dict(a)
+    get = out.get
+    for d, sc in b.items():
+        prev = get(d)
+        out[d] = sc if prev is None else prev + sc
+    return out
+
+
+def _intersect(a: dict[int, float], b: dict[int, float]) -> dict[int, float]:
+    if len(a) > len(b):
+        a, b = b, a
+    return {d: a[d] + b[d] for d in a.keys() & b.keys()}
 
 
 def _binary_unions(q: Any) -> Any:
@@ -657,22 +984,36 @@ class _Marker:
                 self.stems.add(term)
             elif field in ("identifiers_text", "identifiers"):
                 self.words.add(term)
+        self._is_hit: dict[str, bool] = {}  # token as written -> is it a query word
+
+    def _hit_tokens(self, tokens: Iterable[str]) -> set[str]:
+        is_hit = self._is_hit
+        out = set()
+        for token in tokens:
+            hit = is_hit.get(token)
+            if hit is None:
+                word = token.lower()
+                hit = is_hit[token] = word in self.words or _stem(word) in self.stems
+            if hit:
+                out.add(token)
+        return out
 
     def spans(self, text: str) -> list[tuple[int, int]]:
-        out = []
-        for m in _WORD.finditer(text):
-            word = m.group().lower()
-            if word in self.words or _stem(word) in self.stems:
-                out.append(m.span())
-        return out
+        # each distinct token is judged once per query; a field without a query word costs one
+        # findall, and only a field with one is scanned token by token for positions
+        hits = self._hit_tokens(set(_WORD.findall(text)))
+        if not hits:
+            return []
+        return [m.span() for m in _tokens_regex(frozenset(hits)).finditer(text)]
 
     def fragment(self, text: str) -> str | None:
         spans = self.spans(text)
         if not spans:
             return None
         best, best_count = 0, 0
+        ends = [e for _, e in spans]  # ascending: spans do not overlap
         for i, (start, _) in enumerate(spans):
-            count = sum(1 for s, e in spans[i:] if e <= start + self.WIDTH)
+            count = bisect.bisect_right(ends, start + self.WIDTH, lo=i) - i
             if count > best_count:
                 best, best_count = i, count
         lo = max(0, spans[best][0] - self.BEFORE)
@@ -696,6 +1037,14 @@ class _Marker:
 
 
 _WORD = re.compile(r"\w+(?:[.$#]\w+)*")
+
+
+@lru_cache(maxsize=4096)
+def _tokens_regex(tokens: frozenset[str]) -> re.Pattern[str]:
+    """Finds exactly the _WORD tokens of a text that are one of `tokens`: an occurrence counts
+    only where _WORD's left-to-right scan would start and end a token (not inside 'a.b.c')."""
+    alternatives = "|".join(re.escape(t) for t in sorted(tokens, key=len, reverse=True))
+    return re.compile(rf"(?<!\w)(?<!\w[.$#])(?:{alternatives})(?!\w)(?![.$#]\w)")
 
 
 @lru_cache(maxsize=50_000)

@@ -27,15 +27,25 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from functools import lru_cache
-from operator import itemgetter
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 from whoosh import fields, index, qparser, query
 from whoosh.analysis import LowercaseFilter, RegexTokenizer, StemmingAnalyzer
+from whoosh.codec.whoosh3 import LENGTHS_COLUMN, W3LeafMatcher, _lenfield
 from whoosh.lang.porter import stem as porter_stem
+from whoosh.matching import (
+    FilterMatcher,
+    IntersectionMatcher,
+    NullMatcherClass,
+    UnionMatcher,
+    WrappingMatcher,
+)
 from whoosh.reading import SegmentReader
+from whoosh.scoring import WeightLengthScorer
+from whoosh.util import make_weighted_tree
 
 from kb.models import Entry, VersionRange
 from kb.search_query import ParsedQuery, QueryError
@@ -337,6 +347,8 @@ class SearchIndex:
         self._postings = _PostingsCache(postings_budget)
         self._facet_masks: dict[str, dict[str, int]] = {}
         self._id_order: list[int] | None = None
+        self._all_mask: int | None = None
+        self._lengths: dict[Any, bytes | None] = {}
         self._parser = self._make_parser(qparser.AndGroup)
         self._or_parser = self._make_parser(qparser.OrGroup.factory(0.9))
 
@@ -499,7 +511,9 @@ class SearchIndex:
             self._version_map = None
             self._facet_masks = {}
             self._id_order = None
+            self._all_mask = None
             self._postings.clear()
+            self._lengths = {}
         return self._searcher
 
     def _facet_docs(self, searcher: Any, field: str) -> dict[str, frozenset[int]]:
@@ -552,9 +566,34 @@ class SearchIndex:
             allowed = docs if allowed is None else allowed & docs
         return allowed
 
+    def _plain_query(self, text: str) -> Any:
+        """What the AND parser makes of plain words (letters, digits, _ . $ # -, no operator
+        words), built directly: each word through each field's analyzer as the parser does,
+        OR over the fields with their boosts, AND over the words, normalized. whoosh's
+        tokenizing and plugin passes cost ~1 ms a query; tests check the two agree. None when
+        the text is not plain: the parser handles it."""
+        if not _PLAIN.fullmatch(text):
+            return None
+        parser = self._parser
+        words = []
+        for word in text.split(" "):
+            if word.upper() in _OPERATOR_WORDS:
+                return None
+            fields_ = []
+            for fieldname, boost in FIELD_BOOSTS.items():
+                q = parser.term_query(
+                    fieldname, word, parser.termclass, boost=boost, tokenize=True, removestops=True
+                )
+                if q is not None:
+                    fields_.append(q)
+            words.append(query.Or(fields_))
+        return query.And(words).normalize()
+
     def _text_query(self, parser: Any, text: str) -> Any:
+        parsed = self._plain_query(text) if parser is self._parser else None
         try:
-            parsed = parser.parse(text)
+            if parsed is None:
+                parsed = parser.parse(text)
         except Exception as exc:  # whoosh's parser is forgiving; this is a last resort
             raise QueryError(f"cannot parse the query: {exc}") from None
         _binary_unions(parsed)
@@ -576,34 +615,36 @@ class SearchIndex:
         text = parsed.text.strip()
         if allowed is not None and not allowed:
             return _empty_page(parsed, page, per_page)
-        # The ranking, the total and the facets all come from the same set of matches: a dict
-        # docnum -> whoosh's score for that document, built from per-word posting tables kept in
-        # memory for this index generation (see _Evaluator), so no posting is decoded twice.
+        # The ranking, the total and the facets all come from the same matches: docnum -> whoosh's
+        # score, and the same docnums as a bit mask, built from per-word posting tables kept in
+        # memory for this index generation (see _Evaluator), so no posting is decoded per query.
+        nbits = searcher.reader().doc_count_all()
+        allowed_mask = self._allowed_mask(searcher, parsed)
+        version_ok = self._version_ok(searcher, parsed)
         q: Any = None
+        first = (page - 1) * per_page
         if text:
             q = self._text_query(self._parser, text)
-            scores = self._scores(searcher, q, allowed)
+            scores, mask = self._match(searcher, q, allowed, allowed_mask)
             if not scores and len(text.split()) > 1:  # no entry has all the words
                 q = self._text_query(self._or_parser, text)
-                scores = self._scores(searcher, q, allowed)
-            version_ok = self._version_ok(searcher, parsed)
+                scores, mask = self._match(searcher, q, allowed, allowed_mask)
             if version_ok is not None:
                 scores = {d: sc for d, sc in scores.items() if version_ok(d)}
-            first = (page - 1) * per_page
+                mask = _mask(scores, nbits)
             top = _top(scores, first + per_page)[first:]
-            matched: Iterable[int] = scores
             total = len(scores)
         else:
             docs = self._ids_in_order(searcher)
-            if allowed is not None:
+            mask = self._live_mask(searcher)
+            if allowed is not None and allowed_mask is not None:
                 docs = [d for d in docs if d in allowed]
-            version_ok = self._version_ok(searcher, parsed)
+                mask &= allowed_mask
             if version_ok is not None:
                 docs = [d for d in docs if version_ok(d)]
-            first = (page - 1) * per_page
+                mask = _mask(docs, nbits)
             top = [(d, 0.0) for d in docs[first : first + per_page]]
-            matched, total = docs, len(docs)
-        mask = _mask(matched, searcher.reader().doc_count_all())
+            total = len(docs)
         facets = {
             field: {
                 value: n
@@ -618,18 +659,45 @@ class SearchIndex:
             query=parsed.raw, total=total, page=page, per_page=per_page, results=hits, facets=facets
         )
 
-    def _scores(self, searcher: Any, q: Any, allowed: set[int] | None) -> dict[int, float]:
-        """docnum -> score of every document matching q (and passing `allowed`): exactly the
-        documents and scores whoosh's own search(q, limit=None) gives, computed from cached
-        per-word postings; query shapes the evaluator does not mirror go to whoosh itself."""
+    def _match(
+        self, searcher: Any, q: Any, allowed: set[int] | None, allowed_mask: int | None
+    ) -> tuple[dict[int, float], int]:
+        """(docnum -> score, bit mask of those docnums) of every document matching q and passing
+        `allowed`: exactly the documents and scores whoosh's own search(q, limit=None) gives,
+        computed from cached per-word tables; query shapes the evaluator does not mirror go to
+        whoosh itself."""
         try:
-            scores = _Evaluator(self, searcher).run(q)
+            scores, mask = _Evaluator(self, searcher).run(q)
         except _Unsupported:
             results = searcher.search(q, filter=allowed, limit=None)
-            return {docnum: score for score, docnum in results.top_n}
-        if allowed is not None:
+            scores = {docnum: score for score, docnum in results.top_n}
+            return scores, _mask(scores, searcher.reader().doc_count_all())
+        if allowed is not None and allowed_mask is not None:
             scores = {d: sc for d, sc in scores.items() if d in allowed}
-        return scores
+            mask &= allowed_mask
+        return scores, mask
+
+    def _allowed_mask(self, searcher: Any, parsed: ParsedQuery) -> int | None:
+        """_allowed as a bit mask."""
+        allowed: int | None = None
+        for flt in parsed.filters:
+            if flt.key == "version":
+                continue
+            table = self._facet_mask(searcher, flt.key)
+            values = list(flt.values)
+            if flt.key == "platform":
+                values.append("any")
+            docs = 0
+            for value in values:
+                docs |= table.get(value, 0)
+            allowed = docs if allowed is None else allowed & docs
+        return allowed
+
+    def _live_mask(self, searcher: Any) -> int:
+        if self._all_mask is None:
+            reader = searcher.reader()
+            self._all_mask = _mask(reader.all_doc_ids(), reader.doc_count_all())
+        return self._all_mask
 
     def _ids_in_order(self, searcher: Any) -> list[int]:
         """Every live document, ordered by entry id (the listing order of an empty query)."""
@@ -742,38 +810,79 @@ class _Unsupported(Exception):
     """A query shape the evaluator does not mirror exactly; whoosh answers it instead."""
 
 
+class _Table:
+    """The matches of a (sub)query in one segment: segment docnum -> whoosh's score, whoosh's size
+    estimate for it, the class of the matcher whoosh would build for it (see _tree), and (made
+    when first needed) the docnums as a frozenset and as a bit mask."""
+
+    __slots__ = ("scores", "est", "nbits", "kind", "_keys", "_mask")
+
+    def __init__(
+        self,
+        scores: dict[int, float],
+        est: int,
+        nbits: int,
+        kind: type,
+        keys: frozenset[int] | None = None,
+        mask: int | None = None,
+    ) -> None:
+        self.scores, self.est, self.nbits, self.kind = scores, est, nbits, kind
+        self._keys, self._mask = keys, mask
+
+    @property
+    def keys(self) -> frozenset[int]:
+        if self._keys is None:
+            self._keys = frozenset(self.scores)
+        return self._keys
+
+    @property
+    def mask(self) -> int:
+        if self._mask is None:
+            self._mask = _mask(self.scores, self.nbits)
+        return self._mask
+
+    def complete(self) -> _Table:
+        """Make keys and mask now (before the table is shared through the cache)."""
+        _ = self.keys, self.mask
+        return self
+
+
 class _PostingsCache:
-    """(segment, term or per-word group) -> (docnum -> score, whoosh's size estimate), for one
-    index generation, least recently used dropped first once over `budget` postings."""
+    """(segment, term or per-word group) -> _Table, for one index generation; the least recently
+    used are dropped first once the tables hold more than `budget` postings in all."""
 
     def __init__(self, budget: int) -> None:
         self.budget = budget
-        self._items: OrderedDict[Any, tuple[dict[int, float], int]] = OrderedDict()
+        self._items: OrderedDict[Any, _Table] = OrderedDict()
         self._size = 0
         self._lock = threading.Lock()
 
-    def get(self, key: Any) -> tuple[dict[int, float], int] | None:
+    def get(self, key: Any) -> _Table | None:
         with self._lock:
             item = self._items.get(key)
             if item is not None:
                 self._items.move_to_end(key)
             return item
 
-    def put(self, key: Any, item: tuple[dict[int, float], int]) -> None:
+    def put(self, key: Any, item: _Table) -> None:
         with self._lock:
             old = self._items.pop(key, None)
             if old is not None:
-                self._size -= len(old[0])
+                self._size -= len(old.scores)
             self._items[key] = item
-            self._size += len(item[0])
+            self._size += len(item.scores)
             while self._size > self.budget and len(self._items) > 1:
                 _, dropped = self._items.popitem(last=False)
-                self._size -= len(dropped[0])
+                self._size -= len(dropped.scores)
 
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
             self._size = 0
+
+    @property
+    def postings(self) -> int:
+        return self._size
 
     def __len__(self) -> int:
         return len(self._items)
@@ -789,9 +898,9 @@ class _Evaluator:
     commutative, so following the same tree gives bit-identical scores. A term's table is
     (segment docnum -> the score whoosh's scorer gives that posting); the OR of one word over the
     fields (what MultifieldParser makes of each word: Terms on distinct fields) is kept as one
-    table. Anything else
-    (phrases, wildcards, NOT, Or with a coordination scale, custom weighting) raises
-    _Unsupported and whoosh answers the query the slow way."""
+    table. An AND first intersects its children's docnum sets (in C), then sums scores along the
+    tree for those documents only. Anything else (phrases, wildcards, NOT, an Or with a
+    coordination scale, a custom weighting) raises _Unsupported: whoosh answers those."""
 
     def __init__(self, owner: SearchIndex, searcher: Any) -> None:
         self.cache = owner._postings
@@ -800,27 +909,28 @@ class _Evaluator:
         if self.weighting.use_final:
             raise _Unsupported
         self.segments = searcher.leaf_searchers()
+        self.lengths = owner._lengths
 
-    def run(self, q: Any) -> dict[int, float]:
-        if len(self.segments) == 1:
-            sub, offset = self.segments[0]
-            scores, _ = self._node(0, sub, q)
-            if offset:
-                scores = {d + offset: sc for d, sc in scores.items()}
-            return scores
-        out: dict[int, float] = {}
+    def run(self, q: Any) -> tuple[dict[int, float], int]:
+        """(top-level docnum -> score, bit mask of those docnums) of every match of q."""
+        if len(self.segments) == 1 and self.segments[0][1] == 0:
+            table = self._node(0, self.segments[0][0], q)
+            return table.scores, table.mask
+        scores: dict[int, float] = {}
+        mask = 0
         for n, (sub, offset) in enumerate(self.segments):
-            scores, _ = self._node(n, sub, q)
-            out.update((d + offset, sc) for d, sc in scores.items())
-        return out
+            table = self._node(n, sub, q)
+            scores.update((d + offset, sc) for d, sc in table.scores.items())
+            mask |= table.mask << offset
+        return scores, mask
 
-    def _node(self, seg: int, sub: Any, q: Any) -> tuple[dict[int, float], int]:
+    def _node(self, seg: int, sub: Any, q: Any) -> _Table:
         cls = type(q)
         if cls is query.Term:
             key = (seg, q.fieldname, q.text, q.boost)
             item = self.cache.get(key)
             if item is None:
-                item = self._term(sub, q)
+                item = self._term(sub, q).complete()
                 self.cache.put(key, item)
             return item
         if cls is not query.Or and cls is not query.And:
@@ -848,42 +958,116 @@ class _Evaluator:
             children = [self._term(sub, c) for c in subs]  # not cached one by one
         else:
             children = [self._node(seg, sub, c) for c in subs]
+        nbits = children[0].nbits
         if cls is query.Or:
-            est = min(sum(e for _, e in children), sub.reader().doc_count())
-            scores = _weighted_tree(_union, [(e, sc) for sc, e in children])
+            est = min(sum(c.est for c in children), sub.reader().doc_count())
+            scores = _tree(UnionMatcher, _union, [(c.est, c) for c in children])
+            mask = 0
+            for c in children:
+                mask |= c.mask
+            keys = None
+            kind: type = UnionMatcher
         else:
-            est = min(e for _, e in children)
-            scores = _weighted_tree(_intersect, [(0 - e, sc) for sc, e in children])
+            est = min(c.est for c in children)
+            ordered = sorted(children, key=lambda c: len(c.scores))
+            keys = ordered[0].keys
+            mask = ordered[0].mask
+            for c in ordered[1:]:
+                keys &= c.keys
+                mask &= c.mask
+
+            def both(a: dict[int, float], b: dict[int, float]) -> dict[int, float]:
+                return {d: a[d] + b[d] for d in keys}
+
+            scores = _tree(IntersectionMatcher, both, [(0 - c.est, c) for c in children])
+            kind = IntersectionMatcher
         if q.boost != 1.0:
             boost = q.boost
             scores = {d: sc * boost for d, sc in scores.items()}
-        item = (scores, est)
+            kind = WrappingMatcher
+        item = _Table(scores, est, nbits, kind, keys, mask)
         if group is not None:
-            self.cache.put(group, item)
+            self.cache.put(group, item.complete())
         return item
 
-    def _term(self, sub: Any, q: Any) -> tuple[dict[int, float], int]:
+    def _lengths(self, sub: Any, fieldname: str) -> bytes | None:
+        """The segment's field-length bytes (one per docnum), read in one go, or None."""
+        key = (id(sub), fieldname)
+        if key not in self.lengths:
+            try:
+                col = sub.reader()._perdoc._cached_reader(_lenfield(fieldname), LENGTHS_COLUMN)
+                data = bytes(col._dbfile.get(col._basepos, col._count)) if col else None
+                ok = data is not None and col._fixedlen == 1 and len(data) == col._count
+                self.lengths[key] = data if ok else None
+            except Exception:  # another codec or whoosh version: drain posting by posting
+                self.lengths[key] = None
+        return self.lengths[key]
+
+    def _term(self, sub: Any, q: Any) -> _Table:
         """One term's postings in one segment as docnum -> score (boost applied), and whoosh's
         size estimate (its document frequency)."""
         if q.minquality:
             raise _Unsupported
+        reader = sub.reader()
+        nbits = reader.doc_count_all()
         fieldname = q.fieldname
         if fieldname not in self.schema:
-            return {}, 0
+            return _Table({}, 0, nbits, NullMatcherClass)
         try:
             text = self.schema[fieldname].to_bytes(q.text)
         except ValueError:
-            return {}, 0
-        reader = sub.reader()
+            return _Table({}, 0, nbits, NullMatcherClass)
         est = reader.doc_frequency(fieldname, text)
         if (fieldname, text) not in reader:
-            return {}, est
+            return _Table({}, est, nbits, NullMatcherClass)
         m = sub.postings(fieldname, text, weighting=self.weighting)
-        scores = _drain(m)
+        kind: type = type(m)
+        scores = _drain_blocks(m, self._lengths(sub, fieldname)) or _drain(m)
         if q.boost != 1.0:
             boost = q.boost
             scores = {d: sc * boost for d, sc in scores.items()}
-        return scores, est
+            kind = WrappingMatcher
+        return _Table(scores, est, nbits, kind)
+
+
+def _drain_blocks(m: Any, lengths: bytes | None) -> dict[int, float] | None:
+    """_drain for whoosh's own on-disk posting lists, a block at a time: a BM25F score depends
+    only on the posting's weight and the document's field-length byte, so each distinct pair is
+    scored once, by whoosh's scorer, and reused. A segment with deletions wraps the list in a
+    FilterMatcher that skips deleted documents: those are dropped afterwards. None (nothing
+    read) when the matcher or scorer is not the kind this knows."""
+    deleted: Any = ()
+    if type(m) is FilterMatcher and m._exclude and m.boost == 1.0:
+        m, deleted = m.child, m._ids
+    scorer = getattr(m, "scorer", None)
+    if (
+        lengths is None
+        or type(m) is not W3LeafMatcher
+        or not isinstance(scorer, WeightLengthScorer)
+        or type(scorer).score is not WeightLengthScorer.score
+    ):
+        return None
+    score, dfl = scorer._score, scorer.dfl
+    count = len(lengths)
+    memo: dict[tuple[float, int], float] = {}
+    out: dict[int, float] = {}
+    while m.is_active():
+        if m._ids is None:
+            m._read_ids()
+        if m._weights is None:
+            m._read_weights()
+        start = m._i
+        for d, w in zip(m._ids[start:], m._weights[start:], strict=True):
+            key = (w, lengths[d] if d < count else -1)
+            sc = memo.get(key)
+            if sc is None:
+                sc = memo[key] = score(w, dfl(d))
+            out[d] = sc
+        m._i = m._blocklength
+        m._next_block()
+    for d in deleted:
+        out.pop(d, None)
+    return out
 
 
 def _drain(m: Any) -> dict[int, float]:
@@ -894,16 +1078,24 @@ def _drain(m: Any) -> dict[int, float]:
     return out
 
 
-def _weighted_tree(fn: Any, items: list[tuple[int, Any]]) -> Any:
-    """whoosh.util.make_weighted_tree: join the two lightest, insert the result after the items
-    of equal weight, repeat (whoosh's matchers never compare less than each other, so ties keep
-    their order as here)."""
-    ls = sorted(items, key=itemgetter(0))
-    while len(ls) > 1:
-        (wa, a), (wb, b) = ls.pop(0), ls.pop(0)
-        w = wa + wb
-        ls.insert(bisect.bisect_right(ls, w, key=itemgetter(0)), (w, fn(a, b)))
-    return ls[0][1]
+def _tree(joined: type, fn: Any, items: list[tuple[int, _Table]]) -> dict[int, float]:
+    """Combine the children's scores along the tree whoosh.util.make_weighted_tree builds for
+    their matchers. Its order depends on comparing (weight, matcher) tuples, and at equal weights
+    on the matchers' own comparisons, which depend on their classes (a WrappingMatcher sorts
+    before a FilterMatcher, its subclass, and never-less otherwise), so stand-ins of the same
+    classes go through whoosh's own function."""
+
+    def join(a: Any, b: Any) -> Any:
+        return _stand_in(joined, fn(a.perfkb_scores, b.perfkb_scores))
+
+    root = make_weighted_tree(join, [(w, _stand_in(t.kind, t.scores)) for w, t in items])
+    return root.perfkb_scores
+
+
+def _stand_in(kind: type, scores: dict[int, float]) -> Any:
+    obj = kind.__new__(kind)  # never initialised or used as a matcher: compared, and carries scores
+    obj.perfkb_scores = scores
+    return obj
 
 
 def _union(a: dict[int, float], b: dict[int, float]) -> dict[int, float]:
@@ -917,10 +1109,9 @@ def _union(a: dict[int, float], b: dict[int, float]) -> dict[int, float]:
     return out
 
 
-def _intersect(a: dict[int, float], b: dict[int, float]) -> dict[int, float]:
-    if len(a) > len(b):
-        a, b = b, a
-    return {d: a[d] + b[d] for d in a.keys() & b.keys()}
+# plain text for SearchIndex._plain_query: words of these characters separated by single spaces
+_PLAIN = re.compile(r"[\w.$#-]+(?: [\w.$#-]+)*", re.ASCII)
+_OPERATOR_WORDS = frozenset({"AND", "OR", "NOT", "ANDNOT", "ANDMAYBE", "REQUIRE"})
 
 
 def _binary_unions(q: Any) -> Any:
@@ -984,27 +1175,28 @@ class _Marker:
                 self.stems.add(term)
             elif field in ("identifiers_text", "identifiers"):
                 self.words.add(term)
-        self._is_hit: dict[str, bool] = {}  # token as written -> is it a query word
-
-    def _hit_tokens(self, tokens: Iterable[str]) -> set[str]:
-        is_hit = self._is_hit
-        out = set()
-        for token in tokens:
-            hit = is_hit.get(token)
-            if hit is None:
-                word = token.lower()
-                hit = is_hit[token] = word in self.words or _stem(word) in self.stems
-            if hit:
-                out.add(token)
-        return out
+        # tokens as written, already judged for this query: a query word or not
+        self._hits: set[str] = set()
+        self._judged: set[str] = set()
 
     def spans(self, text: str) -> list[tuple[int, int]]:
-        # each distinct token is judged once per query; a field without a query word costs one
-        # findall, and only a field with one is scanned token by token for positions
-        hits = self._hit_tokens(set(_WORD.findall(text)))
+        # One split (in C) gives the tokens and, through the lengths of the pieces, where they
+        # are; set operations find the distinct tokens not judged yet for this query, and only
+        # those are lowercased and stemmed.
+        parts = _WORD_SPLIT.split(text)  # [gap, token, gap, token, ..., gap]
+        tokens = set(parts[1::2])
+        new = tokens - self._judged
+        if new:
+            self._judged |= new
+            for token in new:
+                word = token.lower()
+                if word in self.words or _stem(word) in self.stems:
+                    self._hits.add(token)
+        hits = tokens & self._hits
         if not hits:
             return []
-        return [m.span() for m in _tokens_regex(frozenset(hits)).finditer(text)]
+        ends = list(accumulate(map(len, parts)))
+        return [(ends[i - 1], ends[i]) for i in range(1, len(parts), 2) if parts[i] in hits]
 
     def fragment(self, text: str) -> str | None:
         spans = self.spans(text)
@@ -1037,14 +1229,7 @@ class _Marker:
 
 
 _WORD = re.compile(r"\w+(?:[.$#]\w+)*")
-
-
-@lru_cache(maxsize=4096)
-def _tokens_regex(tokens: frozenset[str]) -> re.Pattern[str]:
-    """Finds exactly the _WORD tokens of a text that are one of `tokens`: an occurrence counts
-    only where _WORD's left-to-right scan would start and end a token (not inside 'a.b.c')."""
-    alternatives = "|".join(re.escape(t) for t in sorted(tokens, key=len, reverse=True))
-    return re.compile(rf"(?<!\w)(?<!\w[.$#])(?:{alternatives})(?!\w)(?![.$#]\w)")
+_WORD_SPLIT = re.compile(rf"({_WORD.pattern})")
 
 
 @lru_cache(maxsize=50_000)

@@ -962,9 +962,11 @@ class _Evaluator:
         if cls is query.Or:
             est = min(sum(c.est for c in children), sub.reader().doc_count())
             scores = _tree(UnionMatcher, _union, [(c.est, c) for c in children])
-            mask = 0
-            for c in children:
-                mask |= c.mask
+            mask: int | None = None  # made from the scores when needed, unless it is cheap now
+            if all(c._mask is not None for c in children):
+                mask = 0
+                for c in children:
+                    mask |= c.mask
             keys = None
             kind: type = UnionMatcher
         else:
@@ -998,7 +1000,9 @@ class _Evaluator:
                 col = sub.reader()._perdoc._cached_reader(_lenfield(fieldname), LENGTHS_COLUMN)
                 data = bytes(col._dbfile.get(col._basepos, col._count)) if col else None
                 ok = data is not None and col._fixedlen == 1 and len(data) == col._count
-                self.lengths[key] = data if ok else None
+                # docnums past the column's end read as its default, 0
+                pad = bytes(max(0, sub.reader().doc_count_all() - len(data or b"")))
+                self.lengths[key] = data + pad if ok and data is not None else None
             except Exception:  # another codec or whoosh version: drain posting by posting
                 self.lengths[key] = None
         return self.lengths[key]
@@ -1022,20 +1026,23 @@ class _Evaluator:
             return _Table({}, est, nbits, NullMatcherClass)
         m = sub.postings(fieldname, text, weighting=self.weighting)
         kind: type = type(m)
-        scores = _drain_blocks(m, self._lengths(sub, fieldname)) or _drain(m)
-        if q.boost != 1.0:
-            boost = q.boost
-            scores = {d: sc * boost for d, sc in scores.items()}
-            kind = WrappingMatcher
+        boost = q.boost
+        if boost != 1.0:
+            kind = WrappingMatcher  # whoosh wraps the posting list to multiply its scores
+        scores = _drain_blocks(m, self._lengths(sub, fieldname), boost)
+        if scores is None:
+            scores = _drain(m)
+            if boost != 1.0:
+                scores = {d: sc * boost for d, sc in scores.items()}
         return _Table(scores, est, nbits, kind)
 
 
-def _drain_blocks(m: Any, lengths: bytes | None) -> dict[int, float] | None:
+def _drain_blocks(m: Any, lengths: bytes | None, boost: float) -> dict[int, float] | None:
     """_drain for whoosh's own on-disk posting lists, a block at a time: a BM25F score depends
     only on the posting's weight and the document's field-length byte, so each distinct pair is
-    scored once, by whoosh's scorer, and reused. A segment with deletions wraps the list in a
-    FilterMatcher that skips deleted documents: those are dropped afterwards. None (nothing
-    read) when the matcher or scorer is not the kind this knows."""
+    scored once, by whoosh's scorer (times the term's boost), and reused. A segment with
+    deletions wraps the list in a FilterMatcher that skips deleted documents: those are dropped
+    afterwards. None (nothing read) when the matcher or scorer is not the kind this knows."""
     deleted: Any = ()
     if type(m) is FilterMatcher and m._exclude and m.boost == 1.0:
         m, deleted = m.child, m._ids
@@ -1048,21 +1055,32 @@ def _drain_blocks(m: Any, lengths: bytes | None) -> dict[int, float] | None:
     ):
         return None
     score, dfl = scorer._score, scorer.dfl
-    count = len(lengths)
     memo: dict[tuple[float, int], float] = {}
+    get, length = memo.get, lengths.__getitem__
     out: dict[int, float] = {}
     while m.is_active():
-        if m._ids is None:
-            m._read_ids()
+        if m._ids is None:  # what _read_ids does, with the delta decoding in C
+            if m._data is None:
+                m._read_data()
+            m._ids = m._data[0] if m._byteids else tuple(accumulate(m._data[0]))
         if m._weights is None:
             m._read_weights()
         start = m._i
-        for d, w in zip(m._ids[start:], m._weights[start:], strict=True):
-            key = (w, lengths[d] if d < count else -1)
-            sc = memo.get(key)
-            if sc is None:
-                sc = memo[key] = score(w, dfl(d))
-            out[d] = sc
+        ids, weights = (m._ids[start:], m._weights[start:]) if start else (m._ids, m._weights)
+        keys = list(zip(weights, map(length, ids), strict=True))
+        scores = list(map(get, keys))
+        if None in scores:
+            for i, sc in enumerate(scores):
+                if sc is None:
+                    key = keys[i]
+                    sc = get(key)
+                    if sc is None:
+                        sc = score(key[0], dfl(ids[i]))
+                        if boost != 1.0:
+                            sc = sc * boost  # as whoosh's WrappingMatcher does, per posting
+                        memo[key] = sc
+                    scores[i] = sc
+        out.update(zip(ids, scores, strict=True))
         m._i = m._blocklength
         m._next_block()
     for d in deleted:
@@ -1099,13 +1117,9 @@ def _stand_in(kind: type, scores: dict[int, float]) -> Any:
 
 
 def _union(a: dict[int, float], b: dict[int, float]) -> dict[int, float]:
-    if len(a) < len(b):
-        a, b = b, a
-    out = dict(a)
-    get = out.get
-    for d, sc in b.items():
-        prev = get(d)
-        out[d] = sc if prev is None else prev + sc
+    out = a | b
+    for d in a.keys() & b.keys():  # only documents in both need a Python step
+        out[d] = a[d] + b[d]
     return out
 
 

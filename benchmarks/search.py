@@ -224,7 +224,7 @@ def run(full: bool) -> list[Figure]:
                 # the same with the per-word posting tables dropped before every query: what a
                 # query whose words no recent query used costs (and the first ones after a write)
                 w_cold = _latencies(
-                    lambda q, ix=ix: whoosh_page(ix, q), reps, before=ix._postings.clear
+                    lambda q, ix=ix: whoosh_page(ix, q), reps, before=ix.drop_word_tables
                 )
                 f = _latencies(lambda q, c=conn: fts_page(c, q), reps)
                 same_top = sum(whoosh_page(ix, q)[:1] == fts_page(conn, q)[:1] for q in QUERIES)

@@ -338,17 +338,11 @@ class SearchIndex:
         self._schema = _schema()
         self._ix: Any = None
         self._searcher: Any = None
-        self._cache_key: Any = None
-        self._facet_sets: dict[str, dict[str, frozenset[int]]] = {}
-        self._version_map: dict[int, str] | None = None
         # fast=False answers every search with whoosh's own scoring of every match (the reference
         # the tests compare the in-memory evaluator with)
         self.fast = fast
-        self._postings = _PostingsCache(postings_budget)
-        self._facet_masks: dict[str, dict[str, int]] = {}
-        self._id_order: list[int] | None = None
-        self._all_mask: int | None = None
-        self._lengths: dict[Any, bytes | None] = {}
+        self._postings_budget = postings_budget
+        self._state: _SearchState | None = None  # what is derived from the current searcher
         self._parser = self._make_parser(qparser.AndGroup)
         self._or_parser = self._make_parser(qparser.OrGroup.factory(0.9))
 
@@ -387,7 +381,7 @@ class SearchIndex:
                 self._searcher.close()
         self._searcher = None
         self._ix = None
-        self._cache_key = None
+        self._state = None
 
     def stamp(self) -> Stamp | None:
         try:
@@ -504,36 +498,44 @@ class SearchIndex:
             old, self._searcher = self._searcher, self._ix.searcher()
             with suppress(Exception):
                 old.close()
-        key = id(self._searcher.reader()), self._searcher.reader().generation()
-        if key != self._cache_key:
-            self._cache_key = key
-            self._facet_sets = {}
-            self._version_map = None
-            self._facet_masks = {}
-            self._id_order = None
-            self._all_mask = None
-            self._postings.clear()
-            self._lengths = {}
         return self._searcher
+
+    def _state_for(self, searcher: Any) -> _SearchState:
+        """The caches derived from `searcher`: kept while it is the current searcher, a
+        throwaway set for an older one (a search that was already running when another thread
+        reopened the index must neither use nor fill the new generation's caches)."""
+        state = self._state
+        if state is None or state.searcher is not searcher:
+            state = _SearchState(searcher, self._postings_budget)
+            if searcher is self._searcher:
+                self._state = state
+        return state
+
+    def drop_word_tables(self) -> None:
+        """Forget the per-word posting tables (the benchmark's cold figure; memory)."""
+        if self._state is not None:
+            self._state.postings.clear()
 
     def _facet_docs(self, searcher: Any, field: str) -> dict[str, frozenset[int]]:
         """value -> documents with it, per facet field, cached until the index changes."""
-        if field not in self._facet_sets:
+        facet_sets = self._state_for(searcher).facet_sets
+        if field not in facet_sets:
             table: dict[str, frozenset[int]] = {}
             for term in searcher.reader().lexicon(field):
                 value = term.decode("utf-8") if isinstance(term, bytes) else term
                 table[value] = frozenset(searcher.docs_for_query(query.Term(field, value)))
-            self._facet_sets[field] = {k: v for k, v in table.items() if v}
-        return self._facet_sets[field]
+            facet_sets[field] = {k: v for k, v in table.items() if v}
+        return facet_sets[field]
 
     def _versions(self, searcher: Any) -> dict[int, str]:
         """docnum -> its affected ranges as stored (JSON), read once per index version."""
-        if self._version_map is None:
-            self._version_map = {
+        state = self._state_for(searcher)
+        if state.version_map is None:
+            state.version_map = {
                 docnum: stored.get("versions") or "[]"
                 for docnum, stored in searcher.reader().iter_docs()
             }
-        return self._version_map
+        return state.version_map
 
     def _version_ok(self, searcher: Any, parsed: ParsedQuery) -> Any:
         """A predicate on docnums for the query's version: filters (None when there are none)."""
@@ -694,31 +696,32 @@ class SearchIndex:
         return allowed
 
     def _live_mask(self, searcher: Any) -> int:
-        if self._all_mask is None:
+        state = self._state_for(searcher)
+        if state.all_mask is None:
             reader = searcher.reader()
-            self._all_mask = _mask(reader.all_doc_ids(), reader.doc_count_all())
-        return self._all_mask
+            state.all_mask = _mask(reader.all_doc_ids(), reader.doc_count_all())
+        return state.all_mask
 
     def _ids_in_order(self, searcher: Any) -> list[int]:
         """Every live document, ordered by entry id (the listing order of an empty query)."""
-        order = self._id_order
-        if order is None:
+        state = self._state_for(searcher)
+        if state.id_order is None:
             reader = searcher.reader()
             ids = reader.column_reader("id")
-            order = sorted(reader.all_doc_ids(), key=lambda d: ids[d])
-            self._id_order = order
-        return order
+            state.id_order = sorted(reader.all_doc_ids(), key=lambda d: ids[d])
+        return state.id_order
 
     def _facet_mask(self, searcher: Any, field: str) -> dict[str, int]:
         """value -> bit mask of the documents with it (bit n = docnum n), per index version."""
-        masks = self._facet_masks.get(field)
+        facet_masks = self._state_for(searcher).facet_masks
+        masks = facet_masks.get(field)
         if masks is None:
             size = searcher.reader().doc_count_all()
             masks = {
                 value: _mask(docs, size)
                 for value, docs in self._facet_docs(searcher, field).items()
             }
-            self._facet_masks[field] = masks
+            facet_masks[field] = masks
         return masks
 
     def _search_whoosh(
@@ -808,6 +811,20 @@ def _mask(docs: Iterable[int], size: int) -> int:
 
 class _Unsupported(Exception):
     """A query shape the evaluator does not mirror exactly; whoosh answers it instead."""
+
+
+class _SearchState:
+    """Everything derived from one searcher (one index generation), dropped with it."""
+
+    def __init__(self, searcher: Any, budget: int) -> None:
+        self.searcher = searcher
+        self.postings = _PostingsCache(budget)  # per-word tables
+        self.lengths: dict[Any, bytes | None] = {}  # (segment, field) -> field-length bytes
+        self.facet_sets: dict[str, dict[str, frozenset[int]]] = {}
+        self.facet_masks: dict[str, dict[str, int]] = {}
+        self.version_map: dict[int, str] | None = None
+        self.id_order: list[int] | None = None
+        self.all_mask: int | None = None
 
 
 class _Table:
@@ -903,13 +920,14 @@ class _Evaluator:
     coordination scale, a custom weighting) raises _Unsupported: whoosh answers those."""
 
     def __init__(self, owner: SearchIndex, searcher: Any) -> None:
-        self.cache = owner._postings
+        state = owner._state_for(searcher)
+        self.cache = state.postings
         self.schema = searcher.schema
         self.weighting = searcher.weighting
         if self.weighting.use_final:
             raise _Unsupported
         self.segments = searcher.leaf_searchers()
-        self.lengths = owner._lengths
+        self.lengths = state.lengths
 
     def run(self, q: Any) -> tuple[dict[int, float], int]:
         """(top-level docnum -> score, bit mask of those docnums) of every match of q."""
@@ -1117,6 +1135,8 @@ def _stand_in(kind: type, scores: dict[int, float]) -> Any:
 
 
 def _union(a: dict[int, float], b: dict[int, float]) -> dict[int, float]:
+    if not b or not a:  # tables are never changed in place, so one can stand for the union
+        return a or b
     out = a | b
     for d in a.keys() & b.keys():  # only documents in both need a Python step
         out[d] = a[d] + b[d]

@@ -137,9 +137,15 @@ def test_tables_are_dropped_when_the_index_changes(tmp_path):
     docs = synthetic_docs(120)
     ix = _index(tmp_path, docs[:100])
     assert ix.search(parse_query("zebrafish")).total == 0
-    assert len(ix._postings) > 0
+    assert len(ix._state.postings) > 0
     extra = docs[100].model_copy(update={"id": "zebra-entry", "title": "zebrafish shmdt storm"})
+    before = ix._current_searcher()
     ix.apply([extra], [], None)
+    after = ix._current_searcher()
+    assert after is not before
+    # a search still running on the old searcher gets caches of its own, not the new ones
+    assert ix._state_for(before) is not ix._state_for(after)
+    assert ix._state_for(after) is ix._state_for(after)
     page = ix.search(parse_query("zebrafish"))
     assert [h.id for h in page.results] == ["zebra-entry"]
     ix.apply([], ["zebra-entry"], None)
@@ -152,7 +158,7 @@ def test_a_small_table_budget_changes_nothing_but_memory(tmp_path, synth_1k):
     assert small.open() is None
     ref = _reference(synth_1k)
     _same_pages(small, ref, QUERIES[:8])
-    assert small._postings.postings <= 500 or len(small._postings) == 1
+    assert small._state.postings.postings <= 500 or len(small._state.postings) == 1
     small.close(), ref.close()
 
 

@@ -707,8 +707,12 @@ class SearchIndex:
         state = self._state_for(searcher)
         if state.id_order is None:
             reader = searcher.reader()
-            ids = reader.column_reader("id")
-            state.id_order = sorted(reader.all_doc_ids(), key=lambda d: ids[d])
+            try:
+                ids = reader.column_reader("id")
+                state.id_order = sorted(reader.all_doc_ids(), key=lambda d: ids[d])
+            except NotImplementedError:  # an empty index's reader has no columns
+                results = searcher.search(query.Every(), limit=None, sortedby="id")
+                state.id_order = [docnum for _, docnum in results.top_n]
         return state.id_order
 
     def _facet_mask(self, searcher: Any, field: str) -> dict[str, int]:

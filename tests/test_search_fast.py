@@ -92,6 +92,13 @@ def test_fast_path_matches_whoosh_on_the_real_kb(tmp_path):
     ix.close(), ref.close()
 
 
+def test_fast_path_matches_whoosh_on_an_empty_index(tmp_path):
+    ix = _index(tmp_path, [])
+    ref = _reference(ix)
+    _same_pages(ix, ref, QUERIES[:3] + EXTRA_QUERIES)
+    ix.close(), ref.close()
+
+
 def test_fast_path_matches_whoosh_on_a_synthetic_1k_kb(synth_1k):
     ref = _reference(synth_1k)
     _same_pages(synth_1k, ref, QUERIES + EXTRA_QUERIES, pages=(1, 2, 7))

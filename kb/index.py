@@ -524,7 +524,9 @@ class SearchIndex:
             table: dict[str, frozenset[int]] = {}
             for term in searcher.reader().lexicon(field):
                 value = term.decode("utf-8") if isinstance(term, bytes) else term
-                table[value] = frozenset(searcher.docs_for_query(query.Term(field, value)))
+                table[value] = _term_docs(searcher, field, term) or frozenset(
+                    searcher.docs_for_query(query.Term(field, value))
+                )
             facet_sets[field] = {k: v for k, v in table.items() if v}
         return facet_sets[field]
 
@@ -1109,6 +1111,34 @@ def _drain_blocks(m: Any, lengths: bytes | None, boost: float) -> dict[int, floa
     for d in deleted:
         out.pop(d, None)
     return out
+
+
+def _term_docs(searcher: Any, field: str, term: bytes) -> frozenset[int] | None:
+    """The live documents with `term` in `field`, read a block at a time (no scoring), or None
+    when a posting list is not whoosh's own on-disk kind (the caller asks whoosh instead)."""
+    out: set[int] = set()
+    for sub, offset in searcher.leaf_searchers():
+        reader = sub.reader()
+        if (field, term) not in reader:
+            continue
+        m = reader.postings(field, term)
+        deleted: Any = ()
+        if type(m) is FilterMatcher and m._exclude:
+            m, deleted = m.child, m._ids
+        if type(m) is not W3LeafMatcher:
+            return None
+        docs: set[int] = set()
+        while m.is_active():
+            if m._ids is None:
+                if m._data is None:
+                    m._read_data()
+                m._ids = m._data[0] if m._byteids else tuple(accumulate(m._data[0]))
+            docs.update(m._ids[m._i :])
+            m._i = m._blocklength
+            m._next_block()
+        docs.difference_update(deleted)
+        out.update((d + offset for d in docs) if offset else docs)
+    return frozenset(out)
 
 
 def _drain(m: Any) -> dict[int, float]:

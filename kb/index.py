@@ -9,9 +9,11 @@ for its writer with a timeout; nothing is written asynchronously, so no write is
 
 from __future__ import annotations
 
+import bisect
 import errno
 import fcntl
 import hashlib
+import heapq
 import html
 import json
 import math
@@ -21,17 +23,29 @@ import shutil
 import threading
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from functools import lru_cache
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 from whoosh import fields, index, qparser, query
 from whoosh.analysis import LowercaseFilter, RegexTokenizer, StemmingAnalyzer
+from whoosh.codec.whoosh3 import LENGTHS_COLUMN, W3LeafMatcher, _lenfield
 from whoosh.lang.porter import stem as porter_stem
+from whoosh.matching import (
+    FilterMatcher,
+    IntersectionMatcher,
+    NullMatcherClass,
+    UnionMatcher,
+    WrappingMatcher,
+)
 from whoosh.reading import SegmentReader
+from whoosh.scoring import WeightLengthScorer
+from whoosh.util import make_weighted_tree
 
 from kb.models import Entry, VersionRange
 from kb.search_query import ParsedQuery, QueryError
@@ -59,6 +73,10 @@ EXACT_IDENTIFIER_BOOST = 8.0
 SMALL_INDEX_DOCS = 100
 MERGE_FANOUT = 4
 SNIPPET_FIELDS = ("symptom", "root_cause", "fix", "commands", "title")
+# How many postings the per-word tables may hold in all before the least recently used are
+# dropped. Measured ~180 bytes a posting (score dict, docnum frozenset, bit mask), so ~55 MB; the
+# benchmark's 16 queries use ~113k postings at 10k entries.
+POSTINGS_BUDGET = 300_000
 
 
 class IndexUnavailable(Exception):
@@ -306,16 +324,26 @@ class SearchIndex:
     is re-entrant, so a caller can hold it across reading SQLite and writing here).
     """
 
-    def __init__(self, index_dir: Path, lock_path: Path, *, write_timeout: float = 60.0) -> None:
+    def __init__(
+        self,
+        index_dir: Path,
+        lock_path: Path,
+        *,
+        write_timeout: float = 60.0,
+        fast: bool = True,
+        postings_budget: int = POSTINGS_BUDGET,
+    ) -> None:
         self.dir = Path(index_dir)
         self._lock = IndexLock(Path(lock_path), timeout=write_timeout)
         self._write_timeout = write_timeout
         self._schema = _schema()
         self._ix: Any = None
         self._searcher: Any = None
-        self._cache_key: Any = None
-        self._facet_sets: dict[str, dict[str, frozenset[int]]] = {}
-        self._version_map: dict[int, str] | None = None
+        # fast=False answers every search with whoosh's own scoring of every match (the reference
+        # the tests compare the in-memory evaluator with)
+        self.fast = fast
+        self._postings_budget = postings_budget
+        self._state: _SearchState | None = None  # what is derived from the current searcher
         self._parser = self._make_parser(qparser.AndGroup)
         self._or_parser = self._make_parser(qparser.OrGroup.factory(0.9))
 
@@ -354,7 +382,7 @@ class SearchIndex:
                 self._searcher.close()
         self._searcher = None
         self._ix = None
-        self._cache_key = None
+        self._state = None
 
     def stamp(self) -> Stamp | None:
         try:
@@ -471,31 +499,46 @@ class SearchIndex:
             old, self._searcher = self._searcher, self._ix.searcher()
             with suppress(Exception):
                 old.close()
-        key = id(self._searcher.reader()), self._searcher.reader().generation()
-        if key != self._cache_key:
-            self._cache_key = key
-            self._facet_sets = {}
-            self._version_map = None
         return self._searcher
+
+    def _state_for(self, searcher: Any) -> _SearchState:
+        """The caches derived from `searcher`: kept while it is the current searcher, a
+        throwaway set for an older one (a search that was already running when another thread
+        reopened the index must neither use nor fill the new generation's caches)."""
+        state = self._state
+        if state is None or state.searcher is not searcher:
+            state = _SearchState(searcher, self._postings_budget)
+            if searcher is self._searcher:
+                self._state = state
+        return state
+
+    def drop_word_tables(self) -> None:
+        """Forget the per-word posting tables (the benchmark's cold figure; memory)."""
+        if self._state is not None:
+            self._state.postings.clear()
 
     def _facet_docs(self, searcher: Any, field: str) -> dict[str, frozenset[int]]:
         """value -> documents with it, per facet field, cached until the index changes."""
-        if field not in self._facet_sets:
+        facet_sets = self._state_for(searcher).facet_sets
+        if field not in facet_sets:
             table: dict[str, frozenset[int]] = {}
             for term in searcher.reader().lexicon(field):
                 value = term.decode("utf-8") if isinstance(term, bytes) else term
-                table[value] = frozenset(searcher.docs_for_query(query.Term(field, value)))
-            self._facet_sets[field] = {k: v for k, v in table.items() if v}
-        return self._facet_sets[field]
+                table[value] = _term_docs(searcher, field, term) or frozenset(
+                    searcher.docs_for_query(query.Term(field, value))
+                )
+            facet_sets[field] = {k: v for k, v in table.items() if v}
+        return facet_sets[field]
 
     def _versions(self, searcher: Any) -> dict[int, str]:
         """docnum -> its affected ranges as stored (JSON), read once per index version."""
-        if self._version_map is None:
-            self._version_map = {
+        state = self._state_for(searcher)
+        if state.version_map is None:
+            state.version_map = {
                 docnum: stored.get("versions") or "[]"
                 for docnum, stored in searcher.reader().iter_docs()
             }
-        return self._version_map
+        return state.version_map
 
     def _version_ok(self, searcher: Any, parsed: ParsedQuery) -> Any:
         """A predicate on docnums for the query's version: filters (None when there are none)."""
@@ -528,9 +571,34 @@ class SearchIndex:
             allowed = docs if allowed is None else allowed & docs
         return allowed
 
+    def _plain_query(self, text: str) -> Any:
+        """What the AND parser makes of plain words (letters, digits, _ . $ # -, no operator
+        words), built directly: each word through each field's analyzer as the parser does,
+        OR over the fields with their boosts, AND over the words, normalized. whoosh's
+        tokenizing and plugin passes cost ~1 ms a query; tests check the two agree. None when
+        the text is not plain: the parser handles it."""
+        if not _PLAIN.fullmatch(text):
+            return None
+        parser = self._parser
+        words = []
+        for word in text.split(" "):
+            if word.upper() in _OPERATOR_WORDS:
+                return None
+            fields_ = []
+            for fieldname, boost in FIELD_BOOSTS.items():
+                q = parser.term_query(
+                    fieldname, word, parser.termclass, boost=boost, tokenize=True, removestops=True
+                )
+                if q is not None:
+                    fields_.append(q)
+            words.append(query.Or(fields_))
+        return query.And(words).normalize()
+
     def _text_query(self, parser: Any, text: str) -> Any:
+        parsed = self._plain_query(text) if parser is self._parser else None
         try:
-            parsed = parser.parse(text)
+            if parsed is None:
+                parsed = parser.parse(text)
         except Exception as exc:  # whoosh's parser is forgiving; this is a last resort
             raise QueryError(f"cannot parse the query: {exc}") from None
         _binary_unions(parsed)
@@ -546,18 +614,131 @@ class SearchIndex:
 
     def search(self, parsed: ParsedQuery, *, page: int = 1, per_page: int = 20) -> SearchPage:
         searcher = self._current_searcher()
+        if not self.fast:
+            return self._search_whoosh(searcher, parsed, page=page, per_page=per_page)
+        allowed = self._allowed(searcher, parsed)
+        text = parsed.text.strip()
+        if allowed is not None and not allowed:
+            return _empty_page(parsed, page, per_page)
+        # The ranking, the total and the facets all come from the same matches: docnum -> whoosh's
+        # score, and the same docnums as a bit mask, built from per-word posting tables kept in
+        # memory for this index generation (see _Evaluator), so no posting is decoded per query.
+        nbits = searcher.reader().doc_count_all()
+        allowed_mask = self._allowed_mask(searcher, parsed)
+        version_ok = self._version_ok(searcher, parsed)
+        q: Any = None
+        first = (page - 1) * per_page
+        if text:
+            q = self._text_query(self._parser, text)
+            scores, mask = self._match(searcher, q, allowed, allowed_mask)
+            if not scores and len(text.split()) > 1:  # no entry has all the words
+                q = self._text_query(self._or_parser, text)
+                scores, mask = self._match(searcher, q, allowed, allowed_mask)
+            if version_ok is not None:
+                scores = {d: sc for d, sc in scores.items() if version_ok(d)}
+                mask = _mask(scores, nbits)
+            top = _top(scores, first + per_page)[first:]
+            total = len(scores)
+        else:
+            docs = self._ids_in_order(searcher)
+            mask = self._live_mask(searcher)
+            if allowed is not None and allowed_mask is not None:
+                docs = [d for d in docs if d in allowed]
+                mask &= allowed_mask
+            if version_ok is not None:
+                docs = [d for d in docs if version_ok(d)]
+                mask = _mask(docs, nbits)
+            top = [(d, 0.0) for d in docs[first : first + per_page]]
+            total = len(docs)
+        facets = {
+            field: {
+                value: n
+                for value, vmask in sorted(self._facet_mask(searcher, field).items())
+                if (n := (vmask & mask).bit_count())
+            }
+            for field in FACETS
+        }
+        marker = _Marker(q) if text else None
+        hits = [_hit(searcher.stored_fields(docnum), score, marker) for docnum, score in top]
+        return SearchPage(
+            query=parsed.raw, total=total, page=page, per_page=per_page, results=hits, facets=facets
+        )
+
+    def _match(
+        self, searcher: Any, q: Any, allowed: set[int] | None, allowed_mask: int | None
+    ) -> tuple[dict[int, float], int]:
+        """(docnum -> score, bit mask of those docnums) of every document matching q and passing
+        `allowed`: exactly the documents and scores whoosh's own search(q, limit=None) gives,
+        computed from cached per-word tables; query shapes the evaluator does not mirror go to
+        whoosh itself."""
+        try:
+            scores, mask = _Evaluator(self, searcher).run(q)
+        except _Unsupported:
+            results = searcher.search(q, filter=allowed, limit=None)
+            scores = {docnum: score for score, docnum in results.top_n}
+            return scores, _mask(scores, searcher.reader().doc_count_all())
+        if allowed is not None and allowed_mask is not None:
+            scores = {d: sc for d, sc in scores.items() if d in allowed}
+            mask &= allowed_mask
+        return scores, mask
+
+    def _allowed_mask(self, searcher: Any, parsed: ParsedQuery) -> int | None:
+        """_allowed as a bit mask."""
+        allowed: int | None = None
+        for flt in parsed.filters:
+            if flt.key == "version":
+                continue
+            table = self._facet_mask(searcher, flt.key)
+            values = list(flt.values)
+            if flt.key == "platform":
+                values.append("any")
+            docs = 0
+            for value in values:
+                docs |= table.get(value, 0)
+            allowed = docs if allowed is None else allowed & docs
+        return allowed
+
+    def _live_mask(self, searcher: Any) -> int:
+        state = self._state_for(searcher)
+        if state.all_mask is None:
+            reader = searcher.reader()
+            state.all_mask = _mask(reader.all_doc_ids(), reader.doc_count_all())
+        return state.all_mask
+
+    def _ids_in_order(self, searcher: Any) -> list[int]:
+        """Every live document, ordered by entry id (the listing order of an empty query)."""
+        state = self._state_for(searcher)
+        if state.id_order is None:
+            reader = searcher.reader()
+            try:
+                ids = reader.column_reader("id")
+                state.id_order = sorted(reader.all_doc_ids(), key=lambda d: ids[d])
+            except NotImplementedError:  # an empty index's reader has no columns
+                results = searcher.search(query.Every(), limit=None, sortedby="id")
+                state.id_order = [docnum for _, docnum in results.top_n]
+        return state.id_order
+
+    def _facet_mask(self, searcher: Any, field: str) -> dict[str, int]:
+        """value -> bit mask of the documents with it (bit n = docnum n), per index version."""
+        facet_masks = self._state_for(searcher).facet_masks
+        masks = facet_masks.get(field)
+        if masks is None:
+            size = searcher.reader().doc_count_all()
+            masks = {
+                value: _mask(docs, size)
+                for value, docs in self._facet_docs(searcher, field).items()
+            }
+            facet_masks[field] = masks
+        return masks
+
+    def _search_whoosh(
+        self, searcher: Any, parsed: ParsedQuery, *, page: int, per_page: int
+    ) -> SearchPage:
+        """The straightforward path: whoosh scores every match (the reference for the tests)."""
         allowed = self._allowed(searcher, parsed)
         text = parsed.text.strip()
         if allowed is not None and not allowed:  # whoosh reads an empty filter as no filter
-            return SearchPage(
-                query=parsed.raw,
-                total=0,
-                page=page,
-                per_page=per_page,
-                facets={field: {} for field in FACETS},
-            )
-        # One scoring pass over every match gives the ranking, the total and the facet counts
-        # (measured: cheaper than an unscored pass for the set plus a top-k pass for the page).
+            return _empty_page(parsed, page, per_page)
         if text:
             q = self._text_query(self._parser, text)
             results = searcher.search(q, filter=allowed, limit=None)
@@ -594,6 +775,412 @@ class SearchIndex:
             results=hits,
             facets=facets,
         )
+
+
+def _empty_page(parsed: ParsedQuery, page: int, per_page: int) -> SearchPage:
+    return SearchPage(
+        query=parsed.raw, total=0, page=page, per_page=per_page, facets={f: {} for f in FACETS}
+    )
+
+
+def _top(scores: dict[int, float], k: int) -> list[tuple[int, float]]:
+    """The k best (docnum, score) pairs, best first, ties by docnum: whoosh's result order."""
+    if k <= 0:
+        return []
+    if len(scores) > 4 * k:
+        kth = heapq.nlargest(k, scores.values())[-1]
+        items = [(d, sc) for d, sc in scores.items() if sc >= kth]
+    else:
+        items = list(scores.items())
+    items.sort(key=_rank_key)
+    return items[:k]
+
+
+def _rank_key(item: tuple[int, float]) -> tuple[float, int]:
+    return (-item[1], item[0])
+
+
+_BIT = tuple(1 << i for i in range(8))
+
+
+def _mask(docs: Iterable[int], size: int) -> int:
+    """A set of docnums as an int with bit n set for docnum n (counting is then & and
+    bit_count, both in C)."""
+    buf = bytearray((size >> 3) + 1)
+    for d in docs:
+        buf[d >> 3] |= _BIT[d & 7]
+    return int.from_bytes(buf, "little")
+
+
+# --------------------------------------------------------------------------------------------
+# the in-memory evaluator
+
+
+class _Unsupported(Exception):
+    """A query shape the evaluator does not mirror exactly; whoosh answers it instead."""
+
+
+class _SearchState:
+    """Everything derived from one searcher (one index generation), dropped with it."""
+
+    def __init__(self, searcher: Any, budget: int) -> None:
+        self.searcher = searcher
+        self.postings = _PostingsCache(budget)  # per-word tables
+        self.lengths: dict[Any, bytes | None] = {}  # (segment, field) -> field-length bytes
+        self.facet_sets: dict[str, dict[str, frozenset[int]]] = {}
+        self.facet_masks: dict[str, dict[str, int]] = {}
+        self.version_map: dict[int, str] | None = None
+        self.id_order: list[int] | None = None
+        self.all_mask: int | None = None
+
+
+class _Table:
+    """The matches of a (sub)query in one segment: segment docnum -> whoosh's score, whoosh's size
+    estimate for it, the class of the matcher whoosh would build for it (see _tree), and (made
+    when first needed) the docnums as a frozenset and as a bit mask."""
+
+    __slots__ = ("scores", "est", "nbits", "kind", "_keys", "_mask")
+
+    def __init__(
+        self,
+        scores: dict[int, float],
+        est: int,
+        nbits: int,
+        kind: type,
+        keys: frozenset[int] | None = None,
+        mask: int | None = None,
+    ) -> None:
+        self.scores, self.est, self.nbits, self.kind = scores, est, nbits, kind
+        self._keys, self._mask = keys, mask
+
+    @property
+    def keys(self) -> frozenset[int]:
+        if self._keys is None:
+            self._keys = frozenset(self.scores)
+        return self._keys
+
+    @property
+    def mask(self) -> int:
+        if self._mask is None:
+            self._mask = _mask(self.scores, self.nbits)
+        return self._mask
+
+    def complete(self) -> _Table:
+        """Make keys and mask now (before the table is shared through the cache)."""
+        _ = self.keys, self.mask
+        return self
+
+
+class _PostingsCache:
+    """(segment, term or per-word group) -> _Table, for one index generation; the least recently
+    used are dropped first once the tables hold more than `budget` postings in all."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self._items: OrderedDict[Any, _Table] = OrderedDict()
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: Any) -> _Table | None:
+        with self._lock:
+            item = self._items.get(key)
+            if item is not None:
+                self._items.move_to_end(key)
+            return item
+
+    def put(self, key: Any, item: _Table) -> None:
+        with self._lock:
+            old = self._items.pop(key, None)
+            if old is not None:
+                self._size -= len(old.scores)
+            self._items[key] = item
+            self._size += len(item.scores)
+            while self._size > self.budget and len(self._items) > 1:
+                _, dropped = self._items.popitem(last=False)
+                self._size -= len(dropped.scores)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self._size = 0
+
+    @property
+    def postings(self) -> int:
+        return self._size
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+class _Evaluator:
+    """Evaluates the And/Or/Term trees our parsers produce the way whoosh's matchers do, over
+    posting tables in memory instead of decoding postings in Python for every query.
+
+    For each segment whoosh builds the same huffman-like tree of Union/Intersection matchers
+    (weighted by its size estimates), a union scores a document with the sum of its children
+    that contain it, an intersection with the sum of both, a boost multiplies; float addition is
+    commutative, so following the same tree gives bit-identical scores. A term's table is
+    (segment docnum -> the score whoosh's scorer gives that posting); the OR of one word over the
+    fields (what MultifieldParser makes of each word: Terms on distinct fields) is kept as one
+    table. An AND first intersects its children's docnum sets (in C), then sums scores along the
+    tree for those documents only. Anything else (phrases, wildcards, NOT, an Or with a
+    coordination scale, a custom weighting) raises _Unsupported: whoosh answers those."""
+
+    def __init__(self, owner: SearchIndex, searcher: Any) -> None:
+        state = owner._state_for(searcher)
+        self.cache = state.postings
+        self.schema = searcher.schema
+        self.weighting = searcher.weighting
+        if self.weighting.use_final:
+            raise _Unsupported
+        self.segments = searcher.leaf_searchers()
+        self.lengths = state.lengths
+
+    def run(self, q: Any) -> tuple[dict[int, float], int]:
+        """(top-level docnum -> score, bit mask of those docnums) of every match of q."""
+        if len(self.segments) == 1 and self.segments[0][1] == 0:
+            table = self._node(0, self.segments[0][0], q)
+            return table.scores, table.mask
+        scores: dict[int, float] = {}
+        mask = 0
+        for n, (sub, offset) in enumerate(self.segments):
+            table = self._node(n, sub, q)
+            scores.update((d + offset, sc) for d, sc in table.scores.items())
+            mask |= table.mask << offset
+        return scores, mask
+
+    def _node(self, seg: int, sub: Any, q: Any) -> _Table:
+        cls = type(q)
+        if cls is query.Term:
+            key = (seg, q.fieldname, q.text, q.boost)
+            item = self.cache.get(key)
+            if item is None:
+                item = self._term(sub, q).complete()
+                self.cache.put(key, item)
+            return item
+        if cls is not query.Or and cls is not query.And:
+            raise _Unsupported
+        subs = q.subqueries
+        if not subs:
+            raise _Unsupported
+        if cls is query.Or and (
+            q.minmatch or q.scale or q.matcher_type != query.Or.DEFAULT_MATCHER
+        ):
+            raise _Unsupported
+        if len(subs) == 1:  # whoosh uses the child's matcher as it is (no boost)
+            return self._node(seg, sub, subs[0])
+        group = None
+        # one word over several fields (its text may differ per field: stemmed or not)
+        one_word = all(type(c) is query.Term for c in subs) and len(
+            {c.fieldname for c in subs}
+        ) == len(subs)
+        if cls is query.Or and one_word:
+            group = (seg, tuple((c.fieldname, c.text, c.boost) for c in subs), q.boost)
+            item = self.cache.get(group)
+            if item is not None:
+                return item
+        if group is not None:
+            children = [self._term(sub, c) for c in subs]  # not cached one by one
+        else:
+            children = [self._node(seg, sub, c) for c in subs]
+        nbits = children[0].nbits
+        if cls is query.Or:
+            est = min(sum(c.est for c in children), sub.reader().doc_count())
+            scores = _tree(UnionMatcher, _union, [(c.est, c) for c in children])
+            mask: int | None = None  # made from the scores when needed, unless it is cheap now
+            if all(c._mask is not None for c in children):
+                mask = 0
+                for c in children:
+                    mask |= c.mask
+            keys = None
+            kind: type = UnionMatcher
+        else:
+            est = min(c.est for c in children)
+            ordered = sorted(children, key=lambda c: len(c.scores))
+            keys = ordered[0].keys
+            mask = ordered[0].mask
+            for c in ordered[1:]:
+                keys &= c.keys
+                mask &= c.mask
+
+            def both(a: dict[int, float], b: dict[int, float]) -> dict[int, float]:
+                return {d: a[d] + b[d] for d in keys}
+
+            scores = _tree(IntersectionMatcher, both, [(0 - c.est, c) for c in children])
+            kind = IntersectionMatcher
+        if q.boost != 1.0:
+            boost = q.boost
+            scores = {d: sc * boost for d, sc in scores.items()}
+            kind = WrappingMatcher
+        item = _Table(scores, est, nbits, kind, keys, mask)
+        if group is not None:
+            self.cache.put(group, item.complete())
+        return item
+
+    def _lengths(self, sub: Any, fieldname: str) -> bytes | None:
+        """The segment's field-length bytes (one per docnum), read in one go, or None."""
+        key = (id(sub), fieldname)
+        if key not in self.lengths:
+            try:
+                col = sub.reader()._perdoc._cached_reader(_lenfield(fieldname), LENGTHS_COLUMN)
+                data = bytes(col._dbfile.get(col._basepos, col._count)) if col else None
+                ok = data is not None and col._fixedlen == 1 and len(data) == col._count
+                # docnums past the column's end read as its default, 0
+                pad = bytes(max(0, sub.reader().doc_count_all() - len(data or b"")))
+                self.lengths[key] = data + pad if ok and data is not None else None
+            except Exception:  # another codec or whoosh version: drain posting by posting
+                self.lengths[key] = None
+        return self.lengths[key]
+
+    def _term(self, sub: Any, q: Any) -> _Table:
+        """One term's postings in one segment as docnum -> score (boost applied), and whoosh's
+        size estimate (its document frequency)."""
+        if q.minquality:
+            raise _Unsupported
+        reader = sub.reader()
+        nbits = reader.doc_count_all()
+        fieldname = q.fieldname
+        if fieldname not in self.schema:
+            return _Table({}, 0, nbits, NullMatcherClass)
+        try:
+            text = self.schema[fieldname].to_bytes(q.text)
+        except ValueError:
+            return _Table({}, 0, nbits, NullMatcherClass)
+        est = reader.doc_frequency(fieldname, text)
+        if (fieldname, text) not in reader:
+            return _Table({}, est, nbits, NullMatcherClass)
+        m = sub.postings(fieldname, text, weighting=self.weighting)
+        kind: type = type(m)
+        boost = q.boost
+        if boost != 1.0:
+            kind = WrappingMatcher  # whoosh wraps the posting list to multiply its scores
+        scores = _drain_blocks(m, self._lengths(sub, fieldname), boost)
+        if scores is None:
+            scores = _drain(m)
+            if boost != 1.0:
+                scores = {d: sc * boost for d, sc in scores.items()}
+        return _Table(scores, est, nbits, kind)
+
+
+def _drain_blocks(m: Any, lengths: bytes | None, boost: float) -> dict[int, float] | None:
+    """_drain for whoosh's own on-disk posting lists, a block at a time: a BM25F score depends
+    only on the posting's weight and the document's field-length byte, so each distinct pair is
+    scored once, by whoosh's scorer (times the term's boost), and reused. A segment with
+    deletions wraps the list in a FilterMatcher that skips deleted documents: those are dropped
+    afterwards. None (nothing read) when the matcher or scorer is not the kind this knows."""
+    deleted: Any = ()
+    if type(m) is FilterMatcher and m._exclude and m.boost == 1.0:
+        m, deleted = m.child, m._ids
+    scorer = getattr(m, "scorer", None)
+    if (
+        lengths is None
+        or type(m) is not W3LeafMatcher
+        or not isinstance(scorer, WeightLengthScorer)
+        or type(scorer).score is not WeightLengthScorer.score
+    ):
+        return None
+    score, dfl = scorer._score, scorer.dfl
+    memo: dict[tuple[float, int], float] = {}
+    get, length = memo.get, lengths.__getitem__
+    out: dict[int, float] = {}
+    while m.is_active():
+        if m._ids is None:  # what _read_ids does, with the delta decoding in C
+            if m._data is None:
+                m._read_data()
+            m._ids = m._data[0] if m._byteids else tuple(accumulate(m._data[0]))
+        if m._weights is None:
+            m._read_weights()
+        start = m._i
+        ids, weights = (m._ids[start:], m._weights[start:]) if start else (m._ids, m._weights)
+        keys = list(zip(weights, map(length, ids), strict=True))
+        scores = list(map(get, keys))
+        if None in scores:
+            for i, sc in enumerate(scores):
+                if sc is None:
+                    key = keys[i]
+                    sc = get(key)
+                    if sc is None:
+                        sc = score(key[0], dfl(ids[i]))
+                        if boost != 1.0:
+                            sc = sc * boost  # as whoosh's WrappingMatcher does, per posting
+                        memo[key] = sc
+                    scores[i] = sc
+        out.update(zip(ids, scores, strict=True))
+        m._i = m._blocklength
+        m._next_block()
+    for d in deleted:
+        out.pop(d, None)
+    return out
+
+
+def _term_docs(searcher: Any, field: str, term: bytes) -> frozenset[int] | None:
+    """The live documents with `term` in `field`, read a block at a time (no scoring), or None
+    when a posting list is not whoosh's own on-disk kind (the caller asks whoosh instead)."""
+    out: set[int] = set()
+    for sub, offset in searcher.leaf_searchers():
+        reader = sub.reader()
+        if (field, term) not in reader:
+            continue
+        m = reader.postings(field, term)
+        deleted: Any = ()
+        if type(m) is FilterMatcher and m._exclude:
+            m, deleted = m.child, m._ids
+        if type(m) is not W3LeafMatcher:
+            return None
+        docs: set[int] = set()
+        while m.is_active():
+            if m._ids is None:
+                if m._data is None:
+                    m._read_data()
+                m._ids = m._data[0] if m._byteids else tuple(accumulate(m._data[0]))
+            docs.update(m._ids[m._i :])
+            m._i = m._blocklength
+            m._next_block()
+        docs.difference_update(deleted)
+        out.update((d + offset for d in docs) if offset else docs)
+    return frozenset(out)
+
+
+def _drain(m: Any) -> dict[int, float]:
+    out: dict[int, float] = {}
+    while m.is_active():
+        out[m.id()] = m.score()
+        m.next()
+    return out
+
+
+def _tree(joined: type, fn: Any, items: list[tuple[int, _Table]]) -> dict[int, float]:
+    """Combine the children's scores along the tree whoosh.util.make_weighted_tree builds for
+    their matchers. Its order depends on comparing (weight, matcher) tuples, and at equal weights
+    on the matchers' own comparisons, which depend on their classes (a WrappingMatcher sorts
+    before a FilterMatcher, its subclass, and never-less otherwise), so stand-ins of the same
+    classes go through whoosh's own function."""
+
+    def join(a: Any, b: Any) -> Any:
+        return _stand_in(joined, fn(a.perfkb_scores, b.perfkb_scores))
+
+    root = make_weighted_tree(join, [(w, _stand_in(t.kind, t.scores)) for w, t in items])
+    return root.perfkb_scores
+
+
+def _stand_in(kind: type, scores: dict[int, float]) -> Any:
+    obj = kind.__new__(kind)  # never initialised or used as a matcher: compared, and carries scores
+    obj.perfkb_scores = scores
+    return obj
+
+
+def _union(a: dict[int, float], b: dict[int, float]) -> dict[int, float]:
+    if not b or not a:  # tables are never changed in place, so one can stand for the union
+        return a or b
+    out = a | b
+    for d in a.keys() & b.keys():  # only documents in both need a Python step
+        out[d] = a[d] + b[d]
+    return out
+
+
+# plain text for SearchIndex._plain_query: words of these characters separated by single spaces
+_PLAIN = re.compile(r"[\w.$#-]+(?: [\w.$#-]+)*", re.ASCII)
+_OPERATOR_WORDS = frozenset({"AND", "OR", "NOT", "ANDNOT", "ANDMAYBE", "REQUIRE"})
 
 
 def _binary_unions(q: Any) -> Any:
@@ -657,22 +1244,37 @@ class _Marker:
                 self.stems.add(term)
             elif field in ("identifiers_text", "identifiers"):
                 self.words.add(term)
+        # tokens as written, already judged for this query: a query word or not
+        self._hits: set[str] = set()
+        self._judged: set[str] = set()
 
     def spans(self, text: str) -> list[tuple[int, int]]:
-        out = []
-        for m in _WORD.finditer(text):
-            word = m.group().lower()
-            if word in self.words or _stem(word) in self.stems:
-                out.append(m.span())
-        return out
+        # One split (in C) gives the tokens and, through the lengths of the pieces, where they
+        # are; set operations find the distinct tokens not judged yet for this query, and only
+        # those are lowercased and stemmed.
+        parts = _WORD_SPLIT.split(text)  # [gap, token, gap, token, ..., gap]
+        tokens = set(parts[1::2])
+        new = tokens - self._judged
+        if new:
+            self._judged |= new
+            for token in new:
+                word = token.lower()
+                if word in self.words or _stem(word) in self.stems:
+                    self._hits.add(token)
+        hits = tokens & self._hits
+        if not hits:
+            return []
+        ends = list(accumulate(map(len, parts)))
+        return [(ends[i - 1], ends[i]) for i in range(1, len(parts), 2) if parts[i] in hits]
 
     def fragment(self, text: str) -> str | None:
         spans = self.spans(text)
         if not spans:
             return None
         best, best_count = 0, 0
+        ends = [e for _, e in spans]  # ascending: spans do not overlap
         for i, (start, _) in enumerate(spans):
-            count = sum(1 for s, e in spans[i:] if e <= start + self.WIDTH)
+            count = bisect.bisect_right(ends, start + self.WIDTH, lo=i) - i
             if count > best_count:
                 best, best_count = i, count
         lo = max(0, spans[best][0] - self.BEFORE)
@@ -696,6 +1298,7 @@ class _Marker:
 
 
 _WORD = re.compile(r"\w+(?:[.$#]\w+)*")
+_WORD_SPLIT = re.compile(rf"({_WORD.pattern})")
 
 
 @lru_cache(maxsize=50_000)

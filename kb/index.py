@@ -474,11 +474,16 @@ class SearchIndex:
         if not terms:
             return {}
         searcher = self._current_searcher()
-        hits = searcher.search(query.Or([query.Term("identifiers", t) for t in terms]), limit=limit)
-        best = max((h.score for h in hits), default=0.0)
+        q = query.Or([query.Term("identifiers", t) for t in terms])
+        if self.fast:  # the per-word tables: the same scores as whoosh's, without its matchers
+            scores, _ = self._match(searcher, q, None, None)
+            top = [(searcher.stored_fields(d)["id"], sc) for d, sc in _top(scores, limit)]
+        else:
+            top = [(h["id"], h.score) for h in searcher.search(q, limit=limit)]
+        best = max((sc for _, sc in top), default=0.0)
         if best <= 0:
             return {}
-        return {h["id"]: h.score / best for h in hits}
+        return {entry_id: sc / best for entry_id, sc in top}
 
     def _make_parser(self, group: Any) -> qparser.MultifieldParser:
         parser = qparser.MultifieldParser(

@@ -252,3 +252,25 @@ def test_snippet_spans_on_odd_text(pieces):
     marker = _Marker(unopened._text_query(unopened._parser, "log file sync x.y a$b"))
     for text in [*pieces, " ".join(pieces)]:
         assert marker.spans(text) == _reference_spans(marker, text), text
+
+
+def test_similar_gives_whooshs_answer(tmp_path, synth_1k):
+    """The matcher's BM25 term (identifiers of each seed snippet, see tests/fixtures/seeds) comes
+    from the same tables: the same entries and the same scaled scores as whoosh's search."""
+    from ingest.detect import parse_text
+    from kb.matcher import evidence_terms
+
+    seeds = sorted((Path(__file__).parent / "fixtures" / "seeds").glob("0*.txt"))
+    real = _index(tmp_path, [doc_from_entry(e) for e in real_entries()])
+    checked = 0
+    for ix in (real, synth_1k):
+        ref = _reference(ix)
+        for path in seeds:
+            terms = sorted(evidence_terms(parse_text(path.read_text())))
+            for limit in (50, 5):
+                got = ix.similar(terms, limit=limit)
+                assert got == ref.similar(terms, limit=limit), (path.name, limit)
+                checked += bool(got)
+        ref.close()
+    real.close()
+    assert checked > 20

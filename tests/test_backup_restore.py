@@ -113,13 +113,19 @@ def test_backups_taken_while_another_process_writes_restore_to_consistent_kbs(
             assert proc.returncode == 0, proc.stderr
             assert f"to {dest}" in proc.stdout
             backups.append(dest)
-        for _ in range(5):  # and it goes on writing after the last copy
-            next(writer.stdout)
+        # and it goes on writing after the last copy: wait for a write the copy cannot hold
+        # (lines already in the pipe may predate it), w-N where N is the copy's entry count
+        copied = inspect_backup(backups[-1]).entries
+        seen = 0
+        for line in writer.stdout:
+            seen = int(line)
+            if seen >= copied:
+                break
     finally:
         stop.touch()
         rest, err = writer.communicate(timeout=60)
     assert writer.returncode == 0, err
-    written = int(rest.split()[-1]) + 1 if rest.split() else 21
+    written = max([seen, *map(int, rest.split())]) + 1
 
     held = []
     for n, backup in enumerate(backups):

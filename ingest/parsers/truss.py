@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 
+from ingest.base import MAX_LINE
 from ingest.model import Platform
 from ingest.parsers.syscalls import SummaryRow, SyscallParser, Timing, bump, decimal
 
@@ -42,6 +43,23 @@ _CALLISH = re.compile(r"[A-Za-z_]\w*\(").match
 _PREFIXED_TEXT = re.compile(
     r"\s*+(?:\d{1,10}+(?:/\d{1,10}+(?:@\d{1,10}+)?)?|/\d{1,10}+(?:@\d{1,10}+)?):\s++"
     r"(?![\d\s]|[A-Za-z_]\w*+\(|Received|Stopped|Stepped|Incurred)(.+)$"
+).match
+
+# The fast path (feed_run) over many lines at once: _CALL, then _PREFIXED_TEXT, as one regex
+# anchored at a line start, with \s that cannot cross a newline ([^\S\n]) and character classes
+# that exclude it, so each alternative matches exactly the lines (and gives exactly the groups)
+# the single-line regex does; trailing CRs fall into the final whitespace or the text group.
+_W = r"[^\S\n]"
+_FPFX = _PFX.replace(r"(?=\s)", "(?=" + _W + ")")
+_FTIMES = _TIMES.replace(r"\s", _W)
+_RUN = re.compile(
+    r"^" + _W + r"*+(?:(?:" + _FPFX + r")?" + _W + r"*+" + _FTIMES + r"([A-Za-z_]\w*+)\((.*)\)"
+    + _W + r"*+(?:=" + _W + r"*+(-?\w++)(?:" + _W + r"++\[[^\]\n]*+\])?"
+    r"|Err#(\d{1,5}+)(?:" + _W + r"++([A-Z][A-Z0-9_]*+))?(?:" + _W + r"++\[[^\]\n]*+\])?"
+    r"|argc" + _W + r"*+=" + _W + r"*+\d++)?" + _W + r"*+$"
+    r"|(?:\d{1,10}+(?:/\d{1,10}+(?:@\d{1,10}+)?)?|/\d{1,10}+(?:@\d{1,10}+)?):" + _W + r"++"
+    r"(?![\d\s]|[A-Za-z_]\w*+\(|Received|Stopped|Stepped|Incurred)(.+)$)",
+    re.M,
 ).match
 _SIGNAL = re.compile(
     r"(Received signal|Stopped by signal|Stepped|Incurred fault)\s*#?(\d+)?,?\s*(\w+)?"
@@ -209,6 +227,63 @@ class TrussParser(SyscallParser):
                 dur = float(nums[Ei]) * 1000.0
         self.agg.call(p, name, dur, D, ts, D, err, args, self._n, ret)
         return True
+
+    fast = True
+
+    def feed_run(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int]:
+        """Base.feed_run: call lines with a pid, a time column or an Err# (lines this parser
+        scores 2) and -v continuation lines the detector knows start no other format, once the
+        time columns are decided; anything else stops the run."""
+        if self._buf is not None:
+            return pos, 0
+        run = _RUN
+        agg = self.agg
+        call = agg.call
+        cols = self._cols
+        cls = type(self)
+        n = n0 = self._n
+        calls = False
+        while True:
+            m = run(text, pos, endpos)
+            if m is None:
+                break
+            end = m.end()
+            if end - pos > MAX_LINE:
+                break
+            pid, lwp, lwp2, t1, t2, t3, name, args, ret, errno, ename, cont = m.groups()
+            if cont is not None:
+                if plain.get((cls, text[pos:end].rstrip("\r"))) is not False:
+                    break  # not known to start no other format: the detector must ask
+                n += 1
+                agg.continuation(cont)
+                pos = end + 1
+                continue
+            if ret is None and errno is None:
+                break  # (sleeping...), _exit(0), an exec's argc, or not a call at all
+            if not (pid or lwp2 or t1 or errno is not None):
+                break  # a bare call line scores 1: the detector asks the other formats
+            if "(returning as" in args:
+                break
+            n += 1
+            calls = True
+            ts = D = dur = None
+            if t1 is not None:
+                k = 3 if t3 else 2 if t2 else 1
+                di, Di, Ei = cols.get(k) or self._cols_for(k)
+                nums = (t1, t2, t3)
+                if di >= 0:
+                    ts = float(nums[di])
+                if Di >= 0:
+                    dur = D = float(nums[Di]) * 1000.0
+                if Ei >= 0:
+                    dur = float(nums[Ei]) * 1000.0
+            err = (ename or "Err#" + errno) if errno is not None else None
+            call(int(pid) if pid else None, name, dur, D, ts, D, err, args, n, ret)
+            pos = end + 1
+        self._n = n
+        if calls:
+            self._seen_call = True
+        return pos, n - n0
 
     def _feed_other(self, line: str) -> bool:
         m = _PREFIXED_TEXT(line)

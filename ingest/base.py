@@ -48,8 +48,8 @@ class Parser(ABC):
         """
 
     # Optional fast path for long runs of one format (truss, strace). The detector calls it only
-    # while this parser's block is open, its first lines are in the context and its text is at
-    # TEXT_CAP (so accepting a line needs no bookkeeping but the counts).
+    # while this parser's block is open and its first lines are in the context; it counts the
+    # lines taken and keeps their text itself.
     fast = False
 
     def feed_run(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int]:

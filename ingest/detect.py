@@ -13,7 +13,6 @@ parser scores a line 2 that the current parser does not.
 
 from __future__ import annotations
 
-import io
 import re
 from collections.abc import Callable, Iterable
 from typing import BinaryIO
@@ -25,7 +24,8 @@ from ingest.parsers import PARSERS
 
 CONFIRM_LINES = 3
 CONTEXT_LINES_PER_BLOCK = 50  # header lines of a block also feed context (TKPROF: Release ...)
-STRONG_MEMO = 4096  # lines whose "does another format start here?" answer is remembered
+STRONG_MEMO = 16384  # lines whose "does another format start here?" answer is remembered...
+STRONG_MEMO_LINE = 256  # ...if at most this long (so the memo stays under ~6 MB)
 _FENCE = "```"
 _FENCE_LANG = re.compile(r"^[A-Za-z0-9_+.-]{1,20}$")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
@@ -75,8 +75,9 @@ class Detector:
     def feed_text(self, text: str) -> None:
         """Feed many lines at once: `text` holds whole lines, each ending in "\n" (only the
         input's last line may lack it). Gives exactly what `feed_lines` gives for the same lines
-        (split after each "\n"), but while a parser with a fast path (truss, strace) owns the
-        block, runs of its lines go to `Parser.feed_run` instead of one by one."""
+        (split after each "\n"), but once a parser with a fast path (truss, strace) owns a block
+        and its first lines are in the context, runs of its lines go to `Parser.feed_run`
+        instead of one by one."""
         n = len(text)
         pos = 0
         bad = -1  # where the next fence or control character is (n: none), once looked for
@@ -84,7 +85,7 @@ class Detector:
             cur = self.current
             if cur is not None and not self.candidates:
                 p = cur.parser
-                if p.fast and p.text_truncated and p.lines >= CONTEXT_LINES_PER_BLOCK:
+                if p.fast and p.lines >= CONTEXT_LINES_PER_BLOCK:
                     if bad < pos:
                         m = _BAD(text, pos)
                         bad = m.start() if m is not None else n
@@ -94,6 +95,10 @@ class Detector:
                         new, taken = p.feed_run(text, pos, endpos, self._strong_memo)
                         if taken:
                             new = min(new, n)
+                            if not p.text_truncated:
+                                keep = p.keep
+                                for line in text[pos:new].split("\n", taken)[:taken]:
+                                    keep(line.rstrip("\r"))
                             self.total_lines += taken
                             self.total_bytes += new - pos
                             p.lines += taken
@@ -211,9 +216,10 @@ class Detector:
             if ptype is not current and ptype.start_score(line) == 2:
                 found = True
                 break
-        if len(self._strong_memo) >= STRONG_MEMO:
-            self._strong_memo.clear()
-        self._strong_memo[key] = found
+        if len(line) <= STRONG_MEMO_LINE:
+            if len(self._strong_memo) >= STRONG_MEMO:
+                self._strong_memo.clear()
+            self._strong_memo[key] = found
         return found
 
     def _start(self, line: str, lineno: int) -> None:

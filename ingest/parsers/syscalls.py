@@ -39,6 +39,8 @@ MAX_SYSCALLS = 1000  # distinct names; further names are counted under OTHER
 MAX_PIDS = 4096  # processes with their own counters; further ones share one bucket
 MAX_REPEAT_KEYS = 8192  # distinct (syscall, fd, size) groups tracked
 RESERVOIR = 512  # durations kept per syscall for the median
+SHAPE_CACHE = 64  # argument lists per syscall whose repeat key is remembered...
+SHAPE_ARGS = 160  # ...if at most this long (so at most ~10 MB over MAX_SYSCALLS names)
 TOP_N = 10
 MAX_ROWS = 100  # syscall and process rows in details
 MAX_IDENTIFIERS = 50
@@ -126,6 +128,7 @@ class _Stat:
         "errors",
         "samples",
         "special",
+        "shapes",
     )
 
     def __init__(self, name: str) -> None:
@@ -139,6 +142,7 @@ class _Stat:
         self.errors = 0
         self.samples: list[float] = []
         self.special = name in FORK_CALLS or name in EXEC_CALLS
+        self.shapes: dict[str, tuple] = {}  # args text -> repeat key (arg_shape), recently seen
 
 
 class _Proc:
@@ -310,7 +314,15 @@ class SyscallAggregator:
         if delta is not None:
             st.delta += delta
             st.has_delta = True
-        k = (name, args[:80]) if name not in FD_CALLS else arg_shape(name, args)
+        # captures repeat argument lists verbatim (read(15, "..."..., 8208)): remember their keys
+        shapes = st.shapes
+        k = shapes.get(args)
+        if k is None:
+            k = (name, args[:80]) if name not in FD_CALLS else arg_shape(name, args)
+            if len(args) <= SHAPE_ARGS:
+                if len(shapes) >= SHAPE_CACHE:
+                    shapes.clear()
+                shapes[args] = k
         reps = self.repeats
         n = reps.get(k)
         if n is not None:

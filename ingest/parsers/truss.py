@@ -50,15 +50,16 @@ _PREFIXED_TEXT = re.compile(
 # that exclude it, so each alternative matches exactly the lines (and gives exactly the groups)
 # the single-line regex does; trailing CRs fall into the final whitespace or the text group.
 _W = r"[^\S\n]"
-_FPFX = _PFX.replace(r"(?=\s)", "(?=" + _W + ")")
-_FTIMES = _TIMES.replace(r"\s", _W)
 _RUN = re.compile(
-    r"^" + _W + r"*+(?:(?:" + _FPFX + r")?" + _W + r"*+" + _FTIMES + r"([A-Za-z_]\w*+)\((.*)\)"
-    + _W + r"*+(?:=" + _W + r"*+(-?\w++)(?:" + _W + r"++\[[^\]\n]*+\])?"
-    r"|Err#(\d{1,5}+)(?:" + _W + r"++([A-Z][A-Z0-9_]*+))?(?:" + _W + r"++\[[^\]\n]*+\])?"
-    r"|argc" + _W + r"*+=" + _W + r"*+\d++)?" + _W + r"*+$"
-    r"|(?:\d{1,10}+(?:/\d{1,10}+(?:@\d{1,10}+)?)?|/\d{1,10}+(?:@\d{1,10}+)?):" + _W + r"++"
-    r"(?![\d\s]|[A-Za-z_]\w*+\(|Received|Stopped|Stepped|Incurred)(.+)$)",
+    (
+        r"^~*+(?:(?:" + _PFX + r")?~*+" + _TIMES + r"([A-Za-z_]\w*+)\((.*)\)~*+"
+        r"(?:=~*+(-?\w++)(?:~++\[[^\]\n]*+\])?|Err#(\d{1,5}+)(?:~++([A-Z][A-Z0-9_]*+))?"
+        r"(?:~++\[[^\]\n]*+\])?|argc~*+=~*+\d++)?~*+$"
+        r"|(?:\d{1,10}+(?:/\d{1,10}+(?:@\d{1,10}+)?)?|/\d{1,10}+(?:@\d{1,10}+)?):~++"
+        r"(?!\d|\s|[A-Za-z_]\w*+\(|Received|Stopped|Stepped|Incurred)(.+)$)"
+    )
+    .replace(r"\s", "~")
+    .replace("~", _W),
     re.M,
 ).match
 _SIGNAL = re.compile(
@@ -258,14 +259,24 @@ class TrussParser(SyscallParser):
                 agg.continuation(cont)
                 pos = end + 1
                 continue
-            if ret is None and errno is None:
-                break  # (sleeping...), _exit(0), an exec's argc, or not a call at all
-            if not (pid or lwp2 or t1 or errno is not None):
+            if ret is None and errno is None:  # _exit(0), an exec's argc, (sleeping...)
+                if not (pid or lwp2) or ") = " in args or ") Err#" in args:
+                    break  # start_score is not 2 here: the detector asks the other formats
+                if "(sleeping" in args:  # the call is reported again when it returns
+                    n += 1
+                    calls = True
+                    pos = end + 1
+                    continue
+            elif not (pid or lwp2 or t1 or errno is not None):
                 break  # a bare call line scores 1: the detector asks the other formats
-            if "(returning as" in args:
-                break
             n += 1
             calls = True
+            if "(returning as" in args:
+                p = int(pid) if pid else None
+                self._n = n
+                self._apply((_CHILD_EV, p, _given(t1, t2, t3), ret, n, (p, lwp or lwp2)))
+                pos = end + 1
+                continue
             ts = D = dur = None
             if t1 is not None:
                 k = 3 if t3 else 2 if t2 else 1

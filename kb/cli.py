@@ -748,20 +748,30 @@ def analyze(
 ) -> None:
     """Find evidence blocks in a file, parse them and match them against the knowledge base."""
     try:
-        from kb.matcher import analyze_lines
+        from kb.matcher import analyze_evidence
     except ImportError as exc:
         raise CliError(f"the matcher is not available in this build ({exc})") from None
+    from ingest.detect import parse_stream
+
     if file != "-":
         if Path(file).is_dir():
             raise CliError(f"{file}: is a directory, not a file")
         if not Path(file).exists():
             raise CliError(f"{file}: no such file")
+
+    def analyzed(raw: Any, advance: Callable[[int], None] | None) -> Any:
+        # what kb.matcher.analyze_lines does, reading blocks of lines instead of single lines
+        started = time.perf_counter()
+        result = analyze_evidence(parse_stream(raw, advance), store)
+        result.elapsed_ms = round((time.perf_counter() - started) * 1000, 3)
+        return result
+
     with _store() as store:
         if file == "-":
             peek = getattr(sys.stdin.buffer, "peek", None)
             _refuse_binary("standard input", peek(BINARY_SAMPLE) if peek else b"")
             _ensure_starter_kb(store)
-            result = analyze_lines(_lines(sys.stdin.buffer, None), store)
+            result = analyzed(sys.stdin.buffer, None)
         else:
             path = Path(file)
             size = path.stat().st_size
@@ -772,11 +782,9 @@ def analyze(
                 if size > PROGRESS_BYTES:
                     with _progress(size, f"reading {path.name}", bytes_=True) as progress:
                         task = progress.add_task("read", total=size)
-                        result = analyze_lines(
-                            _lines(fh, lambda n: progress.advance(task, n)), store
-                        )
+                        result = analyzed(fh, lambda n: progress.advance(task, n))
                 else:
-                    result = analyze_lines(_lines(fh, None), store)
+                    result = analyzed(fh, None)
     if as_json:
         typer.echo(result.model_dump_json())
     else:

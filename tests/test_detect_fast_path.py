@@ -156,3 +156,22 @@ def test_the_fast_path_is_really_taken(captures, monkeypatch):
         lines = ev.blocks[0].lines
         name = "TrussParser" if kind == "truss" else "StraceParser"
         assert taken[name] > 0.8 * lines
+
+
+def test_strace_clock_past_midnight_and_changing_minutes(monkeypatch):
+    lines = []
+    t = 23 * 3600 + 58 * 60 + 30.0
+    for i in range(3000):
+        t += 0.037 + (i % 7) * 0.001
+        s = t % 86400
+        clock = f"{int(s // 3600):02d}:{int(s % 3600 // 60):02d}:{s % 60:09.6f}"
+        if i % 500 == 250:
+            clock = clock[1:] if clock[0] == "0" else clock  # a one-digit hour
+        if i % 400 == 100:
+            clock = clock[:8]  # -t: whole seconds
+        pid = 4242 + i % 3
+        lines.append(f'{pid} {clock} read(15, "x"..., 8208) = 240 <0.000{i % 10}11>')
+        if i % 9 == 0:
+            lines.append(f"{pid} {clock} futex(0x7f, FUTEX_WAIT, 0, NULL <unfinished ...>")
+            lines.append(f"{pid} {clock} <... futex resumed>) = 0 <0.00{i % 10}>")
+    _same("\n".join(lines).encode(), monkeypatch)

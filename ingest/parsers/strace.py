@@ -207,6 +207,7 @@ class StraceParser(SyscallParser):
         event = self.agg.event
         unfinished = self._unfinished
         time_of = self._time
+        len_sec = 0  # characters after "HH:MM:" in the last clock (0: none yet)
         n0 = self._n
         while True:
             m = run(text, pos, endpos)
@@ -221,8 +222,31 @@ class StraceParser(SyscallParser):
                     break  # a bare call line: the detector asks the other formats
                 self._n += 1
                 p = int(pid_b or pid) if (pid_b or pid) else self._main_pid
-                ts, r = time_of(clock, f) if (clock or f) else (None, None)
-                err, d = _outcome(ret, rest) if rest else (None, None)
+                if clock is not None and len_sec and clock[: -len_sec - 1] == self._hm:
+                    # _time inlined for the usual case, a clock within the last HH:MM seen
+                    # (the clock regex puts ":" after HH:MM, so the rest is the seconds)
+                    ts = self._hm_s + float(clock[-len_sec:]) + self._day
+                    if ts < self._last_clock - 43200:
+                        ts, r = time_of(clock, f)  # past midnight: let _time count the day
+                    else:
+                        self._last_clock = ts
+                        r = float(f) * 1000.0 if f is not None else None
+                else:
+                    ts, r = time_of(clock, f) if (clock or f) else (None, None)
+                    len_sec = len(clock) - len(self._hm) - 1 if clock is not None else 0
+                err = d = None
+                if rest:  # _outcome inlined
+                    tail = rest.rstrip()
+                    if tail[-1:] == ">":
+                        i = tail.rfind("<")
+                        value = tail[i + 1 : -1]
+                        if value[:1].isdigit() and _DURATION(value):
+                            d = float(value) * 1000.0
+                            tail = tail[:i]
+                    if tail and (ret == "-1" or ret == "?"):
+                        e = _ERRNAME(tail)
+                        if e is not None:
+                            err = e.group(1)
                 if not self._decided and ret != "?":
                     self._decide(d, ts)
                 if d is not None:

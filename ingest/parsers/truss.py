@@ -242,6 +242,7 @@ class TrussParser(SyscallParser):
         call = agg.call
         cols = self._cols
         cls = type(self)
+        dDE = cols.get(3) == (0, 1, 2)  # three columns read as -d -D -E (the usual case)
         n = n0 = self._n
         calls = False
         while True:
@@ -256,7 +257,10 @@ class TrussParser(SyscallParser):
                 if plain.get((cls, text[pos:end].rstrip("\r"))) is not False:
                     break  # not known to start no other format: the detector must ask
                 n += 1
-                agg.continuation(cont)
+                agg.continuations += 1  # agg.continuation inlined
+                notes = agg._last_notes
+                if notes is not None and len(notes) < 3:
+                    notes.append(cont.strip()[:160])
                 pos = end + 1
                 continue
             if ret is None and errno is None:  # _exit(0), an exec's argc, (sleeping...)
@@ -277,8 +281,12 @@ class TrussParser(SyscallParser):
                 self._apply((_CHILD_EV, p, _given(t1, t2, t3), ret, n, (p, lwp or lwp2)))
                 pos = end + 1
                 continue
-            ts = D = dur = None
-            if t1 is not None:
+            if t3 is not None and dDE:
+                ts = float(t1)
+                D = float(t2) * 1000.0
+                dur = float(t3) * 1000.0
+            elif t1 is not None:
+                ts = D = dur = None
                 k = 3 if t3 else 2 if t2 else 1
                 di, Di, Ei = cols.get(k) or self._cols_for(k)
                 nums = (t1, t2, t3)
@@ -288,6 +296,8 @@ class TrussParser(SyscallParser):
                     dur = D = float(nums[Di]) * 1000.0
                 if Ei >= 0:
                     dur = float(nums[Ei]) * 1000.0
+            else:
+                ts = D = dur = None
             err = (ename or "Err#" + errno) if errno is not None else None
             call(int(pid) if pid else None, name, dur, D, ts, D, err, args, n, ret)
             pos = end + 1

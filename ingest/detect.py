@@ -30,6 +30,9 @@ _FENCE = "```"
 _FENCE_LANG = re.compile(r"^[A-Za-z0-9_+.-]{1,20}$")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
 _BAD = re.compile(r"```|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]").search  # ends a fast run
+# every byte but the ASCII control characters _CONTROL replaces: deleting these from an ASCII
+# text leaves nothing when it has none (a C loop, ten times faster than searching with _BAD)
+_NOT_CONTROL = bytes(b for b in range(256) if not (b < 32 and b not in (9, 10, 13) or b == 127))
 _UNDECODABLE = "\ufffd"  # what a byte that was not UTF-8 became
 
 
@@ -81,14 +84,20 @@ class Detector:
         n = len(text)
         pos = 0
         bad = -1  # where the next fence or control character is (n: none), once looked for
+        # most chunks are ASCII without control characters: then only fences end a run
+        plain = text.isascii() and not text.encode("ascii").translate(None, _NOT_CONTROL)
         while pos < n:
             cur = self.current
             if cur is not None and not self.candidates:
                 p = cur.parser
                 if p.fast and p.lines >= CONTEXT_LINES_PER_BLOCK:
                     if bad < pos:
-                        m = _BAD(text, pos)
-                        bad = m.start() if m is not None else n
+                        if plain:
+                            bad = text.find(_FENCE, pos)
+                            bad = n if bad < 0 else bad
+                        else:
+                            m = _BAD(text, pos)
+                            bad = m.start() if m is not None else n
                     # the run ends before the line holding the fence or control character
                     endpos = n if bad == n else text.rfind("\n", pos, bad)
                     if endpos > pos:

@@ -175,3 +175,13 @@ def test_strace_clock_past_midnight_and_changing_minutes(monkeypatch):
             lines.append(f"{pid} {clock} futex(0x7f, FUTEX_WAIT, 0, NULL <unfinished ...>")
             lines.append(f"{pid} {clock} <... futex resumed>) = 0 <0.00{i % 10}>")
     _same("\n".join(lines).encode(), monkeypatch)
+
+
+def test_stream_decodes_like_line_by_line_across_chunk_edges(monkeypatch):
+    seed = (FIXTURES / "seeds" / "001_truss_shmdt.txt").read_bytes()
+    prose = "café → naïve 日本語 🙂 résumé\n".encode()
+    broken = b"caf\xc3 \xe2\x82\n\xf0\x9f\x99\n"  # sequences cut short, one at a line end
+    data = prose + seed + broken + prose * 3 + seed + b"no newline at the end \xc3"
+    want = _by_lines(data)
+    for chunk in (1, 2, 3, 5, 7, 64, 4096):
+        assert _by_stream(data, chunk, monkeypatch) == want

@@ -12,6 +12,8 @@ from typing import ClassVar
 
 from ingest.model import TEXT_CAP, Block, Format, Platform
 
+MAX_LINE = 64 * 1024  # longer lines are cut: nothing we parse needs more, and regexes stay cheap
+
 
 class Parser(ABC):
     format: ClassVar[Format]
@@ -44,6 +46,23 @@ class Parser(ABC):
         accepted (returns True): malformed lines are never fatal. The detector itself counts
         accepted lines and keeps their text (`keep`), so parsers need not.
         """
+
+    # Optional fast path for long runs of one format (truss, strace). The detector calls it only
+    # while this parser's block is open and its first lines are in the context; it counts the
+    # lines taken and keeps their text itself.
+    fast = False
+
+    def feed_run(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int]:
+        """Consume whole lines of `text` from `pos` (a line start) up to `endpos` (a newline or
+        the end of the text); return (where it stopped, lines taken). It may take only lines that
+        `feed` would accept exactly as it would have, and that the detector would have handed to
+        this parser: lines this parser's `start_score` scores 2, or lines that `plain` (the
+        detector's memo, keyed (type(self), line)) says no other format starts on. The lines
+        contain no fence and no control character; trailing CR characters are part of the line
+        here (the detector strips them before `feed`). It must stop at a line longer than
+        MAX_LINE (the detector cuts those) and at the first line it cannot vouch for, which then
+        takes the ordinary path."""
+        return pos, 0
 
     @abstractmethod
     def facts(self) -> tuple[dict, dict, list[str], Platform | None]:

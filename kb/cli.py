@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 import typer
-import yaml
 from typer.core import TyperGroup
 
 try:  # typer >= 0.2x carries its own copy of click
@@ -39,7 +38,6 @@ from rich.text import Text
 
 import kb
 from ingest.detect import BINARY_SAMPLE, NOT_TEXT, binary_reason
-from kb.entry_yaml import EntryFileError, dump_entry, load_entry, read_entries, write_entry
 from kb.models import SLUG, Entry, EntryError
 from kb.search_query import QueryError
 from kb.settings import Settings, get_settings
@@ -111,6 +109,14 @@ def _os_message(exc: OSError) -> str:
     return where + (exc.strerror or str(exc))
 
 
+def _loaded(name: str) -> tuple[type[Exception], ...]:
+    """EntryFileError or yaml's YAMLError if their module is loaded (if it is not, nothing can
+    have raised them): YAML entry files are read only by the commands that need them, so
+    `perfkb analyze` starts without importing yaml and kb.entry_yaml."""
+    module = sys.modules.get("kb.entry_yaml" if name == "EntryFileError" else "yaml")
+    return (getattr(module, name),) if module is not None else ()
+
+
 def command(*args: Any, **kwargs: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """@app.command that turns expected failures into one line and a non-zero exit."""
 
@@ -121,9 +127,15 @@ def command(*args: Any, **kwargs: Any) -> Callable[[Callable[..., Any]], Callabl
                 return fn(*a, **kw)
             except (typer.Exit, ClickException):
                 raise
-            except (CliError, StoreError, EntryFileError, EntryError, QueryError) as exc:
+            except (
+                CliError,
+                StoreError,
+                EntryError,
+                QueryError,
+                *_loaded("EntryFileError"),
+            ) as exc:
                 _fail(str(exc))
-            except yaml.YAMLError as exc:
+            except _loaded("YAMLError") as exc:
                 _fail(f"YAML error: {exc}")
             except UnicodeDecodeError as exc:
                 _fail(f"not UTF-8 text: {exc.reason} at byte {exc.start}")
@@ -220,6 +232,8 @@ def _import_files(
     restore_deleted: bool,
     author: str,
 ) -> tuple[Counter[str], list[str]]:
+    from kb.entry_yaml import EntryFileError, read_entries
+
     counts: Counter[str] = Counter()
     problems: list[str] = []
     show = len(files) > PROGRESS_FILES
@@ -388,6 +402,8 @@ def show(
     if as_json:
         _print_json(entry.model_dump(mode="json", by_alias=True))
     elif as_yaml:
+        from kb.entry_yaml import dump_entry
+
         typer.echo(dump_entry(entry), nl=False)
     else:
         _render_entry(entry)
@@ -401,6 +417,8 @@ def add(
 
     An id that already exists is an error: use `perfkb edit` or `perfkb import`.
     """
+    from kb.entry_yaml import read_entries
+
     entries = read_entries(file)
     with _store() as store, store.bulk():
         for entry in entries:
@@ -419,6 +437,8 @@ def _editor() -> list[str]:
 @command()
 def edit(entry_id: str = typer.Argument(..., metavar="ID")) -> None:
     """Edit an entry in $EDITOR as YAML; it is validated before it is saved."""
+    from kb.entry_yaml import EntryFileError, dump_entry, load_entry
+
     with _store() as store:
         entry = store.get(entry_id)
         rev = store.current_rev(entry_id)
@@ -498,6 +518,8 @@ def export(directory: Path = typer.Argument(..., metavar="DIR")) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     with _store() as store:
         entries = store.list_entries()
+    from kb.entry_yaml import write_entry
+
     for entry in entries:
         write_entry(entry, directory)
     out.print(f"exported {len(entries)} entries to {directory}")
@@ -748,20 +770,30 @@ def analyze(
 ) -> None:
     """Find evidence blocks in a file, parse them and match them against the knowledge base."""
     try:
-        from kb.matcher import analyze_lines
+        from kb.matcher import analyze_evidence
     except ImportError as exc:
         raise CliError(f"the matcher is not available in this build ({exc})") from None
+    from ingest.detect import parse_stream
+
     if file != "-":
         if Path(file).is_dir():
             raise CliError(f"{file}: is a directory, not a file")
         if not Path(file).exists():
             raise CliError(f"{file}: no such file")
+
+    def analyzed(raw: Any, advance: Callable[[int], None] | None) -> Any:
+        # what kb.matcher.analyze_lines does, reading blocks of lines instead of single lines
+        started = time.perf_counter()
+        result = analyze_evidence(parse_stream(raw, advance), store)
+        result.elapsed_ms = round((time.perf_counter() - started) * 1000, 3)
+        return result
+
     with _store() as store:
         if file == "-":
             peek = getattr(sys.stdin.buffer, "peek", None)
             _refuse_binary("standard input", peek(BINARY_SAMPLE) if peek else b"")
             _ensure_starter_kb(store)
-            result = analyze_lines(_lines(sys.stdin.buffer, None), store)
+            result = analyzed(sys.stdin.buffer, None)
         else:
             path = Path(file)
             size = path.stat().st_size
@@ -772,11 +804,9 @@ def analyze(
                 if size > PROGRESS_BYTES:
                     with _progress(size, f"reading {path.name}", bytes_=True) as progress:
                         task = progress.add_task("read", total=size)
-                        result = analyze_lines(
-                            _lines(fh, lambda n: progress.advance(task, n)), store
-                        )
+                        result = analyzed(fh, lambda n: progress.advance(task, n))
                 else:
-                    result = analyze_lines(_lines(fh, None), store)
+                    result = analyzed(fh, None)
     if as_json:
         typer.echo(result.model_dump_json())
     else:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 
+from ingest.base import MAX_LINE
 from ingest.model import Platform
 from ingest.parsers.syscalls import MAX_PIDS, SummaryRow, SyscallParser, Timing, decimal
 
@@ -54,6 +55,21 @@ _SUM_HEAD = re.compile(
 _SEPARATOR = re.compile(r"^\s*-{3,}(?:\s+-{3,})+\s*$").match
 _NUMBER = re.compile(r"^\d{1,15}(?:[.,]\d{1,9})?$").match
 _TOKEN = re.compile(r"\S+").finditer
+# The fast path (feed_run) over many lines at once: _CALL, _UNFINISHED and _RESUMED behind one
+# _PFX, anchored at a line start, with \s that cannot cross a newline ([^\S\n]) and character
+# classes that exclude it. The prefix can only match one way (each optional part starts with a
+# digit or "[" and no alternative after it does), so the groups are those of the line regexes.
+_W = r"[^\S\n]"
+_RUN = re.compile(
+    (
+        _PFX
+        + r"(?:([A-Za-z_]\w*+)\((.*)\) += +"
+        + _RET.replace("[^>]", r"[^>\n]")
+        + r"|([A-Za-z_]\w*+)\((.*?)\s*<(?:unfinished|detached) \.\.\.>\s*$"
+        + r"|<\.\.\.\s+([A-Za-z_]\w*)\s+resumed>\s?(.*)$)"
+    ).replace(r"\s", _W),
+    re.M,
+).match
 _TRUSS_SHAPE = re.compile(r"^\s*/?\d+(?:/\d+)?:\s|Err#\d").search
 
 
@@ -181,6 +197,78 @@ class StraceParser(SyscallParser):
             return True
         return self._feed_other(line)
 
+    fast = True
+
+    def feed_run(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int]:
+        """Base.feed_run: call lines with a pid or a time (lines this parser scores 2),
+        `<unfinished ...>` and `<... resumed>` lines; anything else stops the run."""
+        run = _RUN
+        call = self.agg.call
+        event = self.agg.event
+        unfinished = self._unfinished
+        time_of = self._time
+        len_sec = 0  # characters after "HH:MM:" in the last clock (0: none yet)
+        n0 = self._n
+        while True:
+            m = run(text, pos, endpos)
+            if m is None:
+                break
+            end = m.end()
+            if end - pos > MAX_LINE:
+                break
+            pid_b, pid, clock, f, name, args, ret, rest, u_name, u_args, r_name, r_rest = m.groups()
+            if name is not None:
+                if not (pid_b or pid or clock or f):
+                    break  # a bare call line: the detector asks the other formats
+                self._n += 1
+                p = int(pid_b or pid) if (pid_b or pid) else self._main_pid
+                if clock is not None and len_sec and clock[: -len_sec - 1] == self._hm:
+                    # _time inlined for the usual case, a clock within the last HH:MM seen
+                    # (the clock regex puts ":" after HH:MM, so the rest is the seconds)
+                    ts = self._hm_s + float(clock[-len_sec:]) + self._day
+                    if ts < self._last_clock - 43200:
+                        ts, r = time_of(clock, f)  # past midnight: let _time count the day
+                    else:
+                        self._last_clock = ts
+                        r = float(f) * 1000.0 if f is not None else None
+                else:
+                    ts, r = time_of(clock, f) if (clock or f) else (None, None)
+                    len_sec = len(clock) - len(self._hm) - 1 if clock is not None else 0
+                err = d = None
+                if rest:  # _outcome inlined
+                    tail = rest.rstrip()
+                    if tail[-1:] == ">":
+                        i = tail.rfind("<")
+                        value = tail[i + 1 : -1]
+                        if value[:1].isdigit() and _DURATION(value):
+                            d = float(value) * 1000.0
+                            tail = tail[:i]
+                    if tail and (ret == "-1" or ret == "?"):
+                        e = _ERRNAME(tail)
+                        if e is not None:
+                            err = e.group(1)
+                if not self._decided and ret != "?":
+                    self._decide(d, ts)
+                if d is not None:
+                    self._any_dur = True
+                call(p, name, d, r, ts, None, err, args, self._n, ret)
+            elif text.find("Err#", pos, end) >= 0:
+                break  # feed turns it away as truss
+            elif u_name is not None:
+                self._n += 1
+                p = int(pid_b or pid) if (pid_b or pid) else self._main_pid
+                ts, r = time_of(clock, f) if (clock or f) else (None, None)
+                event(p, ts, None, self._n, u_name)
+                if p in unfinished or len(unfinished) < MAX_PIDS:
+                    unfinished[p] = (u_name, u_args, ts, r, self._n)
+            else:
+                self._n += 1
+                self._resumed((pid_b, pid, clock, f, r_name, r_rest.rstrip("\r")))
+            pos = end + 1
+        if self._n != n0:
+            self._seen_call = True
+        return pos, self._n - n0
+
     def _feed_other(self, line: str) -> bool:
         s = line.strip()
         if not s:  # kept, so a blank inside a capture does not split it
@@ -202,7 +290,7 @@ class StraceParser(SyscallParser):
         if m is not None:
             self._n += 1
             self._seen_call = True
-            self._resumed(m)
+            self._resumed(m.groups())
             return True
         m = _SIGNAL(line)
         if m is not None:
@@ -255,8 +343,8 @@ class StraceParser(SyscallParser):
                     return True
         return False
 
-    def _resumed(self, m: re.Match) -> None:
-        pid_b, pid, clock, f, name, rest = m.groups()
+    def _resumed(self, groups: tuple) -> None:
+        pid_b, pid, clock, f, name, rest = groups
         p, ts, r = self._prefix(pid_b, pid, clock, f)
         start = self._unfinished.get(p)
         if start is not None and start[0] == name:

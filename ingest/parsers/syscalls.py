@@ -39,6 +39,8 @@ MAX_SYSCALLS = 1000  # distinct names; further names are counted under OTHER
 MAX_PIDS = 4096  # processes with their own counters; further ones share one bucket
 MAX_REPEAT_KEYS = 8192  # distinct (syscall, fd, size) groups tracked
 RESERVOIR = 512  # durations kept per syscall for the median
+SHAPE_CACHE = 64  # argument lists per syscall whose repeat counter is remembered...
+SHAPE_ARGS = 160  # ...if at most this long (so at most ~10 MB over MAX_SYSCALLS names)
 TOP_N = 10
 MAX_ROWS = 100  # syscall and process rows in details
 MAX_IDENTIFIERS = 50
@@ -126,6 +128,7 @@ class _Stat:
         "errors",
         "samples",
         "special",
+        "shapes",
     )
 
     def __init__(self, name: str) -> None:
@@ -139,6 +142,7 @@ class _Stat:
         self.errors = 0
         self.samples: list[float] = []
         self.special = name in FORK_CALLS or name in EXEC_CALLS
+        self.shapes: dict[str, list[int]] = {}  # args text -> its repeat key's counter (recent)
 
 
 class _Proc:
@@ -242,7 +246,7 @@ class SyscallAggregator:
         self.procs: dict[int | None, _Proc] = {}
         self._overflow = _Proc(None)
         self.procs_capped = False
-        self.repeats: dict[tuple, int] = {}
+        self.repeats: dict[tuple, list[int]] = {}  # repeat key -> [count]
         self.errnos: dict[str, int] = {}
         self.signals: dict[str, int] = {}
         self.faults: dict[str, int] = {}  # truss `Incurred fault #6, FLTBOUNDS`
@@ -310,13 +314,12 @@ class SyscallAggregator:
         if delta is not None:
             st.delta += delta
             st.has_delta = True
-        k = (name, args[:80]) if name not in FD_CALLS else arg_shape(name, args)
-        reps = self.repeats
-        n = reps.get(k)
-        if n is not None:
-            reps[k] = n + 1
-        elif len(reps) < MAX_REPEAT_KEYS:
-            reps[k] = 1
+        # captures repeat argument lists verbatim (read(15, "..."..., 8208)): remember the
+        # counter of their repeat key
+        cell = st.shapes.get(args)
+        if cell is None:
+            cell = self._repeat_cell(st, name, args)
+        cell[0] += 1
         if st.special and ret is not None and ret.isdigit() and name in FORK_CALLS:
             self._add_child(int(ret), pid, line)
         # the clock (inlined _clock: this is the per-line hot path)
@@ -365,6 +368,22 @@ class SyscallAggregator:
             self._last_notes = self._push_slow(st, pc, dur, line, ret, err, None)["notes"]
         else:
             self._last_notes = None
+
+    def _repeat_cell(self, st: _Stat, name: str, args: str) -> list[int]:
+        k = (name, args[:80]) if name not in FD_CALLS else arg_shape(name, args)
+        reps = self.repeats
+        cell = reps.get(k)
+        if cell is None:
+            if len(reps) < MAX_REPEAT_KEYS:
+                cell = reps[k] = [0]
+            else:
+                cell = [0]  # not tracked: counts nowhere
+        if len(args) <= SHAPE_ARGS:
+            shapes = st.shapes
+            if len(shapes) >= SHAPE_CACHE:
+                shapes.clear()
+            shapes[args] = cell
+        return cell
 
     def _new_stat(self, name: str) -> _Stat:
         if len(self.stats) >= MAX_SYSCALLS - 1:  # one slot stays free for OTHER
@@ -605,7 +624,7 @@ class SyscallAggregator:
             facts["errno.count"] = {e: float(c) for e, c in errnos.items()}
 
         best: dict[str, tuple[int, int | None, int | None]] = {}
-        for key, c in self.repeats.items():
+        for key, (c,) in self.repeats.items():
             name = key[0]
             if c > best.get(name, (0, None, None))[0]:
                 if len(key) == 3:

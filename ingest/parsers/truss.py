@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 
+from ingest.base import MAX_LINE
 from ingest.model import Platform
 from ingest.parsers.syscalls import SummaryRow, SyscallParser, Timing, bump, decimal
 
@@ -42,6 +43,24 @@ _CALLISH = re.compile(r"[A-Za-z_]\w*\(").match
 _PREFIXED_TEXT = re.compile(
     r"\s*+(?:\d{1,10}+(?:/\d{1,10}+(?:@\d{1,10}+)?)?|/\d{1,10}+(?:@\d{1,10}+)?):\s++"
     r"(?![\d\s]|[A-Za-z_]\w*+\(|Received|Stopped|Stepped|Incurred)(.+)$"
+).match
+
+# The fast path (feed_run) over many lines at once: _CALL, then _PREFIXED_TEXT, as one regex
+# anchored at a line start, with \s that cannot cross a newline ([^\S\n]) and character classes
+# that exclude it, so each alternative matches exactly the lines (and gives exactly the groups)
+# the single-line regex does; trailing CRs fall into the final whitespace or the text group.
+_W = r"[^\S\n]"
+_RUN = re.compile(
+    (
+        r"^~*+(?:(?:" + _PFX + r")?~*+" + _TIMES + r"([A-Za-z_]\w*+)\((.*)\)~*+"
+        r"(?:=~*+(-?\w++)(?:~++\[[^\]\n]*+\])?|Err#(\d{1,5}+)(?:~++([A-Z][A-Z0-9_]*+))?"
+        r"(?:~++\[[^\]\n]*+\])?|argc~*+=~*+\d++)?~*+$"
+        r"|(?:\d{1,10}+(?:/\d{1,10}+(?:@\d{1,10}+)?)?|/\d{1,10}+(?:@\d{1,10}+)?):~++"
+        r"(?!\d|\s|[A-Za-z_]\w*+\(|Received|Stopped|Stepped|Incurred)(.+)$)"
+    )
+    .replace(r"\s", "~")
+    .replace("~", _W),
+    re.M,
 ).match
 _SIGNAL = re.compile(
     r"(Received signal|Stopped by signal|Stepped|Incurred fault)\s*#?(\d+)?,?\s*(\w+)?"
@@ -209,6 +228,83 @@ class TrussParser(SyscallParser):
                 dur = float(nums[Ei]) * 1000.0
         self.agg.call(p, name, dur, D, ts, D, err, args, self._n, ret)
         return True
+
+    fast = True
+
+    def feed_run(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int]:
+        """Base.feed_run: call lines with a pid, a time column or an Err# (lines this parser
+        scores 2) and -v continuation lines the detector knows start no other format, once the
+        time columns are decided; anything else stops the run."""
+        if self._buf is not None:
+            return pos, 0
+        run = _RUN
+        agg = self.agg
+        call = agg.call
+        cols = self._cols
+        cls = type(self)
+        dDE = cols.get(3) == (0, 1, 2)  # three columns read as -d -D -E (the usual case)
+        n = n0 = self._n
+        calls = False
+        while True:
+            m = run(text, pos, endpos)
+            if m is None:
+                break
+            end = m.end()
+            if end - pos > MAX_LINE:
+                break
+            pid, lwp, lwp2, t1, t2, t3, name, args, ret, errno, ename, cont = m.groups()
+            if cont is not None:
+                if plain.get((cls, text[pos:end].rstrip("\r"))) is not False:
+                    break  # not known to start no other format: the detector must ask
+                n += 1
+                agg.continuations += 1  # agg.continuation inlined
+                notes = agg._last_notes
+                if notes is not None and len(notes) < 3:
+                    notes.append(cont.strip()[:160])
+                pos = end + 1
+                continue
+            if ret is None and errno is None:  # _exit(0), an exec's argc, (sleeping...)
+                if not (pid or lwp2) or ") = " in args or ") Err#" in args:
+                    break  # start_score is not 2 here: the detector asks the other formats
+                if "(sleeping" in args:  # the call is reported again when it returns
+                    n += 1
+                    calls = True
+                    pos = end + 1
+                    continue
+            elif not (pid or lwp2 or t1 or errno is not None):
+                break  # a bare call line scores 1: the detector asks the other formats
+            n += 1
+            calls = True
+            if "(returning as" in args:
+                p = int(pid) if pid else None
+                self._n = n
+                self._apply((_CHILD_EV, p, _given(t1, t2, t3), ret, n, (p, lwp or lwp2)))
+                pos = end + 1
+                continue
+            if t3 is not None and dDE:
+                ts = float(t1)
+                D = float(t2) * 1000.0
+                dur = float(t3) * 1000.0
+            elif t1 is not None:
+                ts = D = dur = None
+                k = 3 if t3 else 2 if t2 else 1
+                di, Di, Ei = cols.get(k) or self._cols_for(k)
+                nums = (t1, t2, t3)
+                if di >= 0:
+                    ts = float(nums[di])
+                if Di >= 0:
+                    dur = D = float(nums[Di]) * 1000.0
+                if Ei >= 0:
+                    dur = float(nums[Ei]) * 1000.0
+            else:
+                ts = D = dur = None
+            err = (ename or "Err#" + errno) if errno is not None else None
+            call(int(pid) if pid else None, name, dur, D, ts, D, err, args, n, ret)
+            pos = end + 1
+        self._n = n
+        if calls:
+            self._seen_call = True
+        return pos, n - n0
 
     def _feed_other(self, line: str) -> bool:
         m = _PREFIXED_TEXT(line)

@@ -15,11 +15,11 @@ import json
 import secrets
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 from whoosh import index as whoosh_index
@@ -54,9 +54,13 @@ __all__ = [
     "StoreError",
 ]
 
+T = TypeVar("T")
 Action = Literal["create", "update", "delete", "restore", "import"]
 UpsertStatus = Literal["created", "updated", "unchanged", "kept-newer"]
 
+# Reads in flight at once per Store, each on its own SQLite connection and index searcher; more
+# would only share the same GIL, cost a searcher (and its caches) each, and thrash.
+READERS = 4
 ANALYSIS_TEXT_CAP = 1024 * 1024  # bytes of pasted text kept with a saved analysis
 ANALYSIS_RESULT_CAP = 32 * 1024 * 1024
 BUSY_TIMEOUT_MS = 30_000
@@ -145,13 +149,48 @@ def changed_fields(old: Entry | None, new: Entry) -> list[str]:
     return [k for k in new_d if k != "updated" and new_d[k] != old_d.get(k)]
 
 
+class _Reader:
+    """What a read borrows instead of taking the store's lock: its own SQLite connection and,
+    once a search needs one, its own index searcher (whoosh searchers and the index's caches
+    are not safe to share between threads)."""
+
+    __slots__ = ("build", "conn", "index")
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.index: SearchIndex | None = None
+        self.build: str | None = None  # the index build its searcher was opened on
+
+    def drop_index(self) -> None:
+        if self.index is not None:
+            self.index.close()
+        self.index = None
+        self.build = None
+
+    def close(self) -> None:
+        self.drop_index()
+        self.conn.close()
+
+
 class Store:
+    """Writes (and index upkeep) are serialised by one lock per Store and, across processes, by
+    SQLite's write lock and the index lock. Reads do not take the store's lock: each borrows a
+    pooled reader (own SQLite connection, own index searcher), so page views and analyses in
+    different threads run side by side and never wait for each other."""
+
     def __init__(self, settings: Settings | None = None) -> None:
         self.settings = settings or get_settings()
         self._lock = threading.RLock()
         self._bulk_depth = 0
         self._synced_rev = -1
         self._build: str | None = None
+        self._readers: list[_Reader] = []  # idle ones
+        self._readers_open = 0
+        self._readers_free = threading.Condition(threading.Lock())
+        self._closed = False
+        # odd while this process rebuilds the index (the directory is replaced under it): a
+        # lock-free read that overlapped a rebuild is redone under the lock
+        self._rebuilds = 0
         data_dir = self.settings.data_dir
         try:
             data_dir.mkdir(parents=True, exist_ok=True)
@@ -195,7 +234,78 @@ class Store:
             raise StoreError(f"{path} is not a usable perfkb database: {exc}") from None
         return conn
 
+    def _reader_conn(self) -> sqlite3.Connection:
+        path = self.settings.db_path
+        try:
+            conn = sqlite3.connect(
+                path,
+                timeout=BUSY_TIMEOUT_MS / 1000,
+                isolation_level=None,  # autocommit: every SELECT sees the latest commit
+                check_same_thread=False,  # pooled: used by one thread at a time, any thread
+            )
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA query_only = 1")
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open database {path}: {exc}") from None
+        return conn
+
+    @contextmanager
+    def _reading(self) -> Iterator[_Reader]:
+        """Borrow a reader from the pool (opening one, or waiting for one when READERS are
+        busy) for the length of one read."""
+        with self._readers_free:
+            while not self._closed and not self._readers and self._readers_open >= READERS:
+                self._readers_free.wait()
+            if self._closed:
+                raise StoreError("the store is closed")
+            reader = self._readers.pop() if self._readers else None
+            if reader is None:
+                self._readers_open += 1
+        if reader is None:
+            try:
+                reader = _Reader(self._reader_conn())
+            except BaseException:
+                self._forget_reader()
+                raise
+        try:
+            yield reader
+        except BaseException as exc:
+            if not isinstance(exc, StoreError):  # an unexpected failure: do not reuse it
+                reader.close()
+                self._forget_reader()
+                raise
+            self._give_back(reader)
+            raise
+        self._give_back(reader)
+
+    def _give_back(self, reader: _Reader) -> None:
+        with self._readers_free:
+            if not self._closed:
+                self._readers.append(reader)
+                self._readers_free.notify()
+                return
+        reader.close()
+        self._forget_reader()
+
+    def _forget_reader(self) -> None:
+        with self._readers_free:
+            self._readers_open -= 1
+            self._readers_free.notify()
+
+    def _drop_idle_searchers(self) -> None:
+        """After a rebuild: idle readers let go of the old index files now, not at next use."""
+        with self._readers_free:
+            for reader in self._readers:
+                reader.drop_index()
+
     def close(self) -> None:
+        with self._readers_free:
+            self._closed = True
+            idle, self._readers = self._readers, []
+            self._readers_open -= len(idle)
+            self._readers_free.notify_all()
+        for reader in idle:
+            reader.close()
         with self._lock:
             self._index.close()
             conn = getattr(self, "_conn", None)
@@ -319,13 +429,18 @@ class Store:
                     "SELECT data FROM entries WHERE deleted = 0 ORDER BY id"
                 ).fetchall()
             stamp = Stamp(store_id=self._store_id, rev=max_rev)
+            self._rebuilds += 1
             try:
-                count = self._index.rebuild((doc_from_entry(_from_json(d)) for (d,) in rows), stamp)
+                docs = (doc_from_entry(_from_json(d)) for (d,) in rows)
+                count = self._index.rebuild(docs, stamp)
+                self._build = stamp.build  # before the count is even again (see _read_index)
             except OSError as exc:
                 raise StoreError(f"cannot rebuild the search index: {exc}") from None
             except IndexUnavailable as exc:
                 raise StoreError(str(exc)) from None
-            self._build = stamp.build
+            finally:
+                self._rebuilds += 1
+                self._drop_idle_searchers()
             self._synced_rev = max_rev
             self.last_rebuild_reason = reason
             return count
@@ -609,8 +724,8 @@ class Store:
         return entry
 
     def get(self, entry_id: str, *, include_deleted: bool = False) -> Entry:
-        with self._lock:
-            row = self._row(self._conn, entry_id)
+        with self._reading() as reader:
+            row = self._row(reader.conn, entry_id)
         if row is None:
             raise EntryNotFound(f"no entry '{entry_id}'")
         if row[1] and not include_deleted:
@@ -619,27 +734,27 @@ class Store:
 
     def current_rev(self, entry_id: str) -> int:
         """The entry's latest revision number (for optimistic edits)."""
-        with self._lock:
-            row = self._row(self._conn, entry_id)
+        with self._reading() as reader:
+            row = self._row(reader.conn, entry_id)
         if row is None:
             raise EntryNotFound(f"no entry '{entry_id}'")
         return int(row[2])
 
     def list_entries(self) -> list[Entry]:
-        with self._lock:
-            rows = self._conn.execute(
+        with self._reading() as reader:
+            rows = reader.conn.execute(
                 "SELECT data FROM entries WHERE deleted = 0 ORDER BY id"
             ).fetchall()
         return [_from_json(d) for (d,) in rows]
 
     def count(self) -> int:
-        with self._lock:
-            (n,) = self._conn.execute("SELECT COUNT(*) FROM entries WHERE deleted = 0").fetchone()
+        with self._reading() as reader:
+            (n,) = reader.conn.execute("SELECT COUNT(*) FROM entries WHERE deleted = 0").fetchone()
         return int(n)
 
     def history(self, entry_id: str) -> list[Revision]:
-        with self._lock:
-            rows = self._conn.execute(
+        with self._reading() as reader:
+            rows = reader.conn.execute(
                 "SELECT rev, entry_id, author, at, action, changed_fields, snapshot"
                 " FROM revisions WHERE entry_id = ? ORDER BY rev",
                 (entry_id,),
@@ -661,10 +776,38 @@ class Store:
 
     def data_version(self) -> int:
         """The newest revision id: it changes whenever any process changes any entry."""
-        with self._lock:
-            return self._max_rev()
+        with self._reading() as reader:
+            return self._max_rev(reader.conn)
 
     # -- search -------------------------------------------------------------------------------
+
+    def _read_index(self, read: Callable[[SearchIndex], T]) -> T | None:
+        """`read` on a pooled reader's own searcher, without the store's lock. The index first
+        catches up with SQLite if another writer moved it on (under the lock, as before). None
+        when the lock-free read could not be trusted (a rebuild overlapped it, or the index
+        failed to open or to answer): the caller then takes the locked path, which repairs."""
+        if self.data_version() != self._synced_rev:
+            with self._lock:  # not while holding a reader: a writer may need one to finish
+                self._catch_up()
+        with self._reading() as reader:
+            rebuilds = self._rebuilds
+            if rebuilds % 2:
+                return None
+            build = self._build
+            if reader.index is None or reader.build != build:
+                reader.drop_index()
+                index = SearchIndex(self.settings.index_dir, self.settings.data_dir / "index.lock")
+                if index.open() is not None:
+                    return None
+                reader.index, reader.build = index, build
+            try:
+                found = read(reader.index)
+            except QueryError as exc:
+                raise BadQuery(str(exc)) from None
+            except Exception:  # whoosh raises many types on a file replaced under it
+                reader.drop_index()
+                return None
+            return found if self._rebuilds == rebuilds else None
 
     def search(
         self,
@@ -680,7 +823,10 @@ class Store:
             raise BadQuery(str(exc)) from None
         page = max(1, int(page))
         per_page = max(1, min(100, int(per_page)))
-        with self._lock:
+        found = self._read_index(lambda index: index.search(parsed, page=page, per_page=per_page))
+        if found is not None:
+            return found
+        with self._lock:  # the careful path: reopen, or rebuild a damaged index, and retry
             self._catch_up()
             for attempt in ("reopen", "rebuild", "give up"):
                 try:
@@ -700,6 +846,9 @@ class Store:
 
     def similar(self, identifiers: list[str], *, limit: int = 50) -> dict[str, float]:
         """entry id -> 0..1 similarity of its identifiers to these (whoosh, see SearchIndex)."""
+        found = self._read_index(lambda index: index.similar(identifiers, limit=limit))
+        if found is not None:
+            return found
         with self._lock:
             self._catch_up()
             try:
@@ -733,8 +882,8 @@ class Store:
             )
 
     def feedback_counts(self, entry_id: str) -> dict[str, int]:
-        with self._lock:
-            rows = self._conn.execute(
+        with self._reading() as reader:
+            rows = reader.conn.execute(
                 "SELECT verdict, COUNT(*) FROM feedback WHERE entry_id = ? GROUP BY verdict",
                 (entry_id,),
             ).fetchall()
@@ -743,8 +892,8 @@ class Store:
         return counts
 
     def feedback_for(self, fingerprint: str) -> dict[str, dict[str, int]]:
-        with self._lock:
-            rows = self._conn.execute(
+        with self._reading() as reader:
+            rows = reader.conn.execute(
                 "SELECT entry_id, verdict, COUNT(*) FROM feedback WHERE fingerprint = ?"
                 " GROUP BY entry_id, verdict",
                 (fingerprint,),
@@ -781,8 +930,8 @@ class Store:
         raise StoreError("could not allocate an analysis id")
 
     def get_analysis(self, analysis_id: str) -> tuple[str, str]:
-        with self._lock:
-            row = self._conn.execute(
+        with self._reading() as reader:
+            row = reader.conn.execute(
                 "SELECT text, result_json FROM analyses WHERE id = ?", (analysis_id,)
             ).fetchone()
         if row is None:

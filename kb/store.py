@@ -16,10 +16,10 @@ import secrets
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, TypeVar
+from typing import TYPE_CHECKING, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 from whoosh import index as whoosh_index
@@ -55,12 +55,16 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+R = TypeVar("R")
 Action = Literal["create", "update", "delete", "restore", "import"]
 UpsertStatus = Literal["created", "updated", "unchanged", "kept-newer"]
 
-# Reads in flight at once per Store, each on its own SQLite connection and index searcher; more
-# would only share the same GIL, cost a searcher (and its caches) each, and thrash.
-READERS = 4
+# Lock-free reads in flight at once per Store. SQLite reads are short and release the GIL.
+# Searches are pure-Python CPU work: under the GIL two at once in one process cost more CPU per
+# search than one after the other (measured; threads spin for the GIL on the other core), so
+# they take turns on one searcher and parallelism comes from server worker processes.
+READ_CONNECTIONS = 4
+SEARCHERS = 1
 ANALYSIS_TEXT_CAP = 1024 * 1024  # bytes of pasted text kept with a saved analysis
 ANALYSIS_RESULT_CAP = 32 * 1024 * 1024
 BUSY_TIMEOUT_MS = 30_000
@@ -149,34 +153,96 @@ def changed_fields(old: Entry | None, new: Entry) -> list[str]:
     return [k for k in new_d if k != "updated" and new_d[k] != old_d.get(k)]
 
 
-class _Reader:
-    """What a read borrows instead of taking the store's lock: its own SQLite connection and,
-    once a search needs one, its own index searcher (whoosh searchers and the index's caches
-    are not safe to share between threads)."""
+class _Pool(Generic[R]):
+    """At most `width` objects made by `make`, lent to one thread at a time and reused; a
+    borrower waits while all are lent. Used for the store's lock-free reads."""
 
-    __slots__ = ("build", "conn", "index")
+    def __init__(self, make: Callable[[], R], close: Callable[[R], None], width: int) -> None:
+        self._make, self._close, self.width = make, close, width
+        self._idle: list[R] = []
+        self._made = 0
+        self._closed = False
+        self._cond = threading.Condition(threading.Lock())
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
+    @contextmanager
+    def borrow(self) -> Iterator[R]:
+        with self._cond:
+            while not self._closed and not self._idle and self._made >= self.width:
+                self._cond.wait()
+            if self._closed:
+                raise StoreError("the store is closed")
+            item = self._idle.pop() if self._idle else None
+            if item is None:
+                self._made += 1
+        if item is None:
+            try:
+                item = self._make()
+            except BaseException:
+                self._forget()
+                raise
+        try:
+            yield item
+        except BaseException as exc:
+            if not isinstance(exc, StoreError):  # an unexpected failure: do not reuse it
+                self._discard(item)
+                raise
+            self._give_back(item)
+            raise
+        self._give_back(item)
+
+    def _give_back(self, item: R) -> None:
+        with self._cond:
+            if not self._closed:
+                self._idle.append(item)
+                self._cond.notify()
+                return
+        self._discard(item)
+
+    def _discard(self, item: R) -> None:
+        with suppress(Exception):
+            self._close(item)
+        self._forget()
+
+    def _forget(self) -> None:
+        with self._cond:
+            self._made -= 1
+            self._cond.notify()
+
+    def idle(self) -> list[R]:
+        with self._cond:
+            return list(self._idle)
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            idle, self._idle = self._idle, []
+            self._cond.notify_all()
+        for item in idle:
+            self._discard(item)
+
+
+class _Searcher:
+    """An index searcher of its own (whoosh searchers and the index's caches are not safe to
+    share between threads), and the build it was opened on."""
+
+    __slots__ = ("build", "index")
+
+    def __init__(self) -> None:
         self.index: SearchIndex | None = None
-        self.build: str | None = None  # the index build its searcher was opened on
+        self.build: str | None = None
 
-    def drop_index(self) -> None:
+    def drop(self) -> None:
         if self.index is not None:
             self.index.close()
         self.index = None
         self.build = None
 
-    def close(self) -> None:
-        self.drop_index()
-        self.conn.close()
-
 
 class Store:
     """Writes (and index upkeep) are serialised by one lock per Store and, across processes, by
-    SQLite's write lock and the index lock. Reads do not take the store's lock: each borrows a
-    pooled reader (own SQLite connection, own index searcher), so page views and analyses in
-    different threads run side by side and never wait for each other."""
+    SQLite's write lock and the index lock. Reads do not take that lock: an SQLite read borrows
+    one of READ_CONNECTIONS pooled connections, a search one of SEARCHERS pooled searchers, so
+    page views never wait for a write's index commit, nor entry reads for a search."""
 
     def __init__(self, settings: Settings | None = None) -> None:
         self.settings = settings or get_settings()
@@ -184,10 +250,10 @@ class Store:
         self._bulk_depth = 0
         self._synced_rev = -1
         self._build: str | None = None
-        self._readers: list[_Reader] = []  # idle ones
-        self._readers_open = 0
-        self._readers_free = threading.Condition(threading.Lock())
-        self._closed = False
+        self._conns: _Pool[sqlite3.Connection] = _Pool(
+            self._reader_conn, sqlite3.Connection.close, READ_CONNECTIONS
+        )
+        self._searchers: _Pool[_Searcher] = _Pool(_Searcher, _Searcher.drop, SEARCHERS)
         # odd while this process rebuilds the index (the directory is replaced under it): a
         # lock-free read that overlapped a rebuild is redone under the lock
         self._rebuilds = 0
@@ -249,63 +315,14 @@ class Store:
             raise StoreError(f"cannot open database {path}: {exc}") from None
         return conn
 
-    @contextmanager
-    def _reading(self) -> Iterator[_Reader]:
-        """Borrow a reader from the pool (opening one, or waiting for one when READERS are
-        busy) for the length of one read."""
-        with self._readers_free:
-            while not self._closed and not self._readers and self._readers_open >= READERS:
-                self._readers_free.wait()
-            if self._closed:
-                raise StoreError("the store is closed")
-            reader = self._readers.pop() if self._readers else None
-            if reader is None:
-                self._readers_open += 1
-        if reader is None:
-            try:
-                reader = _Reader(self._reader_conn())
-            except BaseException:
-                self._forget_reader()
-                raise
-        try:
-            yield reader
-        except BaseException as exc:
-            if not isinstance(exc, StoreError):  # an unexpected failure: do not reuse it
-                reader.close()
-                self._forget_reader()
-                raise
-            self._give_back(reader)
-            raise
-        self._give_back(reader)
-
-    def _give_back(self, reader: _Reader) -> None:
-        with self._readers_free:
-            if not self._closed:
-                self._readers.append(reader)
-                self._readers_free.notify()
-                return
-        reader.close()
-        self._forget_reader()
-
-    def _forget_reader(self) -> None:
-        with self._readers_free:
-            self._readers_open -= 1
-            self._readers_free.notify()
-
     def _drop_idle_searchers(self) -> None:
-        """After a rebuild: idle readers let go of the old index files now, not at next use."""
-        with self._readers_free:
-            for reader in self._readers:
-                reader.drop_index()
+        """After a rebuild: idle searchers let go of the old index files now, not at next use."""
+        for searcher in self._searchers.idle():
+            searcher.drop()
 
     def close(self) -> None:
-        with self._readers_free:
-            self._closed = True
-            idle, self._readers = self._readers, []
-            self._readers_open -= len(idle)
-            self._readers_free.notify_all()
-        for reader in idle:
-            reader.close()
+        self._conns.close()
+        self._searchers.close()
         with self._lock:
             self._index.close()
             conn = getattr(self, "_conn", None)
@@ -724,8 +741,8 @@ class Store:
         return entry
 
     def get(self, entry_id: str, *, include_deleted: bool = False) -> Entry:
-        with self._reading() as reader:
-            row = self._row(reader.conn, entry_id)
+        with self._conns.borrow() as conn:
+            row = self._row(conn, entry_id)
         if row is None:
             raise EntryNotFound(f"no entry '{entry_id}'")
         if row[1] and not include_deleted:
@@ -734,27 +751,25 @@ class Store:
 
     def current_rev(self, entry_id: str) -> int:
         """The entry's latest revision number (for optimistic edits)."""
-        with self._reading() as reader:
-            row = self._row(reader.conn, entry_id)
+        with self._conns.borrow() as conn:
+            row = self._row(conn, entry_id)
         if row is None:
             raise EntryNotFound(f"no entry '{entry_id}'")
         return int(row[2])
 
     def list_entries(self) -> list[Entry]:
-        with self._reading() as reader:
-            rows = reader.conn.execute(
-                "SELECT data FROM entries WHERE deleted = 0 ORDER BY id"
-            ).fetchall()
+        with self._conns.borrow() as conn:
+            rows = conn.execute("SELECT data FROM entries WHERE deleted = 0 ORDER BY id").fetchall()
         return [_from_json(d) for (d,) in rows]
 
     def count(self) -> int:
-        with self._reading() as reader:
-            (n,) = reader.conn.execute("SELECT COUNT(*) FROM entries WHERE deleted = 0").fetchone()
+        with self._conns.borrow() as conn:
+            (n,) = conn.execute("SELECT COUNT(*) FROM entries WHERE deleted = 0").fetchone()
         return int(n)
 
     def history(self, entry_id: str) -> list[Revision]:
-        with self._reading() as reader:
-            rows = reader.conn.execute(
+        with self._conns.borrow() as conn:
+            rows = conn.execute(
                 "SELECT rev, entry_id, author, at, action, changed_fields, snapshot"
                 " FROM revisions WHERE entry_id = ? ORDER BY rev",
                 (entry_id,),
@@ -776,36 +791,36 @@ class Store:
 
     def data_version(self) -> int:
         """The newest revision id: it changes whenever any process changes any entry."""
-        with self._reading() as reader:
-            return self._max_rev(reader.conn)
+        with self._conns.borrow() as conn:
+            return self._max_rev(conn)
 
     # -- search -------------------------------------------------------------------------------
 
     def _read_index(self, read: Callable[[SearchIndex], T]) -> T | None:
-        """`read` on a pooled reader's own searcher, without the store's lock. The index first
+        """`read` on a pooled searcher of its own, without the store's lock. The index first
         catches up with SQLite if another writer moved it on (under the lock, as before). None
         when the lock-free read could not be trusted (a rebuild overlapped it, or the index
         failed to open or to answer): the caller then takes the locked path, which repairs."""
         if self.data_version() != self._synced_rev:
-            with self._lock:  # not while holding a reader: a writer may need one to finish
+            with self._lock:  # before borrowing: a writer holding the lock may need to read
                 self._catch_up()
-        with self._reading() as reader:
+        with self._searchers.borrow() as searcher:
             rebuilds = self._rebuilds
             if rebuilds % 2:
                 return None
             build = self._build
-            if reader.index is None or reader.build != build:
-                reader.drop_index()
+            if searcher.index is None or searcher.build != build:
+                searcher.drop()
                 index = SearchIndex(self.settings.index_dir, self.settings.data_dir / "index.lock")
                 if index.open() is not None:
                     return None
-                reader.index, reader.build = index, build
+                searcher.index, searcher.build = index, build
             try:
-                found = read(reader.index)
+                found = read(searcher.index)
             except QueryError as exc:
                 raise BadQuery(str(exc)) from None
             except Exception:  # whoosh raises many types on a file replaced under it
-                reader.drop_index()
+                searcher.drop()
                 return None
             return found if self._rebuilds == rebuilds else None
 
@@ -882,8 +897,8 @@ class Store:
             )
 
     def feedback_counts(self, entry_id: str) -> dict[str, int]:
-        with self._reading() as reader:
-            rows = reader.conn.execute(
+        with self._conns.borrow() as conn:
+            rows = conn.execute(
                 "SELECT verdict, COUNT(*) FROM feedback WHERE entry_id = ? GROUP BY verdict",
                 (entry_id,),
             ).fetchall()
@@ -892,8 +907,8 @@ class Store:
         return counts
 
     def feedback_for(self, fingerprint: str) -> dict[str, dict[str, int]]:
-        with self._reading() as reader:
-            rows = reader.conn.execute(
+        with self._conns.borrow() as conn:
+            rows = conn.execute(
                 "SELECT entry_id, verdict, COUNT(*) FROM feedback WHERE fingerprint = ?"
                 " GROUP BY entry_id, verdict",
                 (fingerprint,),
@@ -930,8 +945,8 @@ class Store:
         raise StoreError("could not allocate an analysis id")
 
     def get_analysis(self, analysis_id: str) -> tuple[str, str]:
-        with self._reading() as reader:
-            row = reader.conn.execute(
+        with self._conns.borrow() as conn:
+            row = conn.execute(
                 "SELECT text, result_json FROM analyses WHERE id = ?", (analysis_id,)
             ).fetchone()
         if row is None:

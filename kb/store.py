@@ -208,9 +208,11 @@ class _Pool(Generic[R]):
             self._made -= 1
             self._cond.notify()
 
-    def idle(self) -> list[R]:
+    def each_idle(self, fn: Callable[[R], None]) -> None:
+        """`fn` on every idle object, none of which can be borrowed meanwhile."""
         with self._cond:
-            return list(self._idle)
+            for item in self._idle:
+                fn(item)
 
     def close(self) -> None:
         with self._cond:
@@ -317,8 +319,7 @@ class Store:
 
     def _drop_idle_searchers(self) -> None:
         """After a rebuild: idle searchers let go of the old index files now, not at next use."""
-        for searcher in self._searchers.idle():
-            searcher.drop()
+        self._searchers.each_idle(_Searcher.drop)
 
     def close(self) -> None:
         self._conns.close()

@@ -179,3 +179,44 @@ def test_reads_on_a_closed_store_say_so(settings):
     for read in (store.data_version, store.count, lambda: store.search("x")):
         with pytest.raises(StoreError, match="closed"):
             read()
+
+
+def _wait_for(cond) -> None:
+    deadline = time.monotonic() + 10
+    while not cond():
+        assert time.monotonic() < deadline
+        time.sleep(0.001)
+
+
+def test_the_pool_serves_waiters_first_come_first_served_and_wakes_them_on_close():
+    pool = kb.store._Pool(object, lambda _: None, 1)
+    order: list[str] = []
+    errors: list[str] = []
+
+    def borrower(name: str) -> None:
+        try:
+            with pool.borrow():
+                order.append(name)
+        except StoreError as exc:
+            errors.append(f"{name}: {exc}")
+
+    with pool.borrow():
+        threads = []
+        for n, name in enumerate(("b", "c", "d")):
+            t = threading.Thread(target=borrower, args=(name,))
+            t.start()
+            _wait_for(lambda n=n: len(pool._waiting) == n + 1)
+            threads.append(t)
+    for t in threads:
+        t.join(timeout=10)
+    assert order == ["b", "c", "d"]
+
+    held = pool.borrow()
+    held.__enter__()
+    t = threading.Thread(target=borrower, args=("late",))
+    t.start()
+    _wait_for(lambda: len(pool._waiting) == 1)
+    pool.close()
+    t.join(timeout=10)
+    assert errors == ["late: the store is closed"]
+    held.__exit__(None, None, None)

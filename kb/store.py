@@ -60,12 +60,12 @@ R = TypeVar("R")
 Action = Literal["create", "update", "delete", "restore", "import"]
 UpsertStatus = Literal["created", "updated", "unchanged", "kept-newer"]
 
-# Lock-free reads in flight at once per Store. SQLite reads are short and release the GIL.
-# Searches are pure-Python CPU work: under the GIL two at once in one process cost more CPU per
-# search than one after the other (measured; threads spin for the GIL on the other core), so
-# they take turns on one searcher and parallelism comes from server worker processes.
+# SQLite reads in flight at once per Store (short, and they release the GIL). Searches are
+# pure-Python CPU work: under the GIL two at once in one process cost more CPU per search than
+# one after the other (measured), so they take turns on one searcher under a plain lock (which
+# lets a thread that holds the GIL go first: a strict hand-off to a sleeping waiter idled the
+# searcher until that thread got the GIL back) and parallelism comes from worker processes.
 READ_CONNECTIONS = 4
-SEARCHERS = 1
 ANALYSIS_TEXT_CAP = 1024 * 1024  # bytes of pasted text kept with a saved analysis
 ANALYSIS_RESULT_CAP = 32 * 1024 * 1024
 BUSY_TIMEOUT_MS = 30_000
@@ -247,12 +247,6 @@ class _Pool(Generic[R]):
             if self._closed or not self._hand(_MAKE):  # else the waiter makes one instead
                 self._made -= 1
 
-    def each_idle(self, fn: Callable[[R], None]) -> None:
-        """`fn` on every idle object, none of which can be borrowed meanwhile."""
-        with self._mutex:
-            for item in self._idle:
-                fn(item)
-
     def close(self) -> None:
         with self._mutex:
             self._closed = True
@@ -283,8 +277,9 @@ class _Searcher:
 class Store:
     """Writes (and index upkeep) are serialised by one lock per Store and, across processes, by
     SQLite's write lock and the index lock. Reads do not take that lock: an SQLite read borrows
-    one of READ_CONNECTIONS pooled connections, a search one of SEARCHERS pooled searchers, so
-    page views never wait for a write's index commit, nor entry reads for a search."""
+    one of READ_CONNECTIONS pooled connections, a search takes turns on the store's own reading
+    searcher, so page views never wait for a write's index commit, nor entry reads for a
+    search."""
 
     def __init__(self, settings: Settings | None = None) -> None:
         self.settings = settings or get_settings()
@@ -295,7 +290,9 @@ class Store:
         self._conns: _Pool[sqlite3.Connection] = _Pool(
             self._reader_conn, sqlite3.Connection.close, READ_CONNECTIONS
         )
-        self._searchers: _Pool[_Searcher] = _Pool(_Searcher, _Searcher.drop, SEARCHERS)
+        self._searcher = _Searcher()
+        self._search_lock = threading.Lock()
+        self._closed = False
         # odd while this process rebuilds the index (the directory is replaced under it): a
         # lock-free read that overlapped a rebuild is redone under the lock
         self._rebuilds = 0
@@ -358,12 +355,19 @@ class Store:
         return conn
 
     def _drop_idle_searchers(self) -> None:
-        """After a rebuild: idle searchers let go of the old index files now, not at next use."""
-        self._searchers.each_idle(_Searcher.drop)
+        """After a rebuild: let go of the old index files now, unless a search is using them
+        (it then reopens on its next turn, seeing the new build)."""
+        if self._search_lock.acquire(blocking=False):
+            try:
+                self._searcher.drop()
+            finally:
+                self._search_lock.release()
 
     def close(self) -> None:
         self._conns.close()
-        self._searchers.close()
+        with self._search_lock:
+            self._closed = True
+            self._searcher.drop()
         with self._lock:
             self._index.close()
             conn = getattr(self, "_conn", None)
@@ -845,7 +849,10 @@ class Store:
         if self.data_version() != self._synced_rev:
             with self._lock:  # before borrowing: a writer holding the lock may need to read
                 self._catch_up()
-        with self._searchers.borrow() as searcher:
+        with self._search_lock:
+            if self._closed:
+                raise StoreError("the store is closed")
+            searcher = self._searcher
             rebuilds = self._rebuilds
             if rebuilds % 2:
                 return None

@@ -3,9 +3,12 @@ wrk (Debian's package) against `perfkb serve` (one uvicorn process on 127.0.0.1,
 entries loaded by `perfkb init`), 30 s per endpoint in full mode, 5 s in quick mode.
 
 Reference in the same run: a static file from the same server (/static/perfkb.css), the
-ceiling of this uvicorn process on this machine. When wrk is missing the benchmark tries
-`apt-get install -y wrk`, then falls back to an asyncio/httpx load generator in this file and
-says so in the figures' notes.
+ceiling of this uvicorn process on this machine. Each figure also carries the server's CPU time
+per request (user + system of the server and its worker processes, from /proc, over the wrk run):
+on a shared machine it moves less than requests/s. The search page is run a second time against
+`perfkb serve --workers 2` (PERFKB_WORKERS=2) with its own static reference. When wrk is missing
+the benchmark tries `apt-get install -y wrk`, then falls back to an asyncio/httpx load generator
+in this file and says so in the figures' notes.
 """
 
 from __future__ import annotations
@@ -50,13 +53,30 @@ def ensure_wrk() -> str | None:
     return shutil.which("wrk")
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU of `pid` and its live children (uvicorn's worker processes)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(entry.name) == pid or int(fields[1]) == pid:
+            total += int(fields[11]) + int(fields[12])
+    return total / tick
+
+
 class Server:
     """`perfkb serve` in a child process, stopped on exit."""
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, workers: int = 1) -> None:
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = perfkb_env(data_dir)
+        env["PERFKB_WORKERS"] = str(workers)
         cmd = [str(VENV_BIN / "perfkb"), "serve", "--port", str(self.port)]
         self.proc = subprocess.Popen(
             cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
@@ -161,10 +181,17 @@ def run(full: bool) -> list[Figure]:
     tool = "wrk" if wrk else "httpx fallback (wrk not installed)"
     body = json.dumps({"text": (SEEDS / ANALYZE_SNIPPET).read_text(encoding="utf-8")})
 
-    def load(url: str, payload: str | None = None) -> dict:
+    def load(server: Server, path: str, payload: str | None = None) -> dict:
+        before = _cpu_seconds(server.proc.pid)
         if wrk:
-            return run_wrk(wrk, url, seconds, payload)
-        return asyncio.run(_load(url, seconds, payload))
+            res = run_wrk(wrk, server.url + path, seconds, payload)
+        else:
+            res = asyncio.run(_load(server.url + path, seconds, payload))
+        used = _cpu_seconds(server.proc.pid) - before
+        res["cpu_ms_per_request"] = (
+            round(used * 1000 / res["requests"], 2) if res["requests"] else None
+        )
+        return res
 
     with tempfile.TemporaryDirectory(prefix="perfkb-bench-web-") as tmp:
         data_dir = Path(tmp) / "data"
@@ -174,17 +201,23 @@ def run(full: bool) -> list[Figure]:
                                headers={"content-type": "application/json"})  # fmt: skip
             if check.status_code != 200:
                 raise RuntimeError(f"/api/analyze answered {check.status_code}: {check.text[:200]}")
-            static = load(server.url + "/static/perfkb.css")
-            search = load(server.url + SEARCH_PATH)
-            analyze = load(server.url + "/api/analyze", body)
+            static1 = load(server, "/static/perfkb.css")
+            search = load(server, SEARCH_PATH)
+            analyze = load(server, "/api/analyze", body)
+        with Server(data_dir, workers=2) as server:
+            static2 = load(server, "/static/perfkb.css")
+            search2 = load(server, SEARCH_PATH)
     figures: list[Figure] = []
-    for name, res, target in (
-        (f"search page {SEARCH_PATH}", search, True),
-        (f"POST /api/analyze ({ANALYZE_SNIPPET})", analyze, False),
+    for name, res, target, static in (
+        (f"search page {SEARCH_PATH}", search, True, static1),
+        (f"POST /api/analyze ({ANALYZE_SNIPPET})", analyze, False, static1),
+        (f"search page {SEARCH_PATH}, 2 workers", search2, False, static2),
     ):
         errors = res["non_2xx"] + res["socket_errors"]
         note = f"{tool}, {CONNECTIONS} connections, {seconds} s, {res['requests']} requests"
         note += f", {errors} errors" if errors else ""
+        note += f"; server CPU {res['cpu_ms_per_request']} ms/request"
+        note += f" (static file {static['cpu_ms_per_request']})"
         figures += [
             Figure(
                 bench=BENCH,
@@ -198,7 +231,7 @@ def run(full: bool) -> list[Figure]:
                 target=f"≥ {TARGET_RPS:g} req/s" if target else "",
                 met=(res["rps"] >= TARGET_RPS and not errors) if target else None,
                 note=note,
-                extra=res,
+                extra={**res, "static_cpu_ms_per_request": static["cpu_ms_per_request"]},
             ),
             Figure(
                 bench=BENCH,

@@ -822,8 +822,14 @@ def serve(
     port: int | None = typer.Option(
         None, "--port", min=1, max=65535, help="Default: $PERFKB_PORT or 8000."
     ),
+    workers: int | None = typer.Option(
+        None, "--workers", min=1, max=64, help="Server processes. Default: $PERFKB_WORKERS or 1."
+    ),
 ) -> None:
-    """Run the web page, the JSON API and (with Slack settings) the Slack HTTP endpoint."""
+    """Run the web page, the JSON API and (with Slack settings) the Slack HTTP endpoint.
+
+    Worker processes share the data dir safely (SQLite, the index lock, the Slack event log),
+    each with its own interpreter: one per CPU lets page views use every core."""
     if importlib.util.find_spec("kb.web.app") is None:
         raise CliError("the web app (kb.web) is not available in this build")
     import uvicorn
@@ -839,6 +845,7 @@ def serve(
         host=host or settings.host,
         port=port or settings.port,
         log_level=settings.log_level.lower(),
+        workers=workers or settings.workers,
     )
 
 

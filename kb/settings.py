@@ -16,6 +16,7 @@ class Settings(BaseSettings):
     base_url: str = "http://127.0.0.1:8000"
     host: str = "127.0.0.1"
     port: int = 8000
+    workers: int = Field(1, ge=1, le=64, description="`perfkb serve` worker processes")
     api_token: str | None = None
     proxy_user_header: str | None = Field(
         None, description="trusted reverse-proxy identity header, e.g. X-Forwarded-User"

@@ -15,11 +15,12 @@ import json
 import secrets
 import sqlite3
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Generic, Literal, TypeVar, cast
 
 from pydantic import BaseModel, Field
 from whoosh import index as whoosh_index
@@ -54,9 +55,17 @@ __all__ = [
     "StoreError",
 ]
 
+T = TypeVar("T")
+R = TypeVar("R")
 Action = Literal["create", "update", "delete", "restore", "import"]
 UpsertStatus = Literal["created", "updated", "unchanged", "kept-newer"]
 
+# SQLite reads in flight at once per Store (short, and they release the GIL). Searches are
+# pure-Python CPU work: under the GIL two at once in one process cost more CPU per search than
+# one after the other (measured), so they take turns on one searcher under a plain lock (which
+# lets a thread that holds the GIL go first: a strict hand-off to a sleeping waiter idled the
+# searcher until that thread got the GIL back) and parallelism comes from worker processes.
+READ_CONNECTIONS = 4
 ANALYSIS_TEXT_CAP = 1024 * 1024  # bytes of pasted text kept with a saved analysis
 ANALYSIS_RESULT_CAP = 32 * 1024 * 1024
 BUSY_TIMEOUT_MS = 30_000
@@ -145,13 +154,148 @@ def changed_fields(old: Entry | None, new: Entry) -> list[str]:
     return [k for k in new_d if k != "updated" and new_d[k] != old_d.get(k)]
 
 
+class _Slot:
+    """A borrower waiting in line: `lock` is released when `item` has been handed to it."""
+
+    __slots__ = ("item", "lock")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.lock.acquire()
+        self.item: object = None
+
+
+_MAKE = object()  # handed to a waiter: make your own (a lent one was discarded)
+_CLOSED = object()  # handed to a waiter: the pool closed
+
+
+class _Pool(Generic[R]):
+    """At most `width` objects made by `make`, lent to one thread at a time and reused. When all
+    are lent, borrowers wait in line and a returned object goes straight to the first in line
+    (strictly first come, first served: without that, a thread arriving just as one is
+    returned takes it and the woken waiter goes back to the end, which tripled the search
+    page's p99 under load)."""
+
+    def __init__(self, make: Callable[[], R], close: Callable[[R], None], width: int) -> None:
+        self._make, self._close, self.width = make, close, width
+        self._idle: list[R] = []
+        self._waiting: deque[_Slot] = deque()
+        self._made = 0
+        self._closed = False
+        self._mutex = threading.Lock()
+
+    @contextmanager
+    def borrow(self) -> Iterator[R]:
+        slot = None
+        with self._mutex:
+            if self._closed:
+                raise StoreError("the store is closed")
+            if self._idle and not self._waiting:
+                got: object = self._idle.pop()
+            elif self._made < self.width and not self._waiting:
+                self._made += 1
+                got = _MAKE
+            else:
+                slot = _Slot()
+                self._waiting.append(slot)
+        if slot is not None:
+            slot.lock.acquire()  # released by whoever hands us an object
+            got = slot.item
+            if got is _CLOSED:
+                raise StoreError("the store is closed")
+        if got is _MAKE:
+            try:
+                got = self._make()
+            except BaseException:
+                self._forget()
+                raise
+        item = cast(R, got)
+        try:
+            yield item
+        except BaseException as exc:
+            if not isinstance(exc, StoreError):  # an unexpected failure: do not reuse it
+                self._discard(item)
+                raise
+            self._give_back(item)
+            raise
+        self._give_back(item)
+
+    def _hand(self, item: object) -> bool:
+        """Give `item` to the first waiter (caller holds the mutex); False if none waits."""
+        if not self._waiting:
+            return False
+        slot = self._waiting.popleft()
+        slot.item = item
+        slot.lock.release()
+        return True
+
+    def _give_back(self, item: R) -> None:
+        with self._mutex:
+            if not self._closed:
+                if not self._hand(item):
+                    self._idle.append(item)
+                return
+        self._discard(item)
+
+    def _discard(self, item: R) -> None:
+        with suppress(Exception):
+            self._close(item)
+        self._forget()
+
+    def _forget(self) -> None:
+        with self._mutex:
+            if self._closed or not self._hand(_MAKE):  # else the waiter makes one instead
+                self._made -= 1
+
+    def close(self) -> None:
+        with self._mutex:
+            self._closed = True
+            idle, self._idle = self._idle, []
+            while self._hand(_CLOSED):
+                pass
+        for item in idle:
+            self._discard(item)
+
+
+class _Searcher:
+    """An index searcher of its own (whoosh searchers and the index's caches are not safe to
+    share between threads), and the build it was opened on."""
+
+    __slots__ = ("build", "index")
+
+    def __init__(self) -> None:
+        self.index: SearchIndex | None = None
+        self.build: str | None = None
+
+    def drop(self) -> None:
+        if self.index is not None:
+            self.index.close()
+        self.index = None
+        self.build = None
+
+
 class Store:
+    """Writes (and index upkeep) are serialised by one lock per Store and, across processes, by
+    SQLite's write lock and the index lock. Reads do not take that lock: an SQLite read borrows
+    one of READ_CONNECTIONS pooled connections, a search takes turns on the store's own reading
+    searcher, so page views never wait for a write's index commit, nor entry reads for a
+    search."""
+
     def __init__(self, settings: Settings | None = None) -> None:
         self.settings = settings or get_settings()
         self._lock = threading.RLock()
         self._bulk_depth = 0
         self._synced_rev = -1
         self._build: str | None = None
+        self._conns: _Pool[sqlite3.Connection] = _Pool(
+            self._reader_conn, sqlite3.Connection.close, READ_CONNECTIONS
+        )
+        self._searcher = _Searcher()
+        self._search_lock = threading.Lock()
+        self._closed = False
+        # odd while this process rebuilds the index (the directory is replaced under it): a
+        # lock-free read that overlapped a rebuild is redone under the lock
+        self._rebuilds = 0
         data_dir = self.settings.data_dir
         try:
             data_dir.mkdir(parents=True, exist_ok=True)
@@ -195,7 +339,35 @@ class Store:
             raise StoreError(f"{path} is not a usable perfkb database: {exc}") from None
         return conn
 
+    def _reader_conn(self) -> sqlite3.Connection:
+        path = self.settings.db_path
+        try:
+            conn = sqlite3.connect(
+                path,
+                timeout=BUSY_TIMEOUT_MS / 1000,
+                isolation_level=None,  # autocommit: every SELECT sees the latest commit
+                check_same_thread=False,  # pooled: used by one thread at a time, any thread
+            )
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA query_only = 1")
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open database {path}: {exc}") from None
+        return conn
+
+    def _drop_idle_searchers(self) -> None:
+        """After a rebuild: let go of the old index files now, unless a search is using them
+        (it then reopens on its next turn, seeing the new build)."""
+        if self._search_lock.acquire(blocking=False):
+            try:
+                self._searcher.drop()
+            finally:
+                self._search_lock.release()
+
     def close(self) -> None:
+        self._conns.close()
+        with self._search_lock:
+            self._closed = True
+            self._searcher.drop()
         with self._lock:
             self._index.close()
             conn = getattr(self, "_conn", None)
@@ -319,13 +491,18 @@ class Store:
                     "SELECT data FROM entries WHERE deleted = 0 ORDER BY id"
                 ).fetchall()
             stamp = Stamp(store_id=self._store_id, rev=max_rev)
+            self._rebuilds += 1
             try:
-                count = self._index.rebuild((doc_from_entry(_from_json(d)) for (d,) in rows), stamp)
+                docs = (doc_from_entry(_from_json(d)) for (d,) in rows)
+                count = self._index.rebuild(docs, stamp)
+                self._build = stamp.build  # before the count is even again (see _read_index)
             except OSError as exc:
                 raise StoreError(f"cannot rebuild the search index: {exc}") from None
             except IndexUnavailable as exc:
                 raise StoreError(str(exc)) from None
-            self._build = stamp.build
+            finally:
+                self._rebuilds += 1
+                self._drop_idle_searchers()
             self._synced_rev = max_rev
             self.last_rebuild_reason = reason
             return count
@@ -609,8 +786,8 @@ class Store:
         return entry
 
     def get(self, entry_id: str, *, include_deleted: bool = False) -> Entry:
-        with self._lock:
-            row = self._row(self._conn, entry_id)
+        with self._conns.borrow() as conn:
+            row = self._row(conn, entry_id)
         if row is None:
             raise EntryNotFound(f"no entry '{entry_id}'")
         if row[1] and not include_deleted:
@@ -619,27 +796,25 @@ class Store:
 
     def current_rev(self, entry_id: str) -> int:
         """The entry's latest revision number (for optimistic edits)."""
-        with self._lock:
-            row = self._row(self._conn, entry_id)
+        with self._conns.borrow() as conn:
+            row = self._row(conn, entry_id)
         if row is None:
             raise EntryNotFound(f"no entry '{entry_id}'")
         return int(row[2])
 
     def list_entries(self) -> list[Entry]:
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT data FROM entries WHERE deleted = 0 ORDER BY id"
-            ).fetchall()
+        with self._conns.borrow() as conn:
+            rows = conn.execute("SELECT data FROM entries WHERE deleted = 0 ORDER BY id").fetchall()
         return [_from_json(d) for (d,) in rows]
 
     def count(self) -> int:
-        with self._lock:
-            (n,) = self._conn.execute("SELECT COUNT(*) FROM entries WHERE deleted = 0").fetchone()
+        with self._conns.borrow() as conn:
+            (n,) = conn.execute("SELECT COUNT(*) FROM entries WHERE deleted = 0").fetchone()
         return int(n)
 
     def history(self, entry_id: str) -> list[Revision]:
-        with self._lock:
-            rows = self._conn.execute(
+        with self._conns.borrow() as conn:
+            rows = conn.execute(
                 "SELECT rev, entry_id, author, at, action, changed_fields, snapshot"
                 " FROM revisions WHERE entry_id = ? ORDER BY rev",
                 (entry_id,),
@@ -661,10 +836,41 @@ class Store:
 
     def data_version(self) -> int:
         """The newest revision id: it changes whenever any process changes any entry."""
-        with self._lock:
-            return self._max_rev()
+        with self._conns.borrow() as conn:
+            return self._max_rev(conn)
 
     # -- search -------------------------------------------------------------------------------
+
+    def _read_index(self, read: Callable[[SearchIndex], T]) -> T | None:
+        """`read` on a pooled searcher of its own, without the store's lock. The index first
+        catches up with SQLite if another writer moved it on (under the lock, as before). None
+        when the lock-free read could not be trusted (a rebuild overlapped it, or the index
+        failed to open or to answer): the caller then takes the locked path, which repairs."""
+        if self.data_version() != self._synced_rev:
+            with self._lock:  # before borrowing: a writer holding the lock may need to read
+                self._catch_up()
+        with self._search_lock:
+            if self._closed:
+                raise StoreError("the store is closed")
+            searcher = self._searcher
+            rebuilds = self._rebuilds
+            if rebuilds % 2:
+                return None
+            build = self._build
+            if searcher.index is None or searcher.build != build:
+                searcher.drop()
+                index = SearchIndex(self.settings.index_dir, self.settings.data_dir / "index.lock")
+                if index.open() is not None:
+                    return None
+                searcher.index, searcher.build = index, build
+            try:
+                found = read(searcher.index)
+            except QueryError as exc:
+                raise BadQuery(str(exc)) from None
+            except Exception:  # whoosh raises many types on a file replaced under it
+                searcher.drop()
+                return None
+            return found if self._rebuilds == rebuilds else None
 
     def search(
         self,
@@ -680,7 +886,10 @@ class Store:
             raise BadQuery(str(exc)) from None
         page = max(1, int(page))
         per_page = max(1, min(100, int(per_page)))
-        with self._lock:
+        found = self._read_index(lambda index: index.search(parsed, page=page, per_page=per_page))
+        if found is not None:
+            return found
+        with self._lock:  # the careful path: reopen, or rebuild a damaged index, and retry
             self._catch_up()
             for attempt in ("reopen", "rebuild", "give up"):
                 try:
@@ -700,6 +909,9 @@ class Store:
 
     def similar(self, identifiers: list[str], *, limit: int = 50) -> dict[str, float]:
         """entry id -> 0..1 similarity of its identifiers to these (whoosh, see SearchIndex)."""
+        found = self._read_index(lambda index: index.similar(identifiers, limit=limit))
+        if found is not None:
+            return found
         with self._lock:
             self._catch_up()
             try:
@@ -733,8 +945,8 @@ class Store:
             )
 
     def feedback_counts(self, entry_id: str) -> dict[str, int]:
-        with self._lock:
-            rows = self._conn.execute(
+        with self._conns.borrow() as conn:
+            rows = conn.execute(
                 "SELECT verdict, COUNT(*) FROM feedback WHERE entry_id = ? GROUP BY verdict",
                 (entry_id,),
             ).fetchall()
@@ -743,8 +955,8 @@ class Store:
         return counts
 
     def feedback_for(self, fingerprint: str) -> dict[str, dict[str, int]]:
-        with self._lock:
-            rows = self._conn.execute(
+        with self._conns.borrow() as conn:
+            rows = conn.execute(
                 "SELECT entry_id, verdict, COUNT(*) FROM feedback WHERE fingerprint = ?"
                 " GROUP BY entry_id, verdict",
                 (fingerprint,),
@@ -781,8 +993,8 @@ class Store:
         raise StoreError("could not allocate an analysis id")
 
     def get_analysis(self, analysis_id: str) -> tuple[str, str]:
-        with self._lock:
-            row = self._conn.execute(
+        with self._conns.borrow() as conn:
+            row = conn.execute(
                 "SELECT text, result_json FROM analyses WHERE id = ?", (analysis_id,)
             ).fetchone()
         if row is None:

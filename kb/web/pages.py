@@ -6,10 +6,12 @@ import difflib
 import io
 import math
 import re
+from functools import lru_cache
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import RedirectResponse, Response
+from jinja2.utils import url_quote
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
@@ -21,7 +23,7 @@ from kb.store import EntryNotFound, StoreError
 from kb.web import csrf
 from kb.web.auth import page_identity
 from kb.web.forms import read_form, read_writer_form
-from kb.web.render import render
+from kb.web.render import qs, render
 from kb.web.state import web
 from kb.web.yamlview import entry_yaml
 
@@ -60,12 +62,27 @@ def _chips(q: str) -> list[dict[str, str]]:
     return out
 
 
-def _facet_link(q: str) -> Any:
-    def link(field: str, value: str) -> str:
-        token = f'{field}:"{value}"' if re.search(r"[\s,\"]", value) else f"{field}:{value}"
-        return q if token in q.split() else f"{q} {token}".strip()
+@lru_cache(maxsize=4096)
+def _filter_token(field: str, value: str) -> str:
+    return f'{field}:"{value}"' if re.search(r"[\s,\"]", value) else f"{field}:{value}"
 
-    return link
+
+def _facet_groups(q: str, facets: dict[str, dict[str, int]]) -> list[dict[str, Any]]:
+    """Each facet with its values, most entries first, and the link that adds the value as a
+    filter to `q` (the same link as urlencode(q + " " + token), without quoting q each time)."""
+    words = set(q.split())
+    quoted_q = url_quote(q)
+    groups = []
+    for field, counts in facets.items():
+        if not counts:
+            continue
+        items = []
+        for value, n in sorted(counts.items(), key=lambda kv: kv[1], reverse=True):
+            token = _filter_token(field, value)
+            added = f"{quoted_q}%20{qs(token)}" if q else qs(token)
+            items.append((value, n, quoted_q if token in words else added))
+        groups.append({"title": FACET_TITLES.get(field, field), "items": items})
+    return groups
 
 
 def _page_numbers(page: int, pages: int) -> list[int]:
@@ -97,9 +114,7 @@ def _search(request: Request, q: str, page: int) -> Response:
         "error": error,
         "results": result.results,
         "total": result.total,
-        "facets": result.facets,
-        "facet_titles": FACET_TITLES,
-        "facet_link": _facet_link(q),
+        "facet_groups": _facet_groups(q, result.facets),
         "chips": _chips(q),
         "page": result.page,
         "pages": pages,

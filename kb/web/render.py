@@ -4,10 +4,12 @@ the few helpers templates need (signature trees, highlighted snippets, number fo
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 from fastapi import Request
 from fastapi.responses import HTMLResponse
+from jinja2.utils import url_quote
 from markupsafe import Markup, escape
 
 from kb.signatures import AllOf, AnyOf, NotOf
@@ -29,13 +31,39 @@ def render(
         "auth_banner": auth_banner(request),
         "login_available": bool(st.settings.api_token),
         "csrf_field": csrf.FIELD,
-        "csrf_token": csrf.token(request),
+        "csrf_token": _LazyToken(request),
         "path": request.url.path,
     }
     html = st.env.get_template(name).render(**base, **(ctx or {}))
     response = HTMLResponse(html, status_code=status)
     csrf.set_cookie(request, response)
     return response
+
+
+class _LazyToken:
+    """The CSRF token, signed only if the page has a form that prints it (the search page has
+    none unless someone is logged in); the nonce cookie is then set as before."""
+
+    __slots__ = ("_request", "_value")
+
+    def __init__(self, request: Request) -> None:
+        self._request = request
+        self._value: str | None = None
+
+    def __str__(self) -> str:
+        if self._value is None:
+            self._value = csrf.token(self._request)
+        return self._value
+
+    def __html__(self) -> str:
+        return str(escape(str(self)))
+
+
+@lru_cache(maxsize=4096)
+def qs(value: str) -> str:
+    """Jinja's `urlencode` of a string, remembered: for filter tokens (`tag:numa`,
+    `platform:linux`), which the search page quotes dozens of times per request."""
+    return url_quote(value)
 
 
 def snippet(html: str) -> Markup:
@@ -98,6 +126,7 @@ def group_commands(commands: list[Any]) -> list[tuple[str, list[Any]]]:
 
 TEMPLATE_HELPERS = {
     "snippet": snippet,
+    "qs": qs,
     "condition_tree": condition_tree,
     "num": num,
     "split_facts": split_facts,

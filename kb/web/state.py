@@ -65,6 +65,7 @@ def template_env(extra_globals: dict[str, Any] | None = None) -> jinja2.Environm
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        auto_reload=False,  # templates ship with the package: no stat() per page to re-check
     )
     env.globals.update(extra_globals or {})
     return env

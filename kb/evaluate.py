@@ -4,6 +4,7 @@ say in words what was observed, so a DBA can check perfkb read the evidence as t
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
@@ -89,6 +90,11 @@ def lookup(facts: Mapping, name: str, key: str | None):
     return None
 
 
+# The ordering operators, shared with kb/sigindex.py (they work elementwise on numpy arrays too);
+# == and != compare with math.isclose(rel_tol=1e-9, abs_tol=1e-9).
+ORDER = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
+
+
 def _compare(left, op: str, right) -> bool:
     if isinstance(left, str) or isinstance(right, str):
         if op == "==":
@@ -98,14 +104,8 @@ def _compare(left, op: str, right) -> bool:
         return False
     if not (math.isfinite(left) and math.isfinite(right)):
         return False
-    if op == ">":
-        return left > right
-    if op == ">=":
-        return left >= right
-    if op == "<":
-        return left < right
-    if op == "<=":
-        return left <= right
+    if op in ORDER:
+        return ORDER[op](left, right)
     close = math.isclose(left, right, rel_tol=1e-9, abs_tol=1e-9)
     if op == "==":
         return close

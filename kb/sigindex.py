@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import re2
 
-from kb.evaluate import _fact_held, _text_held
+from kb.evaluate import ORDER, _fact_held, _text_held
 from kb.literals import grams, literal_runs
 from kb.signatures import AllOf, AnyOf, FactCondition, NotOf, TextCondition
 
@@ -41,14 +41,8 @@ def _isclose(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _compare(op: str, left: np.ndarray, right: np.ndarray) -> np.ndarray:
-    if op == ">":
-        return left > right
-    if op == ">=":
-        return left >= right
-    if op == "<":
-        return left < right
-    if op == "<=":
-        return left <= right
+    if op in ORDER:
+        return ORDER[op](left, right)
     if op == "==":
         return _isclose(left, right)
     return ~_isclose(left, right)

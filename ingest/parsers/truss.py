@@ -215,17 +215,7 @@ class TrussParser(SyscallParser):
             self._buffer((_CALL_EV, p, nums, name, args, ret, err, self._n, (p, lwp or lwp2)))
             return True
         # decided: the hot path, without building an event
-        ts = D = dur = None
-        if t1 is not None:
-            n = 3 if t3 else 2 if t2 else 1
-            di, Di, Ei = self._cols.get(n) or self._cols_for(n)
-            nums = (t1, t2, t3)
-            if di >= 0:
-                ts = float(nums[di])
-            if Di >= 0:
-                dur = D = float(nums[Di]) * 1000.0
-            if Ei >= 0:
-                dur = float(nums[Ei]) * 1000.0
+        ts, D, dur = self._times(t1, t2, t3) if t1 is not None else (None, None, None)
         self.agg.call(p, name, dur, D, ts, D, err, args, self._n, ret)
         return True
 
@@ -286,16 +276,7 @@ class TrussParser(SyscallParser):
                 D = float(t2) * 1000.0
                 dur = float(t3) * 1000.0
             elif t1 is not None:
-                ts = D = dur = None
-                k = 3 if t3 else 2 if t2 else 1
-                di, Di, Ei = cols.get(k) or self._cols_for(k)
-                nums = (t1, t2, t3)
-                if di >= 0:
-                    ts = float(nums[di])
-                if Di >= 0:
-                    dur = D = float(nums[Di]) * 1000.0
-                if Ei >= 0:
-                    dur = float(nums[Ei]) * 1000.0
+                ts, D, dur = self._times(t1, t2, t3)
             else:
                 ts = D = dur = None
             err = (ename or "Err#" + errno) if errno is not None else None
@@ -454,6 +435,21 @@ class TrussParser(SyscallParser):
     @staticmethod
     def _index(cols: tuple[str, ...]) -> tuple[int, int, int]:
         return tuple(cols.index(c) if c in cols else -1 for c in "dDE")  # type: ignore[return-value]
+
+    def _times(self, t1: str, t2: str | None, t3: str | None) -> tuple:
+        """(timestamp, -D delta ms, duration ms) from a call line's leading number columns,
+        read as the flags the capture was taken with (see _cols_for)."""
+        ts = D = dur = None
+        n = 3 if t3 else 2 if t2 else 1
+        di, Di, Ei = self._cols.get(n) or self._cols_for(n)
+        nums = (t1, t2, t3)
+        if di >= 0:
+            ts = float(nums[di])
+        if Di >= 0:
+            dur = D = float(nums[Di]) * 1000.0
+        if Ei >= 0:
+            dur = float(nums[Ei]) * 1000.0
+        return ts, D, dur
 
     def _cols_for(self, n: int) -> tuple[int, int, int]:
         idx = self._cols.get(n)

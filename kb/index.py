@@ -558,18 +558,26 @@ class SearchIndex:
         vmap = self._versions(searcher)
         return lambda docnum: _affected_json(vmap.get(docnum, "[]"), wanted, products)
 
-    def _allowed(self, searcher: Any, parsed: ParsedQuery) -> set[int] | None:
-        """Documents that pass every facet filter (None: no facet filter given). The version
-        filter is applied to the matches afterwards (see _version_ok): it must read each
-        document's ranges, so it runs on as few documents as possible."""
-        allowed: set[int] | None = None
+    @staticmethod
+    def _facet_filters(parsed: ParsedQuery) -> list[tuple[str, list[str]]]:
+        """(facet field, accepted values) per filter. The version filter is left out: it is
+        applied to the matches afterwards (see _version_ok), since it must read each document's
+        ranges and so runs on as few documents as possible."""
+        out = []
         for flt in parsed.filters:
             if flt.key == "version":
                 continue
-            table = self._facet_docs(searcher, flt.key)
             values = list(flt.values)
             if flt.key == "platform":
                 values.append("any")  # an entry for any platform applies to this one too
+            out.append((flt.key, values))
+        return out
+
+    def _allowed(self, searcher: Any, parsed: ParsedQuery) -> set[int] | None:
+        """Documents that pass every facet filter (None: no facet filter given)."""
+        allowed: set[int] | None = None
+        for field, values in self._facet_filters(parsed):
+            table = self._facet_docs(searcher, field)
             docs: set[int] = set()
             for value in values:
                 docs |= table.get(value, frozenset())
@@ -690,13 +698,8 @@ class SearchIndex:
     def _allowed_mask(self, searcher: Any, parsed: ParsedQuery) -> int | None:
         """_allowed as a bit mask."""
         allowed: int | None = None
-        for flt in parsed.filters:
-            if flt.key == "version":
-                continue
-            table = self._facet_mask(searcher, flt.key)
-            values = list(flt.values)
-            if flt.key == "platform":
-                values.append("any")
+        for field, values in self._facet_filters(parsed):
+            table = self._facet_mask(searcher, field)
             docs = 0
             for value in values:
                 docs |= table.get(value, 0)

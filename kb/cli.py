@@ -19,7 +19,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -669,23 +669,6 @@ def check(
 
 
 # -- analyze ----------------------------------------------------------------------------------
-
-
-PROGRESS_STEP = 1024 * 1024  # the bar moves per MB: advancing it per line cost a tenth of the time
-
-
-def _lines(raw: Iterable[bytes], advance: Callable[[int], None] | None) -> Iterator[str]:
-    """Decode line by line (bad bytes become U+FFFD: captures mix encodings)."""
-    pending = 0
-    for line in raw:
-        if advance:
-            pending += len(line)
-            if pending >= PROGRESS_STEP:
-                advance(pending)
-                pending = 0
-        yield line.decode("utf-8", errors="replace")
-    if advance and pending:
-        advance(pending)
 
 
 def _fact_summary(facts: dict[str, Any], limit: int = 5) -> list[tuple[str, str]]:

@@ -1,22 +1,24 @@
-"""`perfkb analyze` reads big files with a progress bar: the bar must account for every byte,
-but move per megabyte, not per line (per line cost a tenth of the analysis of a 10 MB capture)."""
+"""`perfkb analyze` reads big files with a progress bar (ingest.detect.parse_stream's `advance`):
+the bar must account for every byte, but move per block read, not per line (per line cost a
+tenth of the analysis of a 10 MB capture)."""
 
 from __future__ import annotations
 
 import io
 
-from kb.cli import PROGRESS_STEP, _lines
+from ingest.detect import CHUNK, parse_stream
 
 
-def test_lines_are_decoded_and_progress_counts_every_byte_in_few_steps():
+def test_progress_counts_every_byte_in_few_steps():
+    # truss -d read() lines in the shape of seed 000's capture, then a line with a bad byte
     data = b"15697: 1.5426 read(3, 0x1, 10) = 10\n" * 100_000 + b"bad \xff byte\nlast"
     steps: list[int] = []
-    lines = list(_lines(io.BytesIO(data), steps.append))
-    assert len(lines) == 100_002
-    assert lines[-2] == "bad \ufffd byte\n" and lines[-1] == "last"
+    evidence = parse_stream(io.BytesIO(data), steps.append)
     assert sum(steps) == len(data)
-    assert len(steps) == len(data) // PROGRESS_STEP + 1
+    assert len(steps) == len(data) // CHUNK + 1
+    assert evidence.total_lines == 100_002
+    assert evidence.blocks[0].facts["syscall.count"]["read"] == 100_000
 
 
-def test_lines_without_progress():
-    assert list(_lines(io.BytesIO(b"a\nb"), None)) == ["a\n", "b"]
+def test_parse_stream_without_progress():
+    assert parse_stream(io.BytesIO(b"a\nb"), None).total_lines == 2

@@ -452,3 +452,20 @@ def _check_random(block: Block) -> None:
 test_random_truncated_and_mixed_input_never_breaks = random_input_test(
     parse, st.lists(_line, max_size=40), _check_random
 )
+
+
+def test_fork_values_int_cannot_read_are_no_child_pid():
+    """`²` passes str.isdigit() and 5,000 digits pass the regex; int() raises on both, which used
+    to abort the whole analysis. Neither is a pid; a plain number still is."""
+    lines = [f"123: 1.{i:04d} 0.0001 0.0001 read(3, 0x1, 8) = 8" for i in range(60)]
+    lines += [
+        "123: 2.0000 1.0000 0.1000 fork1() = ²",
+        "123: 2.1000 0.1000 0.1000 fork1() = " + "9" * 5000,
+        "124: 2.2000 0.1000 0.1000 read(², 0x1, 8) = 8",
+        "124: 2.3000 0.1000 0.1000 read(², 0x1, 8) = 8",
+        "123: 2.4000 0.3000 0.1000 fork1() = 456",
+    ]
+    block, rejected = parse(lines)
+    assert rejected == []
+    assert block.facts["syscall.count"]["fork1"] == 3
+    assert block.details["children"] == [{"pid": 456, "parent": 123, "line": 65}]

@@ -88,11 +88,19 @@ _SIZE_MAX_DIGITS = 15
 
 def _int_arg(s: str) -> int | None:
     s = s.strip()
-    if s.isdigit():
-        return int(s) if len(s) <= _SIZE_MAX_DIGITS else None
     if "<" in s:  # strace -y: 3</u01/oradata/users01.dbf>
         s = s[: s.find("<")]
-        return int(s) if s.isdigit() and len(s) <= _SIZE_MAX_DIGITS else None
+    # isdigit() alone would pass "²", which int() rejects
+    if s.isascii() and s.isdigit() and len(s) <= _SIZE_MAX_DIGITS:
+        return int(s)
+    return None
+
+
+def pid_number(text: str | None) -> int | None:
+    """A pid printed as a fork's return value or a child's parent; a superscript digit or a
+    5,000-digit number (int() raises on both) is no pid."""
+    if text and len(text) <= 18 and text.isascii() and text.isdigit():
+        return int(text)
     return None
 
 
@@ -320,8 +328,10 @@ class SyscallAggregator:
         if cell is None:
             cell = self._repeat_cell(st, name, args)
         cell[0] += 1
-        if st.special and ret is not None and ret.isdigit() and name in FORK_CALLS:
-            self._add_child(int(ret), pid, line)
+        if st.special and name in FORK_CALLS:
+            child = pid_number(ret)
+            if child is not None:
+                self._add_child(child, pid, line)
         # the clock (inlined _clock: this is the per-line hot path)
         if (ts is not None or gap is not None) and pc is not self._overflow:
             if ts is not None:
@@ -416,7 +426,7 @@ class SyscallAggregator:
             pc.last_ts = ts
             self._span(ts)
         if pid is not None:
-            self._add_child(pid, int(parent) if parent and parent.isdigit() else None, line)
+            self._add_child(pid, pid_number(parent), line)
 
     def _add_child(self, pid: int, parent: int | None, line: int) -> None:
         if len(self.children) < 50 and all(c["pid"] != pid for c in self.children):

@@ -47,6 +47,16 @@ class Parser(ABC):
         accepted lines and keeps their text (`keep`), so parsers need not.
         """
 
+    @classmethod
+    def claims(cls, line: str) -> bool:
+        """Does `line` continue an open block of this format whatever other formats make of it?
+
+        For a line prefix only this format prints (truss's `pid:`): behind it, another format's
+        header shape is part of the capture, not the start of a new block. Saying so also spares
+        the detector asking every other format about each such line, which the fast path could
+        not afford for the many unique -v lines of a large capture."""
+        return False
+
     # Optional fast path for long runs of one format (truss, strace). The detector calls it only
     # while this parser's block is open and its first lines are in the context; it counts the
     # lines taken and keeps their text itself.
@@ -56,8 +66,8 @@ class Parser(ABC):
         """Consume whole lines of `text` from `pos` (a line start) up to `endpos` (a newline or
         the end of the text); return (where it stopped, lines taken). It may take only lines that
         `feed` would accept exactly as it would have, and that the detector would have handed to
-        this parser: lines this parser's `start_score` scores 2, or lines that `plain` (the
-        detector's memo, keyed (type(self), line)) says no other format starts on. The lines
+        this parser: lines this parser's `start_score` scores 2 or it `claims`, or lines that
+        `plain` (the detector's memo, keyed (type(self), line)) says no other format starts on. The lines
         contain no fence and no control character; trailing CR characters are part of the line
         here (the detector strips them before `feed`). It must stop at a line longer than
         MAX_LINE (the detector cuts those) and at the first line it cannot vouch for, which then

@@ -21,6 +21,7 @@ from ingest.base import MAX_LINE, Parser
 from ingest.context import ContextExtractor
 from ingest.model import TEXT_CAP, Block, Evidence
 from ingest.parsers import PARSERS
+from ingest.parsers.syscalls import _syscore
 
 CONFIRM_LINES = 3
 CONTEXT_LINES_PER_BLOCK = 50  # header lines of a block also feed context (TKPROF: Release ...)
@@ -34,6 +35,7 @@ _BAD = re.compile(r"```|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]").search  
 # text leaves nothing when it has none (a C loop, ten times faster than searching with _BAD)
 _NOT_CONTROL = bytes(b for b in range(256) if not (b < 32 and b not in (9, 10, 13) or b == 127))
 _UNDECODABLE = "\ufffd"  # what a byte that was not UTF-8 became
+_first_bad = _syscore.first_bad if _syscore is not None else None  # what _BAD finds, in C
 
 
 def _binary(line: str) -> bool:
@@ -84,20 +86,25 @@ class Detector:
         n = len(text)
         pos = 0
         bad = -1  # where the next fence or control character is (n: none), once looked for
-        # most chunks are ASCII without control characters: then only fences end a run
-        plain = text.isascii() and not text.encode("ascii").translate(None, _NOT_CONTROL)
+        plain: bool | None = None
         while pos < n:
             cur = self.current
             if cur is not None and not self.candidates:
                 p = cur.parser
                 if p.fast and p.lines >= CONTEXT_LINES_PER_BLOCK:
                     if bad < pos:
-                        if plain:
-                            bad = text.find(_FENCE, pos)
-                            bad = n if bad < 0 else bad
-                        else:
-                            m = _BAD(text, pos)
-                            bad = m.start() if m is not None else n
+                        bad = _first_bad(text, pos) if _first_bad is not None else -1
+                        if bad < 0:  # not built, or text beyond Latin-1
+                            if plain is None:  # most chunks are ASCII without control characters
+                                plain = text.isascii() and not text.encode("ascii").translate(
+                                    None, _NOT_CONTROL
+                                )
+                            if plain:
+                                bad = text.find(_FENCE, pos)
+                                bad = n if bad < 0 else bad
+                            else:
+                                m = _BAD(text, pos)
+                                bad = m.start() if m is not None else n
                     # the run ends before the line holding the fence or control character
                     endpos = n if bad == n else text.rfind("\n", pos, bad)
                     if endpos > pos:
@@ -200,7 +207,12 @@ class Detector:
         cur = self.current
         if cur is not None:
             parser = cur.parser
-            if type(parser).start_score(line) == 2 or not self._strong_other(line, type(parser)):
+            ptype = type(parser)
+            if (
+                ptype.claims(line)
+                or ptype.start_score(line) == 2
+                or not self._strong_other(line, ptype)
+            ):
                 if parser.feed(line):
                     self._take(cur, line, lineno)
                     return

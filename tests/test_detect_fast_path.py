@@ -1,9 +1,9 @@
 """The batch path (Detector.feed_text / parse_stream / parse_text, which hands runs of a truss or
-strace block to Parser.feed_run) must give exactly the evidence of the line-by-line path
-(Detector.feed_lines): same blocks, boundaries, facts, details and kept text. Checked on generated
-captures of every mode, cut, damaged and mixed with other formats, with CRLF line ends, fences,
-control characters, an unterminated last line and small read sizes (so chunk edges fall
-everywhere)."""
+strace block to Parser.feed_run, and with the C core to its scanners) must give exactly the
+evidence of the line-by-line path (Detector.feed_lines) with the pure-Python aggregator, the
+reference: same blocks, boundaries, facts, details and kept text. Checked on generated captures
+of every mode, cut, damaged and mixed with other formats, with CRLF line ends, fences, control
+characters, an unterminated last line and small read sizes (so chunk edges fall everywhere)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import pytest
 
 from ingest import detect
 from ingest.detect import Detector, parse_stream, parse_text
+from ingest.parsers import syscalls
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -43,7 +44,10 @@ def _by_stream(data: bytes, chunk: int, monkeypatch) -> str:
 
 
 def _same(data: bytes, monkeypatch) -> None:
-    want = _by_lines(data)
+    monkeypatch.setattr(syscalls, "NATIVE", False)
+    want = _by_lines(data)  # the reference: line by line, pure Python
+    monkeypatch.setattr(syscalls, "NATIVE", syscalls._syscore is not None)
+    assert _by_lines(data) == want
     assert _by_stream(data, 1024 * 1024, monkeypatch) == want
     assert _by_stream(data, 4093, monkeypatch) == want
     assert parse_text(data.decode("utf-8", errors="replace")).model_dump_json() == want

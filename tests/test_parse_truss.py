@@ -412,7 +412,7 @@ def test_state_stays_bounded_on_many_pids_names_and_calls():
         p.feed(f"7: {9000 + i * 0.001:.4f} 0.0001 0.0001 call{i}(0x{i:x}) = 0")
     for i in range(syscalls.MAX_NAMES + 50):
         p.feed(f"7: {9100 + i * 0.001:.4f} 0.0001 0.0001 open(0x1, 0) Err#{i % 150} EBAD{i}")
-    agg = p.agg
+    agg = p.agg.state()
     assert len(agg.errnos) <= syscalls.MAX_NAMES
     assert len(agg.procs) <= syscalls.MAX_PIDS and agg.procs_capped
     assert len(agg.stats) <= syscalls.MAX_SYSCALLS

@@ -201,7 +201,28 @@ class StraceParser(SyscallParser):
 
     def feed_run(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int]:
         """Base.feed_run: call lines with a pid or a time (lines this parser scores 2),
-        `<unfinished ...>` and `<... resumed>` lines; anything else stops the run."""
+        `<unfinished ...>` and `<... resumed>` lines; anything else stops the run.
+
+        With the C aggregator its scanner (strace_run) takes the common lines and hands each
+        other line to _run_lines, whose regexes define what a line is."""
+        n0 = self._n
+        scan = getattr(self.agg, "strace_run", None)
+        if scan is None:
+            return self._run_lines(text, pos, endpos, -1), self._n - n0
+        while True:
+            pos, _, status = scan(text, pos, endpos, self)
+            if status == 0:
+                break
+            new = self._run_lines(text, pos, endpos, -1 if status == 2 else 1)
+            if new == pos or status == 2:
+                pos = new
+                break
+            pos = new
+        return pos, self._n - n0
+
+    def _run_lines(self, text: str, pos: int, endpos: int, limit: int) -> int:
+        """feed_run's rules in Python, for at most `limit` lines (-1: no limit); returns where it
+        stopped."""
         run = _RUN
         call = self.agg.call
         event = self.agg.event
@@ -209,7 +230,8 @@ class StraceParser(SyscallParser):
         time_of = self._time
         len_sec = 0  # characters after "HH:MM:" in the last clock (0: none yet)
         n0 = self._n
-        while True:
+        while limit:
+            limit -= 1
             m = run(text, pos, endpos)
             if m is None:
                 break
@@ -267,7 +289,7 @@ class StraceParser(SyscallParser):
             pos = end + 1
         if self._n != n0:
             self._seen_call = True
-        return pos, self._n - n0
+        return pos
 
     def _feed_other(self, line: str) -> bool:
         s = line.strip()

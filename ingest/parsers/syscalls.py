@@ -30,8 +30,13 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from ingest.base import Parser
+from ingest.base import MAX_LINE, Parser
 from ingest.model import Block
+
+try:  # built by `pip install` (setup.py); without it the pure-Python aggregator does everything
+    from ingest import _syscore
+except ImportError:  # pragma: no cover - a checkout used without installing
+    _syscore = None
 
 Timing = Literal["E", "D", "d", "T", "none"]
 
@@ -45,6 +50,7 @@ TOP_N = 10
 MAX_ROWS = 100  # syscall and process rows in details
 MAX_IDENTIFIERS = 50
 MAX_NAMES = 200  # distinct errno / signal / fault names
+MAX_CHILDREN = 50  # fork children and exits listed in details
 OTHER = "(other)"
 
 FORK_CALLS = frozenset(
@@ -249,15 +255,13 @@ class SyscallAggregator:
     """Streaming statistics over syscall events; everything it keeps is capped."""
 
     def __init__(self) -> None:
+        self._init_tables()
         self.gap_timing = False  # "d" timing: charge each pid's gap to its previous call
         self.stats: dict[str, _Stat] = {}
         self.procs: dict[int | None, _Proc] = {}
         self._overflow = _Proc(None)
         self.procs_capped = False
         self.repeats: dict[tuple, list[int]] = {}  # repeat key -> [count]
-        self.errnos: dict[str, int] = {}
-        self.signals: dict[str, int] = {}
-        self.faults: dict[str, int] = {}  # truss `Incurred fault #6, FLTBOUNDS`
         self.hist = [0] * len(HIST_BOUNDS)
         self.slowest: list[tuple[float, int, dict]] = []
         self.gaps: list[tuple[float, int, dict]] = []
@@ -268,15 +272,26 @@ class SyscallAggregator:
         self._gap_floor = -1.0
         self.fork = [0, 0.0, 0.0]  # timed count, total, max
         self.exec = [0, 0.0, 0.0]
+        self.continuations = 0
+        self.elisions = 0
+        self._last_notes: list[str] | None = None
+
+    def _init_tables(self) -> None:
+        """The state that stays in Python with either aggregator (NativeAggregator shares the
+        dicts and lists with its C core)."""
+        self.errnos: dict[str, int] = {}
+        self.signals: dict[str, int] = {}
+        self.faults: dict[str, int] = {}  # truss `Incurred fault #6, FLTBOUNDS`
         self.summary: dict[str, SummaryRow] = {}
         self.summary_total: SummaryRow | None = None
         self.summary_extra: dict[str, float] = {}
         self.children: list[dict] = []
         self.exits: list[dict] = []
-        self.continuations = 0
-        self.elisions = 0
-        self._last_notes: list[str] | None = None
         self._random = random.Random(0).random
+
+    def state(self) -> SyscallAggregator:
+        """This aggregator as one whose counters can be read (for tests and inspection)."""
+        return self
 
     # -- intake -----------------------------------------------------------------------------
 
@@ -429,11 +444,11 @@ class SyscallAggregator:
             self._add_child(pid, pid_number(parent), line)
 
     def _add_child(self, pid: int, parent: int | None, line: int) -> None:
-        if len(self.children) < 50 and all(c["pid"] != pid for c in self.children):
+        if len(self.children) < MAX_CHILDREN and all(c["pid"] != pid for c in self.children):
             self.children.append({"pid": pid, "parent": parent, "line": line})
 
     def exited(self, pid: int | None, status: str, line: int, ts: float | None) -> None:
-        if len(self.exits) < 50:
+        if len(self.exits) < MAX_CHILDREN:
             self.exits.append({"pid": pid, "status": status, "line": line})
         self.event(pid, ts, None, line, "exit")
 
@@ -724,13 +739,96 @@ def decimal(s: str) -> float:
     return float(s.replace(",", "."))
 
 
+class NativeAggregator(SyscallAggregator):
+    """SyscallAggregator with its per-call state in C (ingest/_syscore.c): call, event, child,
+    continuation and elide run there, and the parsers' fast paths (truss_run) feed it whole runs
+    of lines. Results and snapshots come from an export into a plain SyscallAggregator, so
+    result() is the same code; the rare lines (signals, exits, summaries) keep the inherited
+    Python methods. The counters live only in C: read them through state()."""
+
+    def __init__(self) -> None:  # no super().__init__(): the counters it makes would be stale
+        self._init_tables()
+        core = self._core = _syscore.Core(
+            self.errnos, self.children, self._random, self.signals, self.exits
+        )
+        # instance attributes: the parsers' `self.agg.call(...)` goes straight to C
+        self.call = core.call  # type: ignore[method-assign]
+        self.event = core.event  # type: ignore[method-assign]
+        self.continuation = core.continuation  # type: ignore[method-assign]
+        self.elide = core.elide  # type: ignore[method-assign]
+        self.truss_run = core.truss_run
+        self.strace_run = core.strace_run
+
+    @property  # type: ignore[override]
+    def gap_timing(self) -> bool:
+        return self._core.gap_timing
+
+    @gap_timing.setter
+    def gap_timing(self, value: bool) -> None:
+        self._core.gap_timing = value
+
+    def state(self) -> SyscallAggregator:
+        return self._export()
+
+    def proc(self, pid: int | None) -> None:  # type: ignore[override]
+        self._core.proc(pid)
+
+    def child(self, pid: int | None, parent: str | None, line: int, ts: float | None) -> None:
+        self._core.child(pid, pid_number(parent), line, ts)
+
+    def _export(self) -> SyscallAggregator:
+        """The state as a plain aggregator, sharing objects with this one."""
+        agg = SyscallAggregator()
+        for name in ("signals", "faults", "summary", "summary_total", "summary_extra", "exits"):
+            setattr(agg, name, getattr(self, name))
+        rng = random.Random()
+        rng.setstate(self._random.__self__.getstate())
+        agg._random = rng.random
+        self._core.export(agg)
+        return agg
+
+    def snapshot(self) -> SyscallAggregator:
+        return copy.deepcopy(self._export())
+
+    def result(self, timing: Timing) -> tuple[dict, dict, list[str]]:
+        return self._export().result(timing)
+
+
+if _syscore is not None:
+    _syscore.configure(
+        {
+            "MAX_SYSCALLS": MAX_SYSCALLS,
+            "MAX_PIDS": MAX_PIDS,
+            "MAX_REPEAT_KEYS": MAX_REPEAT_KEYS,
+            "RESERVOIR": RESERVOIR,
+            "TOP_N": TOP_N,
+            "MAX_NAMES": MAX_NAMES,
+            "MAX_CHILDREN": MAX_CHILDREN,
+            "MAX_LINE": MAX_LINE,
+            "OTHER": OTHER,
+            "FORK_CALLS": FORK_CALLS,
+            "EXEC_CALLS": EXEC_CALLS,
+            "FD_CALLS": FD_CALLS,
+            "SIZE_FROM_END": _SIZE_FROM_END,
+            "HIST_BOUNDS": HIST_BOUNDS,
+            "arg_shape": arg_shape,
+            "Stat": _Stat,
+            "Proc": _Proc,
+        }
+    )
+
+# The aggregator the parsers use; tests switch to the pure-Python reference with
+# `monkeypatch.setattr(syscalls, "NATIVE", False)`.
+NATIVE = _syscore is not None
+
+
 class SyscallParser(Parser):
     """What truss and strace parsers have in common: one aggregator, a count of accepted lines
     for the line numbers in details, and those numbers moved to the input's at the end."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.agg = SyscallAggregator()
+        self.agg = NativeAggregator() if NATIVE else SyscallAggregator()
         self._n = 0  # accepted lines, for line numbers in details
 
     def finish(self, start_line: int, end_line: int) -> Block:

@@ -62,6 +62,8 @@ _RUN = re.compile(
     .replace("~", _W),
     re.M,
 ).match
+# A pid/lwp prefix and whitespace: TrussParser.claims (no other format prints it)
+_OWN = re.compile(r"\s*+(?:" + _PFX + ")").match
 _SIGNAL = re.compile(
     r"(Received signal|Stopped by signal|Stepped|Incurred fault)\s*#?(\d+)?,?\s*(\w+)?"
 ).match
@@ -178,6 +180,10 @@ class TrussParser(SyscallParser):
             return 2
         return 0
 
+    @classmethod
+    def claims(cls, line: str) -> bool:
+        return _OWN(line) is not None
+
     def __init__(self) -> None:
         super().__init__()
         self._flag_cols: tuple[str, ...] | None = None
@@ -223,69 +229,101 @@ class TrussParser(SyscallParser):
 
     def feed_run(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int]:
         """Base.feed_run: call lines with a pid, a time column or an Err# (lines this parser
-        scores 2) and -v continuation lines the detector knows start no other format, once the
-        time columns are decided; anything else stops the run."""
+        scores 2) and any line with a pid/lwp prefix (lines it claims), once the time columns are
+        decided; anything else stops the run.
+
+        With the C aggregator its scanner (truss_run) takes the common lines and hands each
+        other line to _run_lines, whose regexes define what a line is."""
         if self._buf is not None:
             return pos, 0
+        n0 = self._n
+        scan = getattr(self.agg, "truss_run", None)
+        if scan is None:
+            return self._run_lines(text, pos, endpos, -1), self._n - n0
+        cols = (self._cols_for(1), self._cols_for(2), self._cols_for(3))
+        while True:
+            pos, self._n, calls, status = scan(text, pos, endpos, self._n, cols)
+            if calls:
+                self._seen_call = True
+            if status == 0:
+                break
+            new = self._run_lines(text, pos, endpos, -1 if status == 2 else 1)
+            if new == pos or status == 2:
+                pos = new
+                break
+            pos = new
+        return pos, self._n - n0
+
+    def _run_lines(self, text: str, pos: int, endpos: int, limit: int) -> int:
+        """feed_run's rules in Python, for at most `limit` lines (-1: no limit); returns where it
+        stopped. A claimed line the run regex does not read goes to `feed`, as the detector
+        would send it."""
         run = _RUN
         agg = self.agg
         call = agg.call
+        continuation = agg.continuation
         cols = self._cols
-        cls = type(self)
         dDE = cols.get(3) == (0, 1, 2)  # three columns read as -d -D -E (the usual case)
-        n = n0 = self._n
+        n = self._n
         calls = False
-        while True:
+        while limit:
+            limit -= 1
             m = run(text, pos, endpos)
-            if m is None:
-                break
-            end = m.end()
-            if end - pos > MAX_LINE:
-                break
-            pid, lwp, lwp2, t1, t2, t3, name, args, ret, errno, ename, cont = m.groups()
-            if cont is not None:
-                if plain.get((cls, text[pos:end].rstrip("\r"))) is not False:
-                    break  # not known to start no other format: the detector must ask
-                n += 1
-                agg.continuations += 1  # agg.continuation inlined
-                notes = agg._last_notes
-                if notes is not None and len(notes) < 3:
-                    notes.append(cont.strip()[:160])
-                pos = end + 1
-                continue
-            if ret is None and errno is None:  # _exit(0), an exec's argc, (sleeping...)
-                if not (pid or lwp2) or ") = " in args or ") Err#" in args:
-                    break  # start_score is not 2 here: the detector asks the other formats
-                if "(sleeping" in args:  # the call is reported again when it returns
+            if m is not None:
+                end = m.end()
+                if end - pos > MAX_LINE:
+                    break
+                pid, lwp, lwp2, t1, t2, t3, name, args, ret, errno, ename, cont = m.groups()
+                if cont is not None:  # always a prefixed line
                     n += 1
-                    calls = True
+                    continuation(cont)
                     pos = end + 1
                     continue
-            elif not (pid or lwp2 or t1 or errno is not None):
-                break  # a bare call line scores 1: the detector asks the other formats
-            n += 1
-            calls = True
-            if "(returning as" in args:
-                p = int(pid) if pid else None
-                self._n = n
-                self._apply((_CHILD_EV, p, _given(t1, t2, t3), ret, n, (p, lwp or lwp2)))
-                pos = end + 1
-                continue
-            if t3 is not None and dDE:
-                ts = float(t1)
-                D = float(t2) * 1000.0
-                dur = float(t3) * 1000.0
-            elif t1 is not None:
-                ts, D, dur = self._times(t1, t2, t3)
-            else:
-                ts = D = dur = None
-            err = (ename or "Err#" + errno) if errno is not None else None
-            call(int(pid) if pid else None, name, dur, D, ts, D, err, args, n, ret)
-            pos = end + 1
+                if ret is not None or errno is not None:
+                    ok = pid or lwp2 or t1 or errno is not None  # else a bare call line: score 1
+                else:  # _exit(0), an exec's argc, (sleeping...): taken when prefixed
+                    ok = (pid or lwp2) and ") = " not in args and ") Err#" not in args
+                if ok:
+                    n += 1
+                    calls = True
+                    if "(sleeping" in args and ret is None and errno is None:
+                        pos = end + 1  # the call is reported again when it returns
+                        continue
+                    if "(returning as" in args:
+                        p = int(pid) if pid else None
+                        self._n = n
+                        self._apply((_CHILD_EV, p, _given(t1, t2, t3), ret, n, (p, lwp or lwp2)))
+                        pos = end + 1
+                        continue
+                    if t3 is not None and dDE:
+                        ts = float(t1)
+                        D = float(t2) * 1000.0
+                        dur = float(t3) * 1000.0
+                    elif t1 is not None:
+                        ts, D, dur = self._times(t1, t2, t3)
+                    else:
+                        ts = D = dur = None
+                    err = (ename or "Err#" + errno) if errno is not None else None
+                    call(int(pid) if pid else None, name, dur, D, ts, D, err, args, n, ret)
+                    pos = end + 1
+                    continue
+            # any other line: taken through feed() if it is one this parser claims
+            eol = text.find("\n", pos, endpos)
+            eol = endpos if eol < 0 else eol
+            if eol - pos > MAX_LINE:
+                break
+            line = text[pos:eol].rstrip("\r")
+            if _OWN(line) is None:
+                break  # the detector asks the other formats
+            self._n = n
+            if not self.feed(line):
+                break
+            n = self._n
+            pos = eol + 1
         self._n = n
         if calls:
             self._seen_call = True
-        return pos, n - n0
+        return pos
 
     def _feed_other(self, line: str) -> bool:
         m = _PREFIXED_TEXT(line)

@@ -1,11 +1,22 @@
 # One image for both services; the commands are the same ones the tests run.
-FROM python:3.11-slim
-WORKDIR /app
-COPY pyproject.toml README.md ./
+# The wheel is built where a compiler is (ingest/_syscore.c, the C core of the truss/strace
+# parsers); the image that runs it has none.
+FROM python:3.11-slim AS build
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends gcc libc6-dev \
+    && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY pyproject.toml setup.py README.md ./
 COPY kb ./kb
 COPY bot ./bot
 COPY ingest ./ingest
-RUN pip install --no-cache-dir .
+RUN pip wheel --no-cache-dir --no-deps --wheel-dir /wheels .
+
+FROM python:3.11-slim
+WORKDIR /app
+COPY --from=build /wheels /wheels
+RUN pip install --no-cache-dir /wheels/*.whl && rm -rf /wheels \
+    && python -c "from ingest import _syscore"
 ENV PERFKB_DATA_DIR=/data \
     PERFKB_HOST=0.0.0.0 \
     PERFKB_PORT=8000

@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test install lint bench bench-full fuzz clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py ingest/_syscore.c  # the C core is built by pip install
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
@@ -38,4 +38,4 @@ fuzz: $(STAMP)
 	$(BIN)/python fuzz/run_fuzz.py --atheris 180
 
 clean:
-	rm -rf $(VENV) data .pytest_cache .ruff_cache
+	rm -rf $(VENV) data .pytest_cache .ruff_cache build ingest/*.so

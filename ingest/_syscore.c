@@ -42,15 +42,6 @@ static PyObject *k_syscall, *k_pid, *k_ms, *k_line, *k_ret, *k_err, *k_notes, *k
 
 /* -- small helpers ------------------------------------------------------------------------------ */
 
-static inline uint64_t hash_bytes(uint64_t h, const char *p, Py_ssize_t n)
-{
-    for (Py_ssize_t i = 0; i < n; i++) {
-        h ^= (unsigned char)p[i];
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
 static inline uint64_t mix64(uint64_t x)
 {
     x ^= x >> 33;
@@ -61,10 +52,55 @@ static inline uint64_t mix64(uint64_t x)
     return x;
 }
 
+/* eight bytes at a time; equal keys are still compared in full */
+static inline uint64_t hash_bytes(uint64_t h, const char *p, Py_ssize_t n)
+{
+    h ^= (uint64_t)n * 0x9e3779b97f4a7c15ULL;
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 31;
+        p += 8;
+        n -= 8;
+    }
+    uint64_t w = 0;
+    memcpy(&w, p, (size_t)n);
+    return mix64(h ^ w);
+}
+
 /* Python's str.isspace() for ASCII: what str.strip() removes */
 static inline int py_space(unsigned char c)
 {
     return c == ' ' || (c >= 9 && c <= 13) || (c >= 28 && c <= 31);
+}
+
+/* Eight bytes at a time: does a word hold a byte < n (n <= 128), or a byte equal to n? */
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+#define HAS_LESS(x, n) (((x) - ONES * (n)) & ~(x) & HIGHS)
+#define HAS_BYTE(x, n) HAS_LESS((x) ^ (ONES * (n)), 1)
+
+static inline int plain_byte(unsigned char c) { return (c >= 32 && c < 127) || c == '\t'; }
+
+/* Is every byte printable ASCII or a tab? (what the scanners read; anything else is left to
+ * the Python path) */
+static int plain_line(const unsigned char *p, Py_ssize_t n)
+{
+    Py_ssize_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        if (HAS_LESS(w, 32) | (w & HIGHS) | HAS_BYTE(w, 127)) {
+            for (int k = 0; k < 8; k++)
+                if (!plain_byte(p[i + k]))
+                    return 0;
+        }
+    }
+    for (; i < n; i++)
+        if (!plain_byte(p[i]))
+            return 0;
+    return 1;
 }
 
 static void strip_span(const char **p, Py_ssize_t *n)
@@ -1678,6 +1714,9 @@ static PyObject *Core_truss_run(Core *c, PyObject *const *args, Py_ssize_t nargs
     }
     const unsigned char *s = PyUnicode_1BYTE_DATA(text);
     Py_ssize_t tlen = PyUnicode_GET_LENGTH(text);
+    /* runs hold no control character (Parser.feed_run's contract), so in ASCII text only a CR
+     * inside a line is left for the Python path; other text is checked byte by byte */
+    int ascii = PyUnicode_IS_ASCII(text);
     if (endpos > tlen)
         endpos = tlen;
     while (pos < endpos) {
@@ -1692,14 +1731,7 @@ static PyObject *Core_truss_run(Core *c, PyObject *const *args, Py_ssize_t nargs
         Py_ssize_t le = e;
         while (le > pos && s[le - 1] == '\r')
             le--;
-        int odd = 0;
-        for (Py_ssize_t k = pos; k < le; k++) {
-            unsigned char ch = s[k];
-            if ((ch < 32 && ch != '\t') || ch >= 127) {
-                odd = 1;
-                break;
-            }
-        }
+        int odd = ascii ? memchr(s + pos, '\r', le - pos) != NULL : !plain_line(s + pos, le - pos);
         if (odd) {
             status = 1;
             break;
@@ -2431,6 +2463,7 @@ static PyObject *Core_strace_run(Core *c, PyObject *const *args, Py_ssize_t narg
     n0 = n;
     const unsigned char *s = PyUnicode_1BYTE_DATA(text);
     Py_ssize_t tlen = PyUnicode_GET_LENGTH(text);
+    int ascii = PyUnicode_IS_ASCII(text); /* as in truss_run */
     if (endpos > tlen)
         endpos = tlen;
     char *buf = NULL;
@@ -2445,14 +2478,7 @@ static PyObject *Core_strace_run(Core *c, PyObject *const *args, Py_ssize_t narg
         Py_ssize_t le = e;
         while (le > pos && s[le - 1] == '\r')
             le--;
-        int odd = 0;
-        for (Py_ssize_t k = pos; k < le; k++) {
-            unsigned char ch = s[k];
-            if ((ch < 32 && ch != '\t') || ch >= 127) {
-                odd = 1;
-                break;
-            }
-        }
+        int odd = ascii ? memchr(s + pos, '\r', le - pos) != NULL : !plain_line(s + pos, le - pos);
         StracePrefix px;
         Py_ssize_t i = odd ? -1 : strace_prefix(s, pos, le, &px);
         if (i < 0) {
@@ -2969,6 +2995,14 @@ static PyObject *first_bad(PyObject *mod, PyObject *const *args, Py_ssize_t narg
     if (pos < 0)
         pos = 0;
     for (Py_ssize_t i = pos; i < n; i++) {
+        if ((i & 7) == 0) { /* skip whole words holding no control character, DEL or ` */
+            uint64_t w;
+            while (i + 8 <= n && (memcpy(&w, s + i, 8),
+                                  !(HAS_LESS(w, 32) | HAS_BYTE(w, 127) | HAS_BYTE(w, '`'))))
+                i += 8;
+            if (i >= n)
+                break;
+        }
         unsigned char c = s[i];
         if (c >= 32 && c != '`' && c != 127)
             continue;

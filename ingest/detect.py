@@ -396,7 +396,7 @@ def parse_stream(raw: BinaryIO, advance: Callable[[int], None] | None = None) ->
     about CHUNK bytes at a time; bytes that are not UTF-8 become U+FFFD, as decoding it line by
     line would make them. `advance(n)` is told of every n bytes read."""
     detector = Detector()
-    tail: list[bytes] = []  # the start of a line that has not ended yet
+    tail = bytearray()  # the start of a line that has not ended yet
     while True:
         block = raw.read(CHUNK)
         if not block:
@@ -405,15 +405,21 @@ def parse_stream(raw: BinaryIO, advance: Callable[[int], None] | None = None) ->
             advance(len(block))
         cut = block.rfind(b"\n") + 1
         if not cut:  # no line ends in it: keep reading (a line longer than CHUNK)
-            tail.append(block)
+            tail += block
             continue
         # "\n" never occurs inside a multi-byte UTF-8 sequence: decoding whole lines at once
-        # gives what decoding each line would
-        head = b"".join([*tail, block[:cut]]) if tail else block[:cut]
-        detector.feed_text(head.decode("utf-8", errors="replace"))
-        tail = [block[cut:]] if cut < len(block) else []
+        # gives what decoding each line would. The line the tail started is decoded on its own,
+        # so the rest of the block is decoded where it lies (no copy of the megabyte)
+        start = 0
+        if tail:
+            start = block.find(b"\n") + 1
+            tail += memoryview(block)[:start]
+            detector.feed_text(tail.decode("utf-8", errors="replace"))
+        if start < cut:
+            detector.feed_text(str(memoryview(block)[start:cut], "utf-8", "replace"))
+        tail = bytearray(memoryview(block)[cut:])
     if tail:
-        detector.feed_text(b"".join(tail).decode("utf-8", errors="replace"))
+        detector.feed_text(tail.decode("utf-8", errors="replace"))
     return detector.finish()
 
 

@@ -301,4 +301,12 @@ def test_first_bad_finds_what_the_regex_finds():
         pos = rng.randint(0, len(text))
         m = detect._BAD(text, pos)
         assert detect._first_bad(text, pos) == (m.start() if m else len(text))
+    for _ in range(3000):  # long runs of harmless text with a few suspects: the block loops
+        text = "".join(rng.choice("ab\n\tx \r") for _ in range(rng.randint(0, 200)))
+        for _ in range(rng.randint(0, 3)):
+            k = rng.randint(0, len(text))
+            text = text[:k] + rng.choice(["`", "``", "```", "\x01", "\x7f", "\x0b", "é"]) + text[k:]
+        pos = rng.randint(0, len(text))
+        m = detect._BAD(text, pos)
+        assert detect._first_bad(text, pos) == (m.start() if m else len(text))
     assert detect._first_bad("中```", 0) == -1  # not 1-byte text: the regex decides

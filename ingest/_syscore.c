@@ -169,8 +169,10 @@ static int parse_decimal(const char *p, Py_ssize_t n, double *out)
         return 0;
     }
     char buf[64];
-    if (n >= (Py_ssize_t)sizeof(buf))
+    if (n >= (Py_ssize_t)sizeof(buf)) { /* the line shapes read here give at most 22 */
+        PyErr_SetString(PyExc_ValueError, "number too long");
         return -1;
+    }
     memcpy(buf, p, n);
     buf[n] = 0;
     double v = PyOS_string_to_double(buf, NULL, NULL);

@@ -8,6 +8,7 @@ STAMP := $(VENV)/.installed
 
 $(STAMP): pyproject.toml setup.py ingest/_syscore.c  # the C core is built by pip install
 	$(PY) -m venv $(VENV)
+	bash scripts/ensure-compiler.sh $(PY)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)

@@ -984,6 +984,34 @@ typedef struct {
     long long line;
 } CallArgs;
 
+/* SyscallAggregator._clock: the pid's clock moves to ts, which closes a "d" call pending on it;
+ * the time since its previous line (or the -D gap printed) may be one of the biggest gaps */
+static int clock_tick(Core *c, Proc *pc, int has_ts, double ts, int has_gap, double gap,
+                      long long line, PyObject *what)
+{
+    if (!(has_ts || has_gap) || pc == &c->overflow)
+        return 0;
+    if (has_ts) {
+        span(c, ts);
+        int had = pc->has_last_ts;
+        double last = pc->last_ts;
+        pc->has_last_ts = 1;
+        pc->last_ts = ts;
+        if (had) {
+            if (!has_gap && ts >= last) {
+                gap = (ts - last) * 1000.0;
+                has_gap = 1;
+            }
+            if (pc->has_pending && close_pending(c, pc, ts) < 0)
+                return -1;
+        }
+    }
+    if (has_gap && gap > c->gap_floor && pc->last_name != NULL &&
+        push_gap(c, pc, gap, line, what) < 0)
+        return -1;
+    return 0;
+}
+
 /* SyscallAggregator.call */
 static int core_call(Core *c, int si, const CallArgs *a)
 {
@@ -1017,32 +1045,8 @@ static int core_call(Core *c, int si, const CallArgs *a)
         if (rc < 0)
             return -1;
     }
-    int has_gap = a->has_gap;
-    double gap = a->gap;
-    if ((a->has_ts || has_gap) && pc != &c->overflow) {
-        if (a->has_ts) {
-            double ts = a->ts;
-            if (ts > c->ts_max)
-                c->ts_max = ts;
-            if (ts < c->ts_min)
-                c->ts_min = ts;
-            int had = pc->has_last_ts;
-            double last = pc->last_ts;
-            pc->has_last_ts = 1;
-            pc->last_ts = ts;
-            if (had) {
-                if (!has_gap && ts >= last) {
-                    gap = (ts - last) * 1000.0;
-                    has_gap = 1;
-                }
-                if (pc->has_pending && close_pending(c, pc, ts) < 0)
-                    return -1;
-            }
-        }
-        if (has_gap && gap > c->gap_floor && pc->last_name != NULL &&
-            push_gap(c, pc, gap, a->line, st->name) < 0)
-            return -1;
-    }
+    if (clock_tick(c, pc, a->has_ts, a->ts, a->has_gap, a->gap, a->line, st->name) < 0)
+        return -1;
     Py_INCREF(st->name);
     Py_XSETREF(pc->last_name, st->name);
     if (!a->has_dur) {
@@ -1097,28 +1101,8 @@ static int core_event(Core *c, int has_pid, long long pid, int has_ts, double ts
                       double gap, long long line, PyObject *what)
 {
     Proc *pc = proc_get(c, has_pid, pid);
-    if (pc == NULL)
+    if (pc == NULL || clock_tick(c, pc, has_ts, ts, has_gap, gap, line, what) < 0)
         return -1;
-    if ((has_ts || has_gap) && pc != &c->overflow) {
-        if (has_ts) {
-            span(c, ts);
-            int had = pc->has_last_ts;
-            double last = pc->last_ts;
-            pc->has_last_ts = 1;
-            pc->last_ts = ts;
-            if (had) {
-                if (!has_gap && ts >= last) {
-                    gap = (ts - last) * 1000.0;
-                    has_gap = 1;
-                }
-                if (pc->has_pending && close_pending(c, pc, ts) < 0)
-                    return -1;
-            }
-        }
-        if (has_gap && gap > c->gap_floor && pc->last_name != NULL &&
-            push_gap(c, pc, gap, line, what) < 0)
-            return -1;
-    }
     Py_INCREF(what);
     Py_XSETREF(pc->last_name, what);
     return 0;
@@ -1463,6 +1447,24 @@ fail:
 
 /* -- the truss scanner ------------------------------------------------------------------------ */
 
+/* The line at pos: its end e (the newline or endpos) and le (before trailing CRs). Returns 0 if
+ * a scanner may read it, 1 if it is for the Python path: longer than MAX_LINE, or holding a CR
+ * inside it or a character beyond printable ASCII and tab. Runs hold no control character
+ * (Parser.feed_run's contract), so in ASCII text only the CR test is needed. */
+static int next_line(const unsigned char *s, Py_ssize_t pos, Py_ssize_t endpos, int ascii,
+                     Py_ssize_t *e, Py_ssize_t *le)
+{
+    const unsigned char *nl = memchr(s + pos, '\n', endpos - pos);
+    *e = nl ? nl - s : endpos;
+    if (*e - pos > cfg.max_line)
+        return 1;
+    Py_ssize_t l = *e;
+    while (l > pos && s[l - 1] == '\r')
+        l--;
+    *le = l;
+    return ascii ? memchr(s + pos, '\r', l - pos) != NULL : !plain_line(s + pos, l - pos);
+}
+
 static inline int is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
 static inline int is_word(unsigned char c)
 {
@@ -1624,9 +1626,31 @@ typedef struct {
     Py_ssize_t s[3], n[3];
 } Times;
 
-static int read_col(const unsigned char *s, const Times *t, int k, double *v)
+/* a line's -d timestamp (s), -D delta and -E in-call time (ms), as TrussParser._times reads the
+ * columns it printed */
+typedef struct {
+    int has_d, has_D, has_E;
+    double d, D, E;
+} Cols;
+
+static int truss_cols(const unsigned char *s, const Times *t, int cols[3][3], Cols *out)
 {
-    return parse_decimal((const char *)s + t->s[k], t->n[k], v);
+    memset(out, 0, sizeof(*out));
+    if (!t->nt)
+        return 0;
+    const int *col = cols[t->nt - 1];
+    double *dst[3] = {&out->d, &out->D, &out->E};
+    int *has[3] = {&out->has_d, &out->has_D, &out->has_E};
+    for (int k = 0; k < 3; k++) {
+        if (col[k] < 0)
+            continue;
+        if (parse_decimal((const char *)s + t->s[col[k]], t->n[col[k]], dst[k]) < 0)
+            return -1;
+        if (k)
+            *dst[k] *= 1000.0;
+        *has[k] = 1;
+    }
+    return 0;
 }
 
 /* A `Received signal #N, NAME ...` line (text after the prefix and times at i): what
@@ -1663,23 +1687,9 @@ static int truss_signal(Core *c, const unsigned char *s, Py_ssize_t i, Py_ssize_
         name = PyUnicode_FromString("signal");
     if (name == NULL)
         return -1;
-    int ht = 0, hg = 0;
-    double ts = 0.0, gap = 0.0;
-    if (t->nt) {
-        const int *col = cols[t->nt - 1];
-        if (col[0] >= 0) {
-            if (read_col(s, t, col[0], &ts) < 0)
-                goto fail;
-            ht = 1;
-        }
-        if (col[1] >= 0) {
-            if (read_col(s, t, col[1], &gap) < 0)
-                goto fail;
-            gap *= 1000.0;
-            hg = 1;
-        }
-    }
-    if (bump(c->signals, name) < 0 || core_event(c, has_pid, pid, ht, ts, hg, gap, line, name) < 0)
+    Cols v;
+    if (truss_cols(s, t, cols, &v) < 0 || bump(c->signals, name) < 0 ||
+        core_event(c, has_pid, pid, v.has_d, v.d, v.has_D, v.D, line, name) < 0)
         goto fail;
     Py_DECREF(name);
     return 1;
@@ -1725,19 +1735,8 @@ static PyObject *Core_truss_run(Core *c, PyObject *const *args, Py_ssize_t nargs
     if (endpos > tlen)
         endpos = tlen;
     while (pos < endpos) {
-        const unsigned char *nl = memchr(s + pos, '\n', endpos - pos);
-        Py_ssize_t e = nl ? nl - s : endpos;
-        if (e - pos > cfg.max_line) {
-            status = 1;
-            break;
-        }
-        /* trailing CRs are whitespace to the regex; anywhere else, or any other control or
-         * non-ASCII character, the Python path reads the line */
-        Py_ssize_t le = e;
-        while (le > pos && s[le - 1] == '\r')
-            le--;
-        int odd = ascii ? memchr(s + pos, '\r', le - pos) != NULL : !plain_line(s + pos, le - pos);
-        if (odd) {
+        Py_ssize_t e, le; /* trailing CRs are whitespace to the regexes */
+        if (next_line(s, pos, endpos, ascii, &e, &le)) {
             status = 1;
             break;
         }
@@ -1849,20 +1848,16 @@ static PyObject *Core_truss_run(Core *c, PyObject *const *args, Py_ssize_t nargs
             continue;
         }
         if (contains(ap, args_n, "(returning as")) { /* a fork child's first line */
-            int ht = 0;
-            double ts = 0.0;
-            if (t.nt && cols[t.nt - 1][0] >= 0) {
-                if (read_col(s, &t, cols[t.nt - 1][0], &ts) < 0)
-                    return NULL;
-                ht = 1;
-            }
+            Cols v;
+            if (truss_cols(s, &t, cols, &v) < 0)
+                return NULL;
             Proc *pc = proc_get(c, has_pid, pid);
             if (pc == NULL)
                 return NULL;
-            if (ht && pc != &c->overflow) {
+            if (v.has_d && pc != &c->overflow) {
                 pc->has_last_ts = 1;
-                pc->last_ts = ts;
-                span(c, ts);
+                pc->last_ts = v.d;
+                span(c, v.d);
             }
             if (has_pid) {
                 Txt r = {(const char *)s + ret_s, ret_n, NULL, 1};
@@ -1879,33 +1874,18 @@ static PyObject *Core_truss_run(Core *c, PyObject *const *args, Py_ssize_t nargs
             pos = e + 1;
             continue;
         }
+        Cols v;
+        if (truss_cols(s, &t, cols, &v) < 0)
+            return NULL;
         CallArgs a;
         a.has_pid = has_pid;
         a.pid = pid;
-        a.has_dur = a.has_delta = a.has_ts = a.has_gap = 0;
-        a.dur = a.delta = a.ts = a.gap = 0.0;
-        if (t.nt) {
-            const int *col = cols[t.nt - 1];
-            double v;
-            if (col[0] >= 0) {
-                if (read_col(s, &t, col[0], &v) < 0)
-                    return NULL;
-                a.ts = v;
-                a.has_ts = 1;
-            }
-            if (col[1] >= 0) {
-                if (read_col(s, &t, col[1], &v) < 0)
-                    return NULL;
-                a.delta = a.gap = a.dur = v * 1000.0;
-                a.has_delta = a.has_gap = a.has_dur = 1;
-            }
-            if (col[2] >= 0) {
-                if (read_col(s, &t, col[2], &v) < 0)
-                    return NULL;
-                a.dur = v * 1000.0;
-                a.has_dur = 1;
-            }
-        }
+        a.has_ts = v.has_d; /* dur: -E if printed, else -D; the -D delta is also the gap */
+        a.ts = v.d;
+        a.has_delta = a.has_gap = v.has_D;
+        a.delta = a.gap = v.D;
+        a.has_dur = v.has_E || v.has_D;
+        a.dur = v.has_E ? v.E : v.D;
         char errbuf[16];
         Txt err_t = {NULL, 0, NULL, 1}, ret_t = {NULL, 0, NULL, 1};
         Txt args_t = {(const char *)ap, args_n, NULL, 1};
@@ -2441,6 +2421,41 @@ static PyObject *opt_float_obj(int has, double v)
     return has ? PyFloat_FromDouble(v) : Py_NewRef(Py_None);
 }
 
+/* The end of a call line or of a resumed call: its outcome ([rest_s, rest_e): errno, -T time),
+ * the timing decision the first value makes (StraceParser._decide), in "d" timing a resumed
+ * call's time since its unfinished half (has_t0), then the call itself. */
+static int strace_call(Core *c, StraceState *st, const unsigned char *s, Py_ssize_t name_s,
+                       Py_ssize_t name_n, Py_ssize_t ret_s, Py_ssize_t ret_n, Py_ssize_t rest_s,
+                       Py_ssize_t rest_e, int has_pid, long long pid, int has_ts, double ts,
+                       int has_r, double r, int has_t0, double t0, const char *args,
+                       Py_ssize_t args_n, long long line)
+{
+    Py_ssize_t err_s = 0, err_n = 0;
+    int has_d = 0;
+    double d = 0.0;
+    if (rest_s < rest_e &&
+        strace_outcome(s, ret_s, ret_n, rest_s, rest_e, &err_s, &err_n, &has_d, &d) < 0)
+        return -1;
+    int unknown = ret_n == 1 && s[ret_s] == '?';
+    if (!st->decided && !unknown) {
+        st->decided = 1;
+        c->gap_timing = !has_d && has_ts;
+    }
+    if (has_d)
+        st->any_dur = 1;
+    else if (has_t0 && c->gap_timing && has_ts && ts >= t0) {
+        d = (ts - t0) * 1000.0;
+        has_d = 1;
+    }
+    Txt args_t = {args, args_n, NULL, 1};
+    Txt err_t = {(const char *)s + err_s, err_n, NULL, 1};
+    Txt ret_t = {(const char *)s + ret_s, ret_n, NULL, 1};
+    CallArgs a = {has_pid, pid, has_d, has_r, has_ts, 0, d, r, ts, 0.0,
+                  err_n ? &err_t : NULL, &ret_t, &args_t, line};
+    int si = stat_get(c, (const char *)s + name_s, name_n, NULL);
+    return si < 0 ? -1 : core_call(c, si, &a);
+}
+
 /* strace_run(text, pos, endpos, parser) -> (pos, n, status)
  * StraceParser.feed_run's loop: call lines with a pid or a time, `<unfinished ...>` and
  * `<... resumed>` lines, with the parser's clock and unfinished-call table. status as for
@@ -2474,18 +2489,10 @@ static PyObject *Core_strace_run(Core *c, PyObject *const *args, Py_ssize_t narg
     char *buf = NULL;
     Py_ssize_t bufcap = 0;
     while (pos < endpos) {
-        const unsigned char *nl = memchr(s + pos, '\n', endpos - pos);
-        Py_ssize_t e = nl ? nl - s : endpos;
-        if (e - pos > cfg.max_line) {
-            status = 1;
-            break;
-        }
-        Py_ssize_t le = e;
-        while (le > pos && s[le - 1] == '\r')
-            le--;
-        int odd = ascii ? memchr(s + pos, '\r', le - pos) != NULL : !plain_line(s + pos, le - pos);
+        Py_ssize_t e, le;
         StracePrefix px;
-        Py_ssize_t i = odd ? -1 : strace_prefix(s, pos, le, &px);
+        Py_ssize_t i = next_line(s, pos, endpos, ascii, &e, &le) ? -1
+                                                                   : strace_prefix(s, pos, le, &px);
         if (i < 0) {
             status = 1;
             break;
@@ -2616,29 +2623,8 @@ static PyObject *Core_strace_run(Core *c, PyObject *const *args, Py_ssize_t narg
                 an = tail_n;
             }
             Py_XDECREF(hold);
-            Py_ssize_t err_s = 0, err_n;
-            int has_d;
-            double d;
-            if (strace_outcome(s, ret_s, ret_n, rest2, le, &err_s, &err_n, &has_d, &d) < 0)
-                goto error;
-            int unknown = ret_n == 1 && s[ret_s] == '?';
-            if (!st.decided && !unknown) {
-                st.decided = 1;
-                c->gap_timing = !has_d && has_ts;
-            }
-            if (has_d)
-                st.any_dur = 1;
-            else if (c->gap_timing && has_ts && has_t0 && ts >= t0) {
-                d = (ts - t0) * 1000.0;
-                has_d = 1;
-            }
-            Txt args_t = {buf, an, NULL, 1};
-            Txt err_t = {(const char *)s + err_s, err_n, NULL, 1};
-            Txt ret_t = {(const char *)s + ret_s, ret_n, NULL, 1};
-            CallArgs a = {has_pid, pid, has_d, has_r, has_ts, 0, d, r, ts, 0.0,
-                          err_n ? &err_t : NULL, &ret_t, &args_t, line_no};
-            int si = stat_get(c, (const char *)s + name_s, name_n, NULL);
-            if (si < 0 || core_call(c, si, &a) < 0)
+            if (strace_call(c, &st, s, name_s, name_n, ret_s, ret_n, rest2, le, has_pid, pid,
+                            has_ts, ts, has_r, r, has_t0, t0, buf, an, line_no) < 0)
                 goto error;
             pos = e + 1;
             continue;
@@ -2692,26 +2678,9 @@ static PyObject *Core_strace_run(Core *c, PyObject *const *args, Py_ssize_t narg
             double ts = 0.0, r = 0.0;
             if (timed && strace_time(&st, s, &px, &has_ts, &ts, &has_r, &r) < 0)
                 goto error;
-            Py_ssize_t err_s = 0, err_n = 0;
-            int has_d = 0;
-            double d = 0.0;
-            if (rest_s < e && strace_outcome(s, ret_s, ret_n, rest_s, e, &err_s, &err_n, &has_d,
-                                             &d) < 0)
-                goto error;
-            int unknown = ret_n == 1 && s[ret_s] == '?';
-            if (!st.decided && !unknown) {
-                st.decided = 1;
-                c->gap_timing = !has_d && has_ts;
-            }
-            if (has_d)
-                st.any_dur = 1;
-            Txt args_t = {(const char *)s + args_s, close - args_s, NULL, 1};
-            Txt err_t = {(const char *)s + err_s, err_n, NULL, 1};
-            Txt ret_t = {(const char *)s + ret_s, ret_n, NULL, 1};
-            CallArgs a = {has_pid, pid, has_d, has_r, has_ts, 0, d, r, ts, 0.0,
-                          err_n ? &err_t : NULL, &ret_t, &args_t, n};
-            int si = stat_get(c, (const char *)s + name_s, name_n, NULL);
-            if (si < 0 || core_call(c, si, &a) < 0)
+            if (strace_call(c, &st, s, name_s, name_n, ret_s, ret_n, rest_s, e, has_pid, pid,
+                            has_ts, ts, has_r, r, 0, 0.0, (const char *)s + args_s,
+                            close - args_s, n) < 0)
                 goto error;
             pos = e + 1;
             continue;

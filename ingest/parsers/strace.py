@@ -209,16 +209,12 @@ class StraceParser(SyscallParser):
         scan = getattr(self.agg, "strace_run", None)
         if scan is None:
             return self._run_lines(text, pos, endpos, -1), self._n - n0
-        while True:
-            pos, _, status = scan(text, pos, endpos, self)
-            if status == 0:
-                break
-            new = self._run_lines(text, pos, endpos, -1 if status == 2 else 1)
-            if new == pos or status == 2:
-                pos = new
-                break
-            pos = new
-        return pos, self._n - n0
+
+        def step(at: int) -> tuple[int, int]:
+            at, _, status = scan(text, at, endpos, self)  # it updates the parser's state
+            return at, status
+
+        return self._scan(step, text, pos, endpos), self._n - n0
 
     def _run_lines(self, text: str, pos: int, endpos: int, limit: int) -> int:
         """feed_run's rules in Python, for at most `limit` lines (-1: no limit); returns where it

@@ -26,6 +26,8 @@ import copy
 import heapq
 import math
 import random
+from abc import abstractmethod
+from collections.abc import Callable
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -830,6 +832,26 @@ class SyscallParser(Parser):
         super().__init__()
         self.agg = NativeAggregator() if NATIVE else SyscallAggregator()
         self._n = 0  # accepted lines, for line numbers in details
+
+    @abstractmethod
+    def _run_lines(self, text: str, pos: int, endpos: int, limit: int) -> int:
+        """feed_run's rules in Python for at most `limit` lines (-1: no limit); returns where it
+        stopped."""
+
+    def _scan(
+        self, step: Callable[[int], tuple[int, int]], text: str, pos: int, endpos: int
+    ) -> int:
+        """feed_run with a C scanner: `step(pos)` takes lines from pos and says why it stopped
+        (0: at endpos; 1: the line there is for _run_lines; 2: text it does not read, all of it
+        for _run_lines). Returns where the run ends."""
+        while True:
+            pos, status = step(pos)
+            if status == 0:
+                return pos
+            new = self._run_lines(text, pos, endpos, -1 if status == 2 else 1)
+            if new == pos or status == 2:
+                return new
+            pos = new
 
     def finish(self, start_line: int, end_line: int) -> Block:
         block = super().finish(start_line, end_line)

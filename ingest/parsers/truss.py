@@ -241,18 +241,14 @@ class TrussParser(SyscallParser):
         if scan is None:
             return self._run_lines(text, pos, endpos, -1), self._n - n0
         cols = (self._cols_for(1), self._cols_for(2), self._cols_for(3))
-        while True:
-            pos, self._n, calls, status = scan(text, pos, endpos, self._n, cols)
+
+        def step(at: int) -> tuple[int, int]:
+            at, self._n, calls, status = scan(text, at, endpos, self._n, cols)
             if calls:
                 self._seen_call = True
-            if status == 0:
-                break
-            new = self._run_lines(text, pos, endpos, -1 if status == 2 else 1)
-            if new == pos or status == 2:
-                pos = new
-                break
-            pos = new
-        return pos, self._n - n0
+            return at, status
+
+        return self._scan(step, text, pos, endpos), self._n - n0
 
     def _run_lines(self, text: str, pos: int, endpos: int, limit: int) -> int:
         """feed_run's rules in Python, for at most `limit` lines (-1: no limit); returns where it

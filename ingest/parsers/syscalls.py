@@ -743,10 +743,10 @@ def decimal(s: str) -> float:
 
 class NativeAggregator(SyscallAggregator):
     """SyscallAggregator with its per-call state in C (ingest/_syscore.c): call, event, child,
-    continuation and elide run there, and the parsers' fast paths (truss_run) feed it whole runs
-    of lines. Results and snapshots come from an export into a plain SyscallAggregator, so
-    result() is the same code; the rare lines (signals, exits, summaries) keep the inherited
-    Python methods. The counters live only in C: read them through state()."""
+    continuation and elide run there, and the parsers' scanners (truss_run, strace_run) feed it
+    whole runs of lines. Results and snapshots come from an export into a plain
+    SyscallAggregator, so result() is the same code; the rare lines (signals, exits, summaries)
+    keep the inherited Python methods. The counters live only in C: read them through state()."""
 
     def __init__(self) -> None:  # no super().__init__(): the counters it makes would be stale
         self._init_tables()

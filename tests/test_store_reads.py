@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 
@@ -99,8 +101,10 @@ def test_searches_during_a_rebuild_never_fail_nor_come_back_empty(store, make_en
     assert totals and set(totals) == {20}
 
 
-def test_entry_reads_do_not_wait_for_a_search(store, make_entry, monkeypatch):
-    store.add(make_entry("quick", symptom="quickmarker"), author="w")
+@contextmanager
+def search_in_progress(store, monkeypatch, query: str) -> Iterator[None]:
+    """A search of `query` running in another thread, held inside the index until the block
+    ends."""
     searching, release = threading.Event(), threading.Event()
     real = kb.store.SearchIndex.search
 
@@ -110,34 +114,28 @@ def test_entry_reads_do_not_wait_for_a_search(store, make_entry, monkeypatch):
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(kb.store.SearchIndex, "search", slow_search)
-    t = threading.Thread(target=store.search, args=("quickmarker",))
+    t = threading.Thread(target=store.search, args=(query,))
     t.start()
     try:
         assert searching.wait(30)
-        started = time.monotonic()
-        assert store.get("quick").id == "quick"
-        assert store.data_version() > 0
-        assert [e.id for e in store.list_entries()] == ["quick"]
-        assert time.monotonic() - started < 5
+        yield
     finally:
         release.set()
         t.join(timeout=60)
 
 
+def test_entry_reads_do_not_wait_for_a_search(store, make_entry, monkeypatch):
+    store.add(make_entry("quick", symptom="quickmarker"), author="w")
+    with search_in_progress(store, monkeypatch, "quickmarker"):
+        started = time.monotonic()
+        assert store.get("quick").id == "quick"
+        assert store.data_version() > 0
+        assert [e.id for e in store.list_entries()] == ["quick"]
+        assert time.monotonic() - started < 5
+
+
 def test_writes_do_not_wait_for_a_search(store, make_entry, monkeypatch):
-    searching, release = threading.Event(), threading.Event()
-    real = kb.store.SearchIndex.search
-
-    def slow_search(self, *args, **kwargs):
-        searching.set()
-        release.wait(30)
-        return real(self, *args, **kwargs)
-
-    monkeypatch.setattr(kb.store.SearchIndex, "search", slow_search)
-    t = threading.Thread(target=store.search, args=("anything",))
-    t.start()
-    try:
-        assert searching.wait(30)
+    with search_in_progress(store, monkeypatch, "anything"):
         done = threading.Event()
         w = threading.Thread(
             target=lambda: (store.add(make_entry("during"), author="w"), done.set())
@@ -145,9 +143,6 @@ def test_writes_do_not_wait_for_a_search(store, make_entry, monkeypatch):
         w.start()
         assert done.wait(20), "a write waited for a search in progress"
         w.join()
-    finally:
-        release.set()
-        t.join(timeout=60)
     assert store.get("during").id == "during"
 
 

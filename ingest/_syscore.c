@@ -1488,37 +1488,29 @@ static Py_ssize_t truss_prefix(const unsigned char *s, Py_ssize_t i, Py_ssize_t 
 {
     *pid_n = 0;
     *lwp2 = 0;
-    int k;
-    if (i < e && s[i] == '/') {
-        k = digits(s, i + 1, e, 10);
-        if (k <= 0)
-            return -1;
-        i += 1 + k;
-        *lwp2 = 1;
-    }
-    else {
+    int k, lwp = 0;
+    if (i < e && s[i] != '/') { /* pid */
         k = digits(s, i, e, 10);
         if (k <= 0)
             return -1;
         *pid_s = i;
         *pid_n = k;
         i += k;
-        if (i < e && s[i] == '/') {
-            k = digits(s, i + 1, e, 10);
-            if (k <= 0)
-                return -1;
-            i += 1 + k;
-        }
-        else
-            goto colon;
     }
-    if (i < e && s[i] == '@') {
+    if (i < e && s[i] == '/') { /* /lwp, after a pid or alone */
+        k = digits(s, i + 1, e, 10);
+        if (k <= 0)
+            return -1;
+        i += 1 + k;
+        lwp = 1;
+        *lwp2 = *pid_n == 0;
+    }
+    if (lwp && i < e && s[i] == '@') { /* @n only follows an lwp */
         k = digits(s, i + 1, e, 10);
         if (k <= 0)
             return -1;
         i += 1 + k;
     }
-colon:
     if (i < e && s[i] == ':' && i + 1 < e && is_ws(s[i + 1]))
         return i + 1;
     return -1;

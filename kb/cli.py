@@ -39,6 +39,7 @@ from rich.text import Text
 import kb
 from ingest.detect import BINARY_SAMPLE, NOT_TEXT, binary_reason
 from kb.models import SLUG, Entry, EntryError
+from kb.plugins import register_commands
 from kb.search_query import QueryError
 from kb.settings import Settings, get_settings
 from kb.signatures import AllOf, AnyOf, NotOf
@@ -832,16 +833,6 @@ def serve(
     )
 
 
-@command()
-def bot() -> None:
-    """Run the Slack bot in Socket Mode (needs SLACK_BOT_TOKEN and SLACK_APP_TOKEN)."""
-    try:
-        from bot.socket import run
-    except ImportError as exc:
-        raise CliError(f"the Slack bot is not available in this build ({exc})") from None
-    try:
-        run(_settings())
-    except SystemExit as exc:  # the bot says what is missing as its exit message
-        if isinstance(exc.code, str):
-            raise CliError(exc.code.removeprefix("perfkb bot: ")) from None
-        raise
+# -- plugins (the Slack bot's `perfkb bot`) ---------------------------------------------------
+
+register_commands(app, command)

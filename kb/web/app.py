@@ -13,6 +13,7 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from kb.plugins import register_routes
 from kb.settings import Settings, get_settings
 from kb.web import api, apidocs, editor, login, pages
 from kb.web.limits import BodyLimit, SecurityHeaders
@@ -69,12 +70,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for module in (editor, pages, login, api, apidocs):  # /entries/new before /entries/{id}
         app.include_router(module.router)
     _add_error_handlers(app)
-    try:
-        from bot.http import mount
-    except ImportError:
-        log.info("bot package not available: /slack/events not mounted")
-    else:
-        mount(app, store, settings)
+    register_routes(app, store, settings)  # the Slack bot's /slack/events (kb/plugins.py)
     return app
 
 

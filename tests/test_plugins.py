@@ -1,0 +1,53 @@
+"""kb/plugins.py: the bot reaches the web app and the CLI only through entry-point hooks, and a
+plugin that cannot be imported is left out without breaking kb."""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+from importlib.metadata import EntryPoint
+from pathlib import Path
+
+import pytest
+
+from kb import plugins
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_bot_is_registered_as_a_plugin():
+    names = [module.__name__ for module in plugins.plugins()]
+    assert names == ["bot.plugin"]
+
+
+def test_a_plugin_that_cannot_be_imported_is_logged_and_left_out(monkeypatch, caplog):
+    broken = EntryPoint(name="broken", value="no_such_module_for_perfkb", group=plugins.GROUP)
+    good = EntryPoint(name="slack", value="bot.plugin", group=plugins.GROUP)
+    monkeypatch.setattr(
+        "importlib.metadata.entry_points", lambda group: [good, broken] if group else []
+    )
+    plugins.plugins.cache_clear()
+    try:
+        with caplog.at_level(logging.INFO, logger="perfkb.plugins"):
+            loaded = plugins.plugins()
+    finally:
+        plugins.plugins.cache_clear()
+    assert [m.__name__ for m in loaded] == ["bot.plugin"]
+    assert "plugin broken not available" in caplog.text
+
+
+@pytest.mark.parametrize("module", ["kb.cli", "kb.web.app", "kb.store", "kb.matcher"])
+def test_importing_kb_loads_neither_the_bot_nor_slack(module):
+    """Importing a kb module, the CLI included, loads at most the bot's hook module (bot.plugin,
+    which imports nothing itself) and no Slack library: the bot's code runs only when a hook
+    does. The import-linter contract says the same of the source; this checks run time."""
+    code = (
+        f"import json, sys, {module}; "
+        "print(json.dumps([m for m in sys.modules if m.split('.')[0] in ('bot', 'slack_bolt', 'slack_sdk')]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
+    assert set(json.loads(out)) <= {"bot", "bot.plugin"}

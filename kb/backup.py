@@ -19,16 +19,12 @@ from urllib.parse import quote
 
 from pydantic import BaseModel, ValidationError
 
+from kb.errors import BackupError
 from kb.migrations import LATEST, MigrationError, current_version, migrate
 from kb.models import Entry
-from kb.store import StoreError
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 TABLES = ("meta", "entries", "revisions", "feedback", "analyses", "schema_version")
-
-
-class BackupError(StoreError):
-    """A backup could not be written or is not fit to restore; str(e) says why, in one line."""
 
 
 class BackupInfo(BaseModel):

@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from kb.errors import EntryFileError
 from kb.models import Entry, EntryError, validate_entry
 from kb.signatures import AllOf, AnyOf, FactCondition, NotOf, Signature, TextCondition
 
@@ -41,10 +42,6 @@ MAX_FILE_BYTES = 5 * 1024 * 1024
 FOLD_AT = 80  # single-line prose longer than this is written folded
 WRAP_AT = 90  # folded prose breaks at the first space past this column
 FLOW_MAX = 88  # a mapping whose one-line form is longer than this is written as a block
-
-
-class EntryFileError(ValueError):
-    """A problem with an entry file, as one line: file, entry, field, what is wrong."""
 
 
 # --------------------------------------------------------------------------------------------

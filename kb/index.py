@@ -47,6 +47,7 @@ from whoosh.reading import SegmentReader
 from whoosh.scoring import WeightLengthScorer
 from whoosh.util import make_weighted_tree
 
+from kb.errors import IndexUnavailable
 from kb.models import Entry, VersionRange
 from kb.search_query import ParsedQuery, QueryError
 from kb.signatures import TextCondition, walk
@@ -77,10 +78,6 @@ SNIPPET_FIELDS = ("symptom", "root_cause", "fix", "commands", "title")
 # dropped. Measured ~180 bytes a posting (score dict, docnum frozenset, bit mask), so ~55 MB; the
 # benchmark's 16 queries use ~113k postings at 10k entries.
 POSTINGS_BUDGET = 300_000
-
-
-class IndexUnavailable(Exception):
-    """The index cannot be opened or written (missing, corrupt, locked too long)."""
 
 
 # --------------------------------------------------------------------------------------------

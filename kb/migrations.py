@@ -11,6 +11,8 @@ import sqlite3
 import uuid
 from datetime import UTC, datetime
 
+from kb.errors import MigrationError
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (
         1,
@@ -63,10 +65,6 @@ MIGRATIONS: list[tuple[int, str, str]] = [
 ]
 
 LATEST = MIGRATIONS[-1][0]
-
-
-class MigrationError(RuntimeError):
-    pass
 
 
 def current_version(conn: sqlite3.Connection) -> int:

@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from kb.errors import EntryError
 from kb.signatures import Signature
 from kb.versions import InvalidVersion, Version
 
@@ -135,16 +136,6 @@ class Entry(_Strict):
         for sig in self.signatures:
             out += [s for s in sig.sources if s not in out]
         return out
-
-
-class EntryError(ValueError):
-    """A validation failure, phrased for people: entry, field, what is wrong."""
-
-    def __init__(self, entry_id: str, problems: list[tuple[str, str]]) -> None:
-        self.entry_id = entry_id
-        self.problems = problems  # (field path, message)
-        lines = [f"{path}: {msg}" if path else msg for path, msg in problems]
-        super().__init__(f"entry '{entry_id}': " + "; ".join(lines))
 
 
 _UNION_TAGS = {"all", "any", "not", "fact", "text"}

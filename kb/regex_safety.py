@@ -10,13 +10,11 @@ from re import _parser as _sre  # the stdlib's own regex parser (Python 3.11+)
 
 import re2
 
+from kb.errors import UnsafeRegex
+
 _MAXREPEAT = _sre.MAXREPEAT
 _REPEATS = {_sre.MAX_REPEAT, _sre.MIN_REPEAT, getattr(_sre, "POSSESSIVE_REPEAT", None)}
 _REPEATS.discard(None)
-
-
-class UnsafeRegex(ValueError):
-    pass
 
 
 def _unbounded_repeat_inside(items, inside_repeat: bool) -> str | None:

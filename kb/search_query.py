@@ -17,6 +17,7 @@ from typing import get_args
 
 from pydantic import BaseModel, Field
 
+from kb.errors import QueryError
 from kb.models import PLATFORMS
 from kb.signatures import Source
 from kb.versions import InvalidVersion, Version
@@ -28,10 +29,6 @@ _FILTER_RE = re.compile(
     r"(?<!\S)(?P<key>" + "|".join(FILTER_KEYS) + r"):(?:\"(?P<quoted>[^\"]*)\"|(?P<bare>\S+))",
     re.IGNORECASE,
 )
-
-
-class QueryError(ValueError):
-    """A filter the user wrote that cannot mean anything; the message says what to write."""
 
 
 class Filter(BaseModel):

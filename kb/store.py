@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Generic, Literal, TypeVar, cast
 from pydantic import BaseModel, Field
 from whoosh import index as whoosh_index
 
+from kb.errors import BadQuery, EntryExists, EntryNotFound, StoreError
 from kb.index import (
     INDEX_SCHEMA_VERSION,
     IndexUnavailable,
@@ -69,22 +70,6 @@ READ_CONNECTIONS = 4
 ANALYSIS_TEXT_CAP = 1024 * 1024  # bytes of pasted text kept with a saved analysis
 ANALYSIS_RESULT_CAP = 32 * 1024 * 1024
 BUSY_TIMEOUT_MS = 30_000
-
-
-class StoreError(Exception):
-    """Base of store errors; str(e) is one line a person can act on."""
-
-
-class EntryNotFound(StoreError):
-    pass
-
-
-class EntryExists(StoreError):
-    pass
-
-
-class BadQuery(StoreError):
-    pass
 
 
 class Revision(BaseModel):

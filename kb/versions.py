@@ -6,12 +6,10 @@ from __future__ import annotations
 import re
 from functools import total_ordering
 
+from kb.errors import InvalidVersion
+
 _MARKETING = re.compile(r"^(\d+)\s*[cgi](?:\s*r(?:elease)?\s*(\d+))?$", re.IGNORECASE)
 _NUMERIC = re.compile(r"^\d+(?:\.\d+)*$")
-
-
-class InvalidVersion(ValueError):
-    pass
 
 
 @total_ordering

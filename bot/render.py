@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 from pydantic import BaseModel
 
-from ingest.facts import FACTS
+from ingest.facts import FACTS, number
 from ingest.model import Block as EvidenceBlock
 from kb.results import AnalysisResult, Match
 
@@ -98,18 +98,6 @@ def entry_url(base_url: str, entry_id: str) -> str:
 
 def analysis_url(base_url: str, analysis_id: str) -> str:
     return f"{base_url.rstrip('/')}/analyze/{quote(analysis_id)}"
-
-
-def number(value: float | int) -> str:
-    if isinstance(value, bool):
-        return str(value)
-    if isinstance(value, int) or float(value).is_integer():
-        return f"{int(value):,}"
-    if abs(value) >= 100:
-        return f"{value:,.0f}"
-    if abs(value) >= 10:
-        return f"{value:,.1f}"
-    return f"{value:.3g}"
 
 
 def section(text: str, block_id: str | None = None) -> dict[str, Any]:

@@ -3,17 +3,59 @@
 produce, fails validation. Keyed facts are tables: `syscall.avg_ms` keyed by `shmdt`.
 
 Units are in the name where there is one (`_ms`, `_s`, `_pct`). Percentages are 0..100.
+The catalogue also says how each fact is shown to a person (its label and unit, `show`), and
+`number` is the one way a number is printed: the explanations, the CLI, the web page and the
+Slack reply all read them from here, so a fact reads the same wherever it appears.
 truss and strace produce the same syscall facts under the same names, so one signature covers
 both; tkprof and waits share the `event.*` facts for the same reason.
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+import math
+from functools import lru_cache
+
+from pydantic import BaseModel, model_validator
 
 SYSCALL_SOURCES = ("truss", "strace")
 EVENT_SOURCES = ("tkprof", "waits")
 FUNCTION_SOURCES = ("stack", "dtrace")
+
+
+_UNIT_SUFFIXES = (("_ms", "ms"), ("_s", "s"), ("_pct", "%"))
+
+
+def _unit_from_name(name: str) -> str:
+    for suffix, unit in _UNIT_SUFFIXES:
+        if name.endswith(suffix):
+            return unit
+    return "%" if ".pct_" in name else ""  # event.pct_of_waited
+
+
+def _label_from_name(name: str) -> str:
+    """'syscall.avg_ms' -> 'avg': the part after the group, without its unit suffix. Read after
+    the key it qualifies ('shmdt avg 12 ms'); a spec gives `label` where this reads badly."""
+    tail = name.split(".", 1)[-1]
+    for suffix, _ in _UNIT_SUFFIXES:
+        if tail.endswith(suffix) and tail != suffix.lstrip("_"):
+            tail = tail[: -len(suffix)]
+    return tail.replace("_", " ")
+
+
+def number(value: float) -> str:
+    """The one way a number is printed: thousands separators from 100 up and for whole numbers,
+    two decimals at most from 1 up, three significant digits below (never an exponent)."""
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if abs(value) >= 100 or float(value).is_integer():
+        return f"{value:,.0f}"
+    if abs(value) >= 1:
+        return f"{value:.2f}".rstrip("0").rstrip(".")
+    # three significant digits, written out: '0.000123', never '1.23e-04'
+    decimals = 2 - math.floor(math.log10(abs(value)))
+    return f"{value:.{decimals}f}".rstrip("0").rstrip(".")
 
 
 class FactSpec(BaseModel):
@@ -22,6 +64,22 @@ class FactSpec(BaseModel):
     keyed_by: str | None = None  # what the key is ("syscall", "event", ...); None for scalars
     kind: str = "number"  # number | string
     doc: str
+    label: str = ""  # how an observation names it; default: the name without group and unit
+    unit: str = ""  # ms, s, %, ... ; default: from the name's suffix
+
+    @model_validator(mode="after")
+    def _defaults(self) -> FactSpec:
+        if not self.label:
+            self.label = _label_from_name(self.name)
+        if not self.unit:
+            self.unit = _unit_from_name(self.name)
+        return self
+
+    def show(self, value: object) -> str:
+        """A value as a person reads it: '12.5 ms', '41 %', '1,234'; strings as they are."""
+        if isinstance(value, str) or not isinstance(value, int | float):
+            return str(value)
+        return f"{number(value)} {self.unit}" if self.unit else number(value)
 
 
 def _specs() -> list[FactSpec]:
@@ -29,7 +87,13 @@ def _specs() -> list[FactSpec]:
     f = FactSpec
     return [
         # ---- syscalls: truss (Solaris) and strace (Linux) ---------------------------------
-        f(name="syscall.count", sources=S, keyed_by="syscall", doc="calls of the syscall"),
+        f(
+            name="syscall.count",
+            label="calls",
+            sources=S,
+            keyed_by="syscall",
+            doc="calls of the syscall",
+        ),
         f(
             name="syscall.total_ms",
             sources=S,
@@ -47,7 +111,13 @@ def _specs() -> list[FactSpec]:
             doc="sum of -D deltas (truss) / -r deltas (strace) of the calls: wall time since the "
             "previous event, which includes time blocked and user CPU before the call",
         ),
-        f(name="syscall.errors", sources=S, keyed_by="syscall", doc="calls that failed"),
+        f(
+            name="syscall.errors",
+            label="failed calls",
+            sources=S,
+            keyed_by="syscall",
+            doc="calls that failed",
+        ),
         f(
             name="syscall.share_pct",
             sources=S,
@@ -56,6 +126,7 @@ def _specs() -> list[FactSpec]:
         ),
         f(
             name="syscall.max_per_process",
+            label="calls by one process",
             sources=S,
             keyed_by="syscall",
             doc="most calls of this syscall made by any one process",
@@ -63,12 +134,25 @@ def _specs() -> list[FactSpec]:
         f(name="errno.count", sources=S, keyed_by="errno", doc="failed calls by errno (ENOENT...)"),
         f(
             name="repeat.count",
+            label="identical calls",
             sources=S,
             keyed_by="syscall",
             doc="size of the largest group of identical calls (same syscall, fd and size argument)",
         ),
-        f(name="repeat.size", sources=S, keyed_by="syscall", doc="size argument of that group"),
-        f(name="repeat.fd", sources=S, keyed_by="syscall", doc="fd argument of that group"),
+        f(
+            name="repeat.size",
+            label="size of the identical calls",
+            sources=S,
+            keyed_by="syscall",
+            doc="size argument of that group",
+        ),
+        f(
+            name="repeat.fd",
+            label="fd of the identical calls",
+            sources=S,
+            keyed_by="syscall",
+            doc="fd argument of that group",
+        ),
         f(name="trace.calls", sources=S, doc="syscall lines parsed"),
         f(name="trace.processes", sources=S, doc="distinct pids seen"),
         f(name="trace.span_s", sources=S, doc="last timestamp minus first, when timestamped"),
@@ -81,17 +165,19 @@ def _specs() -> list[FactSpec]:
         f(name="exec.avg_ms", sources=S, doc="average execve time"),
         # ---- Oracle events: tkprof wait tables and AWR/Statspack/session event tables -------
         f(name="event.waited_s", sources=E, keyed_by="event", doc="total time waited (seconds)"),
-        f(name="event.count", sources=E, keyed_by="event", doc="times waited"),
+        f(name="event.count", label="waits", sources=E, keyed_by="event", doc="times waited"),
         f(name="event.avg_ms", sources=E, keyed_by="event", doc="average wait (ms)"),
         f(name="event.max_ms", sources=E, keyed_by="event", doc="longest wait (ms), when shown"),
         f(
             name="event.pct_of_waited",
+            label="share of waited time",
             sources=E,
             keyed_by="event",
             doc="share of all waited time in the table(s)",
         ),
         f(
             name="event.pct_of_db_time",
+            label="share of DB time",
             sources=("waits",),
             keyed_by="event",
             doc="% DB time as AWR prints it (Top Timed Events)",
@@ -103,11 +189,18 @@ def _specs() -> list[FactSpec]:
         f(name="waits.top_pct", sources=E, doc="its share of waited time"),
         f(
             name="enqueue.requests",
+            label="requests",
             sources=("waits",),
             keyed_by="enqueue",
             doc="enqueue activity requests, keyed by type (CF, TX, HW...)",
         ),
-        f(name="enqueue.waits", sources=("waits",), keyed_by="enqueue", doc="enqueue waits"),
+        f(
+            name="enqueue.waits",
+            label="waits",
+            sources=("waits",),
+            keyed_by="enqueue",
+            doc="enqueue waits",
+        ),
         f(
             name="enqueue.wait_ms",
             sources=("waits",),
@@ -116,6 +209,7 @@ def _specs() -> list[FactSpec]:
         ),
         f(
             name="stat.value",
+            label="value",
             sources=("waits",),
             keyed_by="statistic",
             doc="session/system statistic values ('messages sent', 'redo size'...)",
@@ -152,17 +246,20 @@ def _specs() -> list[FactSpec]:
         f(name="cpu.max_sys_pct", sources=("mpstat",), doc="highest per-CPU system %"),
         f(
             name="cpu.share_sys_over_50_pct",
+            label="share of CPUs with sys above 50",
             sources=("mpstat",),
             doc="share of CPUs whose system % is above 50",
         ),
         f(
             name="cpu.share_sys_over_80_pct",
+            label="share of CPUs with sys above 80",
             sources=("mpstat",),
             doc="share of CPUs whose system % is above 80",
         ),
         f(name="cpu.sys_usr_ratio", sources=("mpstat",), doc="sys % / usr % (usr floored at 1)"),
         f(
             name="cpu.intr_top_share_pct",
+            label="share of interrupts on the busiest CPU",
             sources=("mpstat",),
             doc="share of all interrupts taken by the busiest CPU (Solaris intr column)",
         ),
@@ -175,18 +272,21 @@ def _specs() -> list[FactSpec]:
         # ---- functions: stacks (pstack, gdb, ustack) and DTrace ----------------------------
         f(
             name="frame.count",
+            label="frames",
             sources=F,
             keyed_by="function",
             doc="frames naming the function (a DTrace ustack counts as often as it was seen)",
         ),
         f(
             name="frame.top",
+            label="stacks with it on top",
             sources=F,
             keyed_by="function",
             doc="stacks (weighted by DTrace counts) whose innermost non-libc frame is the function",
         ),
         f(
             name="layer.count",
+            label="frames in layer",
             sources=F,
             keyed_by="layer",
             doc="frames per Oracle kernel layer prefix (kge, kgl, opi, sl, ...), from "
@@ -196,6 +296,7 @@ def _specs() -> list[FactSpec]:
         f(name="stack.frames", sources=F, doc="frames seen"),
         f(
             name="probe.count",
+            label="count",
             sources=("dtrace",),
             keyed_by="function",
             doc="DTrace aggregation counts by function/probe name (`name count`, `module "
@@ -224,6 +325,17 @@ def _specs() -> list[FactSpec]:
 
 
 FACTS: dict[str, FactSpec] = {s.name: s for s in _specs()}
+
+
+@lru_cache(maxsize=4096)
+def spec_of(name: str) -> FactSpec:
+    """The catalogue's spec, or one made from the name's rules for a name it does not hold."""
+    spec = FACTS.get(name)
+    return spec if spec is not None else FactSpec(name=name, sources=(), doc="")
+
+
+def show(name: str, value: object) -> str:
+    return spec_of(name).show(value)
 
 
 def facts_for(source: str) -> set[str]:

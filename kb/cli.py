@@ -38,6 +38,7 @@ from rich.text import Text
 
 import kb
 from ingest.detect import BINARY_SAMPLE, NOT_TEXT, binary_reason
+from ingest.facts import number
 from kb.models import SLUG, Entry, EntryError
 from kb.plugins import register_commands
 from kb.search_query import QueryError
@@ -686,9 +687,7 @@ def _fact_summary(facts: dict[str, Any], limit: int = 5) -> list[tuple[str, str]
 
 
 def _num(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.4g}" if abs(value) < 1e6 else f"{value:,.0f}"
-    return str(value)
+    return number(value) if isinstance(value, int | float) else str(value)
 
 
 def _render_result(result: Any) -> None:

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-from ingest.facts import FACTS
+from ingest.facts import FACTS, show, spec_of
 from kb.regex_safety import compile_safe
 from kb.results import ConditionOutcome
 from kb.signatures import (
@@ -25,60 +25,6 @@ from kb.signatures import (
 # Text conditions count matches up to this many: enough for any min_count people write, and a
 # bound on the work one condition can do on a huge paste.
 MAX_TEXT_MATCHES = 100_000
-
-
-@lru_cache(maxsize=1024)
-def _unit(name: str) -> str:
-    for suffix, unit in (("_ms", " ms"), ("_s", " s"), ("_pct", " %")):
-        if name.endswith(suffix):
-            return unit
-    return " %" if ".pct_" in name else ""  # event.pct_of_waited
-
-
-# How an observation names a fact, where the generic rule below reads badly.
-_LABELS = {
-    "syscall.count": "calls",
-    "syscall.max_per_process": "calls by one process",
-    "syscall.errors": "failed calls",
-    "repeat.count": "identical calls",
-    "repeat.size": "size of the identical calls",
-    "repeat.fd": "fd of the identical calls",
-    "frame.count": "frames",
-    "frame.top": "stacks with it on top",
-    "layer.count": "frames in layer",
-    "probe.count": "count",
-    "event.count": "waits",
-    "event.pct_of_waited": "share of waited time",
-    "event.pct_of_db_time": "share of DB time",
-    "enqueue.requests": "requests",
-    "enqueue.waits": "waits",
-    "stat.value": "value",
-    "cpu.share_sys_over_50_pct": "share of CPUs with sys above 50",
-    "cpu.share_sys_over_80_pct": "share of CPUs with sys above 80",
-    "cpu.intr_top_share_pct": "share of interrupts on the busiest CPU",
-}
-
-
-@lru_cache(maxsize=1024)
-def _label(name: str) -> str:
-    """'syscall.avg_ms' -> 'avg', 'event.pct_of_waited' -> 'share of waited time'."""
-    if name in _LABELS:
-        return _LABELS[name]
-    tail = name.split(".", 1)[1]
-    for suffix in ("_ms", "_s", "_pct"):
-        if tail.endswith(suffix) and tail != suffix.lstrip("_"):
-            tail = tail[: -len(suffix)]
-    return tail.replace("_", " ")
-
-
-def fmt_number(v: float) -> str:
-    if isinstance(v, float) and not math.isfinite(v):
-        return str(v)
-    if abs(v) >= 100 or float(v).is_integer():
-        return f"{v:,.0f}"
-    if abs(v) >= 1:
-        return f"{v:.2f}".rstrip("0").rstrip(".")
-    return f"{v:.3g}"
 
 
 def lookup(facts: Mapping, name: str, key: str | None):
@@ -123,7 +69,7 @@ def _ref_value(facts: Mapping, ref: FactRef) -> tuple[float | None, str]:
         if not isinstance(v, int | float):
             return None, f"{name}{f'[{key}]' if key else ''} not seen"
         total += float(v)
-        words.append(f"{_label(name)} {fmt_number(float(v))}{_unit(name)}")
+        words.append(f"{spec_of(name).label} {show(name, float(v))}")
     text = " + ".join(words)
     if ref.times != 1:
         text = f"{ref.times:g} × ({text})" if len(words) > 1 else f"{ref.times:g} × {text}"
@@ -133,13 +79,13 @@ def _ref_value(facts: Mapping, ref: FactRef) -> tuple[float | None, str]:
 def eval_fact(cond: FactCondition, facts: Mapping) -> ConditionOutcome:
     subject = cond.key or FACTS[cond.fact].name.split(".")[0]
     value = lookup(facts, cond.fact, cond.key)
-    unit = _unit(cond.fact)
     if value is None or (isinstance(value, Mapping)):
         return ConditionOutcome(
             condition=cond.describe(), held=False, observed=f"{subject}: not seen in the evidence"
         )
-    label = _label(cond.fact)
-    shown = value if isinstance(value, str) else f"{fmt_number(float(value))}{unit}"
+    spec = spec_of(cond.fact)
+    label = spec.label
+    shown = value if isinstance(value, str) else spec.show(float(value))
     if cond.ref is not None:
         right, right_text = _ref_value(facts, cond.ref)
         if right is None:
@@ -149,11 +95,11 @@ def eval_fact(cond: FactCondition, facts: Mapping) -> ConditionOutcome:
         held = _compare(float(value), cond.op, right)
         observed = (
             f"{subject}: {label} {shown} {OP_SYMBOL[cond.op] if held else 'vs'} {right_text}"
-            f" = {fmt_number(right)}{_unit(cond.ref.fact)}"
+            f" = {show(cond.ref.fact, right)}"
         )
         return ConditionOutcome(condition=cond.describe(), held=held, observed=observed)
     held = _compare(value if isinstance(value, str) else float(value), cond.op, cond.value)
-    target = cond.value if isinstance(cond.value, str) else f"{fmt_number(cond.value)}{unit}"
+    target = cond.value if isinstance(cond.value, str) else spec.show(cond.value)
     relation = OP_SYMBOL[cond.op] if held else f"(needs {OP_SYMBOL[cond.op]}"
     observed = f"{subject}: {label} {shown} {relation} {target}" + ("" if held else ")")
     return ConditionOutcome(condition=cond.describe(), held=held, observed=observed)

@@ -6,8 +6,8 @@ in Python made an analysis cost grow with the KB (60x from 100 to 10,000 entries
 *program* holds the signatures one view can apply to (a block of one format, the merged blocks of
 a source set, the whole text); fact leaves are compared in bulk with numpy, text leaves go through
 a literal prefilter or RE2 sets, and the trees are reduced level by level. The verdicts are
-kb.evaluate.quick()'s, leaf for leaf (tests/test_sigindex.py checks every signature of the
-starter KB and of a synthetic KB against it).
+kb.evaluate.quick()'s, leaf for leaf: both apply kb/conditions.py's rules, here elementwise
+(tests/test_sigindex.py checks every signature of the starter KB and of a synthetic KB).
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import re2
 
-from kb.evaluate import ORDER, _fact_held, _text_held
-from kb.literals import grams, literal_runs
+from kb.conditions import OPS, fact_held, needle_of, numbers_compare, operands, text_held
+from kb.literals import grams
+from kb.literals import probe as literal_probe
 from kb.signatures import AllOf, AnyOf, FactCondition, NotOf, TextCondition
 
 # A view's verdict on a signature packed in one integer, so "best view" is a max:
@@ -32,29 +33,6 @@ SET_CHUNK = 128  # patterns per RE2 set: keeps each set's DFA small
 SET_MAX_MEM = 64 << 20
 
 _AND, _OR, _NOT = 0, 1, 2
-_OPS = (">", ">=", "<", "<=", "==", "!=")
-
-
-def _isclose(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9), elementwise and with the same rounding."""
-    return np.abs(a - b) <= np.maximum(1e-9 * np.maximum(np.abs(a), np.abs(b)), 1e-9)
-
-
-def _compare(op: str, left: np.ndarray, right: np.ndarray) -> np.ndarray:
-    if op in ORDER:
-        return ORDER[op](left, right)
-    if op == "==":
-        return _isclose(left, right)
-    return ~_isclose(left, right)
-
-
-def _probe_of(cond: TextCondition) -> str | None:
-    """A lowercase ASCII literal (3+ characters) every match of the leaf contains."""
-    if cond.text is not None:
-        best = cond.text.lower()
-    else:
-        best = max(literal_runs(cond.regex or ""), key=len, default="").lower()
-    return best if len(best) >= 3 and best.isascii() and "\n" not in best else None
 
 
 @dataclass
@@ -223,14 +201,13 @@ class Program:
                 continue
             read = [slots.get(cond.fact, cond.key)]
             if cond.ref is not None:
-                parts = [(cond.ref.fact, cond.ref.key)] + [(p.fact, p.key) for p in cond.ref.plus]
-                operand_slots = [slots.get(f, k) for f, k in parts]
+                operand_slots = [slots.get(f, k) for f, k in operands(cond.ref)]
                 read += operand_slots
-                ref.append((read[0], i, operand_slots, cond.ref.times, _OPS.index(cond.op)))
+                ref.append((read[0], i, operand_slots, cond.ref.times, OPS.index(cond.op)))
             elif isinstance(cond.value, str):
                 self.python_leaves.append((i, cond, read))
             else:
-                cmp.append((read[0], i, float(cond.value), _OPS.index(cond.op)))
+                cmp.append((read[0], i, float(cond.value), OPS.index(cond.op)))
             for s in set(read):
                 self.by_slot[s].append(i)
         n_slots = len(slots.ids)
@@ -262,7 +239,7 @@ class Program:
         self.always: list[tuple[int, TextCondition]] = []
         keyed: list[tuple[str | None, int, TextCondition]] = []
         for i, cond in texts:
-            keyed.append((_probe_of(cond), i, cond))
+            keyed.append((literal_probe(cond), i, cond))
         gram_df: dict[str, int] = defaultdict(int)
         for probe, _, _ in keyed:
             for g in grams(probe or ""):
@@ -281,8 +258,7 @@ class Program:
         regexes: dict[bool, list[tuple[int, TextCondition]]] = defaultdict(list)
         for _, i, cond in items:
             if cond.text is not None:
-                needle = cond.text if cond.case_sensitive else cond.text.lower()
-                bucket.needles[(needle, cond.case_sensitive)].append((i, cond.min_count))
+                bucket.needles[(needle_of(cond), cond.case_sensitive)].append((i, cond.min_count))
             else:
                 regexes[cond.case_sensitive].append((i, cond))
         for case_sensitive, leaves in regexes.items():
@@ -315,7 +291,7 @@ class Program:
     def _text_leaves(self, view: View, held: np.ndarray) -> None:
         text = view.text
         for i, cond in self.always:
-            held[i] = _text_held(cond, text)
+            held[i] = text_held(cond, text)
         if not text:
             return  # no needle or non-empty match fits in an empty text
         keyed = [k for k in self.buckets if k is not None]
@@ -340,7 +316,7 @@ class Program:
                     member = added[j]
                     if member is not None:
                         i, cond = member
-                        held[i] = cond.min_count == 1 or _text_held(cond, text)
+                        held[i] = cond.min_count == 1 or text_held(cond, text)
 
     def leaf_verdicts(self, view: View) -> np.ndarray:
         values = view.values
@@ -363,10 +339,10 @@ class Program:
         # strings and string thresholds: evaluate's own rules, leaf by leaf (rare)
         for slot in view.strings:
             for i in self.by_slot.get(slot, ()):
-                held[i] = _fact_held(self.leaf_conds[i], view.facts)
+                held[i] = fact_held(self.leaf_conds[i], view.facts)
         for i, cond, read in self.python_leaves:
             if read[0] in view.present:
-                held[i] = _fact_held(cond, view.facts)
+                held[i] = fact_held(cond, view.facts)
         self._text_leaves(view, held)
         return held
 
@@ -418,11 +394,11 @@ def select(ptr: np.ndarray, slots: np.ndarray) -> np.ndarray:
 
 
 def _compare_by_code(ops: np.ndarray, left: np.ndarray, right: np.ndarray) -> np.ndarray:
-    """Each leaf's own comparison, and only between finite numbers (as evaluate does)."""
+    """Each leaf's own comparison (kb/conditions.py), only between finite numbers."""
     out = np.zeros(len(ops), dtype=bool)
     for code in np.unique(ops).tolist():
         mask = ops == code
-        out[mask] = _compare(_OPS[code], left[mask], right[mask])
+        out[mask] = numbers_compare(OPS[code], left[mask], right[mask], np.maximum)
     return out & np.isfinite(left) & np.isfinite(right)
 
 
@@ -454,9 +430,8 @@ class SignatureIndex:
         elif isinstance(cond, FactCondition):
             self.slots.get(cond.fact, cond.key)
             if cond.ref is not None:
-                self.slots.get(cond.ref.fact, cond.ref.key)
-                for p in cond.ref.plus:
-                    self.slots.get(p.fact, p.key)
+                for fact, key in operands(cond.ref):
+                    self.slots.get(fact, key)
 
     def program(self, key: tuple, members: list[int]) -> tuple[np.ndarray, Program]:
         found = self._programs.get(key)

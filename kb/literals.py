@@ -6,6 +6,8 @@ text conditions that cannot hold, without changing any verdict (tests/test_match
 from __future__ import annotations
 
 import re
+from collections import defaultdict
+from collections.abc import Sequence
 
 from kb.signatures import AllOf, TextCondition
 
@@ -122,3 +124,15 @@ def probe(cond) -> str | None:
     # ASCII letter RE2's case folding would match (K for k, ſ for s)
     ok = len(best) >= 3 and best.isascii() and "\n" not in best
     return best if ok else None
+
+
+def rarest_grams(literals: Sequence[str | None]) -> list[str | None]:
+    """For each literal, the trigram of it that the fewest of these literals share (ties: the
+    smallest), None for None. Items keyed by it fall in small buckets, so a text skips every
+    bucket whose trigram it lacks: the matcher's text signatures and the signature index's text
+    leaves are both bucketed this way."""
+    df: dict[str, int] = defaultdict(int)
+    for literal in literals:
+        for g in grams(literal or ""):
+            df[g] += 1
+    return [min(grams(lit), key=lambda g: (df[g], g)) if lit else None for lit in literals]

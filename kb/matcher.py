@@ -35,7 +35,7 @@ import numpy as np
 from ingest.detect import parse_lines
 from ingest.model import Block, Evidence
 from kb.evaluate import evaluate, quick
-from kb.literals import grams, probe
+from kb.literals import grams, probe, rarest_grams
 from kb.models import Entry
 from kb.platform import fill, translate
 from kb.playbook import render_step, suggestions
@@ -52,6 +52,24 @@ W_HELD, W_NEAR, W_SIM = 0.80, 0.10, 0.10
 # Vector scores may differ from the exact ones in the last bits (other summation order):
 # an entry is passed over only when even this much more could not bring it into the top ten.
 _SLACK = 1e-9
+
+
+def combine(held_part, near, sim):
+    """The score before feedback and versions, from its three parts (numbers or arrays alike):
+    the vector upper bounds and the exact scores of the shown entries are made by this one
+    formula (the module docstring)."""
+    return W_HELD * held_part + W_NEAR * near + W_SIM * sim
+
+
+def partial_credit(weight, n_held, leaves):
+    """A signature that did not hold counts by its weight times the share of leaves that held."""
+    return weight * (n_held / leaves)
+
+
+def with_feedback(score: float, votes: Mapping[str, int]) -> float:
+    """+0.10 per 'right cause' (two at most); each 'wrong cause' (two at most) halves it."""
+    score += 0.10 * min(votes.get("right", 0), 2)
+    return score * 0.5 ** min(votes.get("wrong", 0), 2)
 
 
 @dataclass
@@ -186,15 +204,10 @@ class Matcher:
         # Text signatures with a required literal, indexed by its rarest trigram: only those whose
         # trigram occurs in the text can be tried.
         probed = [cs for cs in self.sigs if "text" in cs.sources and cs.probe is not None]
-        gram_df: dict[str, int] = defaultdict(int)
-        for cs in probed:
-            for g in grams(cs.probe or ""):
-                gram_df[g] += 1
         by_gram: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
         self.entry_probed: dict[int, list[_Sig]] = defaultdict(list)
-        for cs in probed:
-            key = min(grams(cs.probe or ""), key=lambda g: (gram_df[g], g))
-            by_gram[key][cs.probe or ""].append(cs.gid)
+        for cs, key in zip(probed, rarest_grams([cs.probe for cs in probed]), strict=True):
+            by_gram[key or ""][cs.probe or ""].append(cs.gid)
             self.entry_probed[cs.entry].append(cs)
         self.text_by_gram: dict[str, dict[str, np.ndarray]] = {
             g: {lit: np.array(gids, dtype=np.int64) for lit, gids in lits.items()}
@@ -401,8 +414,8 @@ class Matcher:
         held_part = np.where(any_held, 1.0 - np.exp(log_miss), 0.0)
         near = np.zeros(size)
         partial = tried[~held]
-        share = ranks[~held] / self.sig_leaves[partial]
-        np.maximum.at(near, at[~held], self.sig_weight[partial] * share)
+        credit = partial_credit(self.sig_weight[partial], ranks[~held], self.sig_leaves[partial])
+        np.maximum.at(near, at[~held], credit)
         gained = np.zeros(size)
         if hits:
             lens = [len(h) for h in hits]
@@ -416,13 +429,12 @@ class Matcher:
         if bm_ix:
             at_bm = place[bm_ix]
             sim[at_bm] = (sim[at_bm] + np.array(bm_score)) / 2
-        score = W_HELD * held_part + W_NEAR * near + W_SIM * sim
+        score = combine(held_part, near, sim)
         for entry_id, votes in feedback.items():
             i = self.position.get(entry_id)
             if i is not None and marked[i]:
                 k = int(place[i])
-                score[k] += 0.10 * min(votes.get("right", 0), 2)
-                score[k] *= 0.5 ** min(votes.get("wrong", 0), 2)
+                score[k] = with_feedback(float(score[k]), votes)
         score = np.clip(score, 0.0, 1.0)
         # an entry with nothing held is shown only from MIN_SCORE up, and exact <= vector score
         keep = any_held | (score >= MIN_SCORE - _SLACK)
@@ -444,8 +456,7 @@ class Matcher:
                 any_held = True
                 specific |= self.sigs[g].sig.specific
             else:
-                share = n_held / max(1, self.sigs[g].leaves)
-                near = max(near, weight * share)
+                near = max(near, partial_credit(weight, n_held, max(1, self.sigs[g].leaves)))
         common = sorted((s.order[t], t) for t in self.entry_terms[i] if t in s.order)
         sim = None
         if common and self.entry_idf_total[i]:
@@ -457,8 +468,7 @@ class Matcher:
         if entry_id in s.bm25:
             sim = ((sim or 0.0) + s.bm25[entry_id]) / 2
         held_part = 1 - miss if any_held else 0.0
-        score = W_HELD * held_part + W_NEAR * near + W_SIM * (sim or 0.0)
-        return score, any_held, specific
+        return combine(held_part, near, sim or 0.0), any_held, specific
 
     def match(
         self,
@@ -498,8 +508,7 @@ class Matcher:
                     continue  # at best a tie with the tenth, which wins on its id
             score, any_held, specific = self._exact(i, s)
             votes = feedback.get(entry.id, {})
-            score += 0.10 * min(votes.get("right", 0), 2)
-            score *= 0.5 ** min(votes.get("wrong", 0), 2)
+            score = with_feedback(score, votes)
             verdict_lines, excluded = _version_verdicts(entry, versions)
             if excluded:
                 score *= 0.5

@@ -22,7 +22,7 @@ import numpy as np
 import re2
 
 from kb.conditions import OPS, fact_held, needle_of, numbers_compare, operands, text_held
-from kb.literals import grams
+from kb.literals import grams, rarest_grams
 from kb.literals import probe as literal_probe
 from kb.signatures import AllOf, AnyOf, FactCondition, NotOf, TextCondition
 
@@ -237,17 +237,9 @@ class Program:
         scan for many patterns); patterns matching the empty string, or that a set refuses, are
         evaluated one by one."""
         self.always: list[tuple[int, TextCondition]] = []
-        keyed: list[tuple[str | None, int, TextCondition]] = []
-        for i, cond in texts:
-            keyed.append((literal_probe(cond), i, cond))
-        gram_df: dict[str, int] = defaultdict(int)
-        for probe, _, _ in keyed:
-            for g in grams(probe or ""):
-                gram_df[g] += 1
+        keyed = [(literal_probe(cond), i, cond) for i, cond in texts]
         members: dict[str | None, list[tuple[str | None, int, TextCondition]]] = defaultdict(list)
-        for item in keyed:
-            probe = item[0]
-            key = min(grams(probe), key=lambda g: (gram_df[g], g)) if probe else None
+        for item, key in zip(keyed, rarest_grams([p for p, _, _ in keyed]), strict=True):
             members[key].append(item)
         self.buckets: dict[str | None, _Bucket] = {
             key: self._bucket(items) for key, items in members.items()

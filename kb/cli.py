@@ -43,7 +43,6 @@ from kb.models import SLUG, Entry, EntryError
 from kb.plugins import register_commands
 from kb.search_query import QueryError
 from kb.settings import Settings, get_settings
-from kb.signatures import AllOf, AnyOf, NotOf
 from kb.store import EntryNotFound, Store, StoreError
 
 
@@ -346,13 +345,10 @@ def search(
 
 def _describe(cond: Any, depth: int = 0) -> list[str]:
     pad = "  " * depth
-    if isinstance(cond, AllOf | AnyOf):
-        word = "all of" if isinstance(cond, AllOf) else "any of"
-        items = cond.all if isinstance(cond, AllOf) else cond.any
-        return [pad + word + ":"] + [ln for c in items for ln in _describe(c, depth + 1)]
-    if isinstance(cond, NotOf):
-        return [pad + "not:"] + _describe(cond.not_, depth + 1)
-    return [pad + "- " + cond.describe()]
+    if not cond.children:
+        return [pad + "- " + cond.describe()]
+    word = {"all": "all of", "any": "any of", "not": "not"}[cond.kind]
+    return [pad + word + ":"] + [ln for c in cond.children for ln in _describe(c, depth + 1)]
 
 
 def _render_entry(entry: Entry) -> None:

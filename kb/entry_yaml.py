@@ -20,7 +20,7 @@ import yaml
 
 from kb.errors import EntryFileError
 from kb.models import Entry, EntryError, validate_entry
-from kb.signatures import AllOf, AnyOf, FactCondition, NotOf, Signature, TextCondition
+from kb.signatures import FactCondition, Signature, TextCondition
 
 FIELD_ORDER = (
     "id",
@@ -163,12 +163,10 @@ def _operand(fact: str, key: str | None) -> dict[str, Any]:
 
 
 def _condition(cond: Any) -> dict[str, Any]:
-    if isinstance(cond, AllOf):
-        return {"all": [_condition(c) for c in cond.all]}
-    if isinstance(cond, AnyOf):
-        return {"any": [_condition(c) for c in cond.any]}
-    if isinstance(cond, NotOf):
+    if cond.kind == "not":
         return {"not": _condition(cond.not_)}
+    if cond.children:
+        return {cond.kind: [_condition(c) for c in cond.children]}
     if isinstance(cond, FactCondition):
         out = _operand(cond.fact, cond.key)
         out["op"] = cond.op

@@ -21,11 +21,8 @@ from kb.conditions import (
 from kb.results import ConditionOutcome
 from kb.signatures import (
     OP_SYMBOL,
-    AllOf,
-    AnyOf,
     FactCondition,
     FactRef,
-    NotOf,
     TextCondition,
 )
 
@@ -88,32 +85,22 @@ def eval_text(cond: TextCondition, text: str) -> ConditionOutcome:
 
 def evaluate(cond, facts: Mapping, text: str) -> tuple[bool, list[ConditionOutcome]]:
     """(held, leaf outcomes). Outcomes under a `not` are reported with the negation applied."""
-    if isinstance(cond, AllOf):
-        held, outs = True, []
-        for c in cond.all:
-            h, o = evaluate(c, facts, text)
-            held &= h
-            outs += o
-        return held, outs
-    if isinstance(cond, AnyOf):
-        held, outs = False, []
-        for c in cond.any:
-            h, o = evaluate(c, facts, text)
-            held |= h
-            outs += o
-        return held, outs
-    if isinstance(cond, NotOf):
-        h, o = evaluate(cond.not_, facts, text)
-        negated = [
-            ConditionOutcome(condition=f"not ({x.condition})", held=not x.held, observed=x.observed)
-            for x in o
-        ]
-        return not h, negated
-    if isinstance(cond, FactCondition):
+    if cond.kind == "fact":
         out = eval_fact(cond, facts)
         return out.held, [out]
-    out = eval_text(cond, text)
-    return out.held, [out]
+    if cond.kind == "text":
+        out = eval_text(cond, text)
+        return out.held, [out]
+    parts = [evaluate(c, facts, text) for c in cond.children]
+    outs = [o for _, sub in parts for o in sub]
+    if cond.kind == "not":
+        negated = [
+            ConditionOutcome(condition=f"not ({x.condition})", held=not x.held, observed=x.observed)
+            for x in outs
+        ]
+        return not parts[0][0], negated
+    held = all(h for h, _ in parts) if cond.kind == "all" else any(h for h, _ in parts)
+    return held, outs
 
 
 # -- held-ness only -------------------------------------------------------------------------------
@@ -125,12 +112,15 @@ def evaluate(cond, facts: Mapping, text: str) -> tuple[bool, list[ConditionOutco
 
 def quick(cond, facts: Mapping, text: str) -> tuple[bool, int, int]:
     """(held, leaves that held as evaluate() reports them, leaves) without outcomes."""
-    if isinstance(cond, AllOf | AnyOf):
-        parts = [quick(c, facts, text) for c in (cond.all if isinstance(cond, AllOf) else cond.any)]
-        held = all(p[0] for p in parts) if isinstance(cond, AllOf) else any(p[0] for p in parts)
-        return held, sum(p[1] for p in parts), sum(p[2] for p in parts)
-    if isinstance(cond, NotOf):
-        h, n, leaves = quick(cond.not_, facts, text)
-        return not h, leaves - n, leaves
-    h = fact_held(cond, facts) if isinstance(cond, FactCondition) else text_held(cond, text)
-    return h, int(h), 1
+    if cond.kind == "fact":
+        h = fact_held(cond, facts)
+        return h, int(h), 1
+    if cond.kind == "text":
+        h = text_held(cond, text)
+        return h, int(h), 1
+    parts = [quick(c, facts, text) for c in cond.children]
+    n_held, leaves = sum(p[1] for p in parts), sum(p[2] for p in parts)
+    if cond.kind == "not":
+        return not parts[0][0], leaves - n_held, leaves
+    held = all(p[0] for p in parts) if cond.kind == "all" else any(p[0] for p in parts)
+    return held, n_held, leaves

@@ -9,7 +9,7 @@ import re
 from collections import defaultdict
 from collections.abc import Sequence
 
-from kb.signatures import AllOf, TextCondition
+from kb.signatures import TextCondition
 
 
 def grams(text: str) -> set[str]:
@@ -111,8 +111,8 @@ def probe(cond) -> str | None:
     """The longest literal (3+ characters, lowercase) a text condition reached through all-nodes
     only must find in the text for the condition tree to hold; None when there is none."""
     best = ""
-    if isinstance(cond, AllOf):
-        for c in cond.all:
+    if cond.kind == "all":
+        for c in cond.children:
             p = probe(c) or ""
             best = p if len(p) > len(best) else best
     elif isinstance(cond, TextCondition):

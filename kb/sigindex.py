@@ -24,7 +24,7 @@ import re2
 from kb.conditions import OPS, fact_held, needle_of, numbers_compare, operands, text_held
 from kb.literals import grams, rarest_grams
 from kb.literals import probe as literal_probe
-from kb.signatures import AllOf, AnyOf, FactCondition, NotOf, TextCondition
+from kb.signatures import FactCondition, TextCondition, walk
 
 # A view's verdict on a signature packed in one integer, so "best view" is a max:
 # held first, then the number of leaves that held (as quick() counts them).
@@ -33,6 +33,7 @@ SET_CHUNK = 128  # patterns per RE2 set: keeps each set's DFA small
 SET_MAX_MEM = 64 << 20
 
 _AND, _OR, _NOT = 0, 1, 2
+_KIND = {"all": _AND, "any": _OR, "not": _NOT}
 
 
 @dataclass
@@ -124,15 +125,9 @@ class Program:
         leaf_flat: list[int] = []  # per leaf: the flat signature it belongs to, or -1
 
         def add(cond) -> tuple[str, int]:
-            if isinstance(cond, AllOf | AnyOf | NotOf):
-                if isinstance(cond, AllOf):
-                    kind, kids = _AND, cond.all
-                elif isinstance(cond, AnyOf):
-                    kind, kids = _OR, cond.any
-                else:
-                    kind, kids = _NOT, [cond.not_]
-                refs = [add(c) for c in kids]
-                inner.append((kind, refs))
+            if cond.children:
+                refs = [add(c) for c in cond.children]
+                inner.append((_KIND[cond.kind], refs))
                 return ("i", len(inner) - 1)
             leaves.append(cond)
             leaf_flat.append(-1)
@@ -140,21 +135,14 @@ class Program:
 
         flat_pos, flat_need, nested_pos, nested_roots = [], [], [], []
         for pos, cond in enumerate(conds):
-            kids = (
-                cond.all
-                if isinstance(cond, AllOf)
-                else cond.any
-                if isinstance(cond, AnyOf)
-                else None
-            )
-            if kids is None and not isinstance(cond, NotOf):
-                kids = [cond]  # a lone leaf holds when its one leaf does
-            if kids is not None and not any(isinstance(c, AllOf | AnyOf | NotOf) for c in kids):
+            # flat: a lone leaf (it holds when its one leaf does), or one all/any of leaves
+            kids = (cond,) if not cond.children else cond.children
+            if cond.kind != "not" and not any(c.children for c in kids):
                 for c in kids:
                     leaves.append(c)
                     leaf_flat.append(len(flat_pos))
                 flat_pos.append(pos)
-                flat_need.append(len(kids) if isinstance(cond, AllOf) else 1)
+                flat_need.append(len(kids) if cond.kind == "all" else 1)
             else:
                 nested_pos.append(pos)
                 nested_roots.append(add(cond))
@@ -414,15 +402,12 @@ class SignatureIndex:
             self.by_set[sources].append(g)
 
     def _slots_of(self, cond) -> None:
-        if isinstance(cond, AllOf | AnyOf):
-            for c in cond.all if isinstance(cond, AllOf) else cond.any:
-                self._slots_of(c)
-        elif isinstance(cond, NotOf):
-            self._slots_of(cond.not_)
-        elif isinstance(cond, FactCondition):
-            self.slots.get(cond.fact, cond.key)
-            if cond.ref is not None:
-                for fact, key in operands(cond.ref):
+        for leaf in walk(cond):
+            if leaf.kind != "fact":
+                continue
+            self.slots.get(leaf.fact, leaf.key)
+            if leaf.ref is not None:
+                for fact, key in operands(leaf.ref):
                     self.slots.get(fact, key)
 
     def program(self, key: tuple, members: list[int]) -> tuple[np.ndarray, Program]:

@@ -22,7 +22,7 @@ Condition nodes (exactly one form each):
 from __future__ import annotations
 
 import difflib
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -37,6 +37,19 @@ OP_SYMBOL = {">": ">", ">=": "≥", "<": "<", "<=": "≤", "==": "=", "!=": "≠
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class _Node(_Strict):
+    """Every condition node: its form (`kind`, the YAML key that introduces it) and the nodes
+    directly under it (`children`: the items of all/any, the one of not, none for a leaf). Code
+    that walks a tree reads these two instead of asking for each of the five classes and the
+    three names children live under."""
+
+    kind: ClassVar[str]
+
+    @property
+    def children(self) -> tuple[Condition, ...]:
+        return ()
 
 
 def _check_fact(name: str, key: str | None) -> None:
@@ -75,7 +88,9 @@ class FactOperand(_Strict):
         return self
 
 
-class FactCondition(_Strict):
+class FactCondition(_Node):
+    kind: ClassVar[str] = "fact"
+
     fact: str
     key: str | None = None
     op: Op
@@ -124,7 +139,9 @@ class FactCondition(_Strict):
         return f"{left} {OP_SYMBOL[self.op]} {right}"
 
 
-class TextCondition(_Strict):
+class TextCondition(_Node):
+    kind: ClassVar[str] = "text"
+
     text: str | None = None
     regex: str | None = None
     min_count: int = Field(1, ge=1)
@@ -148,17 +165,32 @@ class TextCondition(_Strict):
         return what + (f" seen ≥ {self.min_count} times" if self.min_count > 1 else " present")
 
 
-class AllOf(_Strict):
+class AllOf(_Node):
+    kind: ClassVar[str] = "all"
     all: list[Condition] = Field(min_length=1)
 
+    @property
+    def children(self) -> tuple[Condition, ...]:
+        return tuple(self.all)
 
-class AnyOf(_Strict):
+
+class AnyOf(_Node):
+    kind: ClassVar[str] = "any"
     any: list[Condition] = Field(min_length=1)
 
+    @property
+    def children(self) -> tuple[Condition, ...]:
+        return tuple(self.any)
 
-class NotOf(_Strict):
+
+class NotOf(_Node):
+    kind: ClassVar[str] = "not"
     not_: Condition = Field(alias="not")
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    @property
+    def children(self) -> tuple[Condition, ...]:
+        return (self.not_,)
 
 
 def _condition_kind(v: Any) -> str:
@@ -195,14 +227,9 @@ FactRef.model_rebuild()
 
 def walk(cond: Condition):
     """Yield every leaf condition under `cond`."""
-    if isinstance(cond, AllOf):
-        for c in cond.all:
+    if cond.children:
+        for c in cond.children:
             yield from walk(c)
-    elif isinstance(cond, AnyOf):
-        for c in cond.any:
-            yield from walk(c)
-    elif isinstance(cond, NotOf):
-        yield from walk(cond.not_)
     else:
         yield cond
 
@@ -254,9 +281,9 @@ class Signature(_Strict):
 
 
 def _required(cond) -> list[str]:
-    if isinstance(cond, AllOf):
+    if cond.kind == "all":
         out: list[str] = []
-        for c in cond.all:
+        for c in cond.children:
             out += [k for k in _required(c) if k not in out]
         return out
     if isinstance(cond, FactCondition) and cond.key and cond.ref is None:

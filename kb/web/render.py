@@ -12,7 +12,6 @@ from fastapi.responses import HTMLResponse
 from jinja2.utils import url_quote
 from markupsafe import Markup, escape
 
-from kb.signatures import AllOf, AnyOf, NotOf
 from kb.web import csrf
 from kb.web.auth import auth_banner, page_identity
 from kb.web.charts import block_charts
@@ -78,13 +77,10 @@ def snippet(html: str) -> Markup:
 
 def condition_tree(cond: Any) -> dict[str, Any]:
     """A signature's condition as nested {'op', 'items'} / {'text'} for the template."""
-    if isinstance(cond, AllOf):
-        return {"op": "all of", "items": [condition_tree(c) for c in cond.all]}
-    if isinstance(cond, AnyOf):
-        return {"op": "any of", "items": [condition_tree(c) for c in cond.any]}
-    if isinstance(cond, NotOf):
-        return {"op": "not", "items": [condition_tree(cond.not_)]}
-    return {"text": cond.describe()}
+    if not cond.children:
+        return {"text": cond.describe()}
+    op = {"all": "all of", "any": "any of", "not": "not"}[cond.kind]
+    return {"op": op, "items": [condition_tree(c) for c in cond.children]}
 
 
 def num(v: Any) -> str:

@@ -1,7 +1,7 @@
 """Message shortcut "Add to knowledge base" and the add-entry modal's submission.
 
 The modal is prefilled from the whole thread: the evidence blocks found in its messages and
-signatures proposed from their facts (kb.matcher.propose_signature). The submission is checked
+signatures proposed from their facts (kb.proposal.propose_signatures). The submission is checked
 in the ack, so problems show on the fields; the entry is written in the lazy listener, with the
 Slack user as author, and a link goes to the thread (or to the user for `/perfkb add`).
 """
@@ -26,7 +26,7 @@ from bot.modals import (
 )
 from bot.render import entry_url, esc, link
 from ingest.detect import parse_text
-from kb.matcher import propose_signature
+from kb.proposal import propose_signatures
 from kb.store import EntryNotFound, StoreError
 
 SHORTCUT_CALLBACK = "add_to_kb"
@@ -70,7 +70,7 @@ def prefill(text: str) -> tuple[str, str, list[str]]:
     platforms = {b.platform for b in blocks if b.platform and b.platform != "any"}
     if evidence.context.platform and evidence.context.platform != "any":
         platforms.add(evidence.context.platform)
-    yaml_text = signatures_yaml(propose_signature(evidence)) if blocks else ""
+    yaml_text = signatures_yaml(propose_signatures(evidence)) if blocks else ""
     return clip_lines(shown), yaml_text, sorted(platforms)
 
 

@@ -31,8 +31,6 @@ class Parser(ABC):
     def __init__(self) -> None:
         self.lines = 0
         self.malformed = 0
-        self.first_line = 0
-        self.last_line = 0
         self._text: list[str] = []
         self._text_bytes = 0
         self.text_truncated = False

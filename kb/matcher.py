@@ -706,10 +706,3 @@ def preview_matches(entry: Entry, text: str) -> Match | None:
     """What a draft entry would say about this evidence, before it is saved."""
     result = analyze_text(text, entries=[entry])
     return next((m for m in result.matches if m.id == entry.id), None)
-
-
-def propose_signature(evidence: Evidence) -> list[Signature]:
-    """Signatures a new entry could start from (see kb/proposal.py)."""
-    from kb.proposal import propose_signatures
-
-    return propose_signatures(evidence)

@@ -52,10 +52,6 @@ class Version:
         return self.text
 
 
-def parse_version(text: str) -> Version:
-    return Version(text)
-
-
 def is_version(text: str) -> bool:
     try:
         Version(text)

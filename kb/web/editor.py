@@ -13,6 +13,7 @@ from starlette.concurrency import run_in_threadpool
 from ingest.detect import parse_text
 from kb import matcher
 from kb.models import PLATFORMS, Entry, EntryError, validate_entry
+from kb.proposal import propose_signatures
 from kb.store import EntryExists, EntryNotFound, StoreError
 from kb.web.auth import page_identity
 from kb.web.forms import (
@@ -159,7 +160,7 @@ async def _propose(request: Request, form: EntryForm, editing: bool) -> Response
         errors = {"evidence": ["Paste the incident's evidence first, then ask for a signature."]}
         return _page(request, form, editing=editing, errors=errors, status=422)
     evidence = await run_in_threadpool(parse_text, form.evidence)
-    proposal = await run_in_threadpool(matcher.propose_signature, evidence)
+    proposal = await run_in_threadpool(propose_signatures, evidence)
     replaced = bool(form.signatures_yaml.strip()) and bool(proposal)
     if proposal:
         form.signatures_yaml = dump_signatures(proposal)

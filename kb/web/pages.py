@@ -18,6 +18,7 @@ from starlette.datastructures import UploadFile
 
 from ingest.detect import BINARY_SAMPLE, NOT_TEXT, binary_reason
 from kb import matcher
+from kb.entry_yaml import dump_entry
 from kb.results import AnalysisResult
 from kb.store import EntryNotFound, StoreError
 from kb.web import csrf
@@ -25,7 +26,6 @@ from kb.web.auth import page_identity
 from kb.web.forms import read_form, read_writer_form
 from kb.web.render import qs, render
 from kb.web.state import web
-from kb.web.yamlview import entry_yaml
 
 router = APIRouter(include_in_schema=False)
 
@@ -150,7 +150,7 @@ def revisions_with_diffs(revisions: list[Any]) -> list[dict[str, Any]]:
     """Newest first, each with the diff of its YAML against the revision before it."""
     out, previous = [], ""
     for rev in revisions:
-        current = entry_yaml(rev.entry) if rev.entry is not None else ""
+        current = dump_entry(rev.entry) if rev.entry is not None else ""
         diff = _diff(previous, current) if rev.rev > 1 else []
         out.append({**rev.model_dump(exclude={"entry"}), "diff": diff})
         previous = current

@@ -559,7 +559,9 @@ def history(
 
 @command()
 def delete(entry_id: str = typer.Argument(..., metavar="ID")) -> None:
-    """Delete an entry (soft: history stays, `perfkb restore` brings it back)."""
+    """Delete an entry (soft: history stays, `perfkb restore` brings it back).
+
+    Works on an entry stored but no longer readable too (`perfkb check` lists those)."""
     with _store() as store:
         store.delete(entry_id, author=_user())
     out.print(f"deleted {entry_id} (perfkb restore {entry_id} brings it back)")
@@ -630,16 +632,29 @@ def backup(
         f"backed up {info.entries} entries ({info.revisions} revisions, "
         f"{info.size_bytes / 1048576:.1f} MB) to {file} in {time.perf_counter() - started:.2f} s"
     )
+    if info.unreadable:
+        ids = ", ".join(info.unreadable[:20]) + (" …" if len(info.unreadable) > 20 else "")
+        err.print(
+            f"warning: unreadable entries copied as they are: {ids} (restore refuses this file "
+            "until `perfkb check --repair` has quarantined them and a new backup is made)",
+            markup=False,
+        )
 
 
 @command()
 def check(
     no_repair: bool = typer.Option(False, "--no-repair", help="Only report."),
+    repair: bool = typer.Option(
+        True, "--repair", help="Repair (the default): rebuild the index, quarantine bad entries."
+    ),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Check the database's integrity and that the search index agrees with it; repair the index."""
+    """Check the database's integrity and that the search index agrees with it; repair the index.
+
+    Entries stored but no longer readable are listed by id; repairing quarantines them (a
+    soft delete by 'perfkb check --repair', their data kept in the row and its history)."""
     with _store() as store:
-        report = store.check(repair=not no_repair)
+        report = store.check(repair=repair and not no_repair)
     if as_json:
         _print_json(report.model_dump() | {"ok": report.ok})
     else:
@@ -648,6 +663,17 @@ def check(
             out.print(f"database integrity: {report.database} (restore it from a backup)")
         if report.index_problem:
             out.print(f"the index could not be read: {report.index_problem}")
+        for entry_id, problem in report.unreadable.items():
+            moved = entry_id in report.quarantined
+            out.print(
+                f"unreadable entry {entry_id}: {problem} "
+                + (
+                    "(quarantined: deleted, its data kept in its history)"
+                    if moved
+                    else f"(perfkb delete {entry_id} or perfkb check --repair)"
+                ),
+                markup=False,
+            )
         for label, ids in (
             ("missing", report.missing),
             ("extra", report.extra),

@@ -286,14 +286,50 @@ def _construct_float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float:
     return value
 
 
-def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
-    value = _SourceInt(yaml.SafeLoader.construct_yaml_int(loader, node))
+def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int | str:
+    """An int that remembers how it was written; one too long for Python's int() (4,300
+    digits) stays text, so a tag or a version of 5,000 digits gets a length message from
+    validation instead of a crash."""
+    try:
+        value = _SourceInt(yaml.SafeLoader.construct_yaml_int(loader, node))
+    except ValueError:
+        return str(node.value)
     value.source = node.value
     return value
 
 
+def _construct_timestamp(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
+    """A timestamp that is no date (2020-13-45) is an error at its line, not a crash."""
+    try:
+        return yaml.SafeLoader.construct_yaml_timestamp(loader, node)
+    except (ValueError, OverflowError) as exc:
+        raise yaml.constructor.ConstructorError(
+            None,
+            None,
+            f"'{str(node.value)[:40]}' is not a valid date or time ({exc})",
+            node.start_mark,
+        ) from None
+
+
+def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    """A mapping whose keys are unique: YAML keeps the last of two `fix:` lines silently, so a
+    careless merge would lose the first; name the key and its line instead."""
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        if isinstance(key_node, yaml.ScalarNode):
+            key = key_node.value
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key '{str(key)[:80]}'", key_node.start_mark
+                )
+            seen.add(key)
+    return yaml.SafeLoader.construct_yaml_map(loader, node)
+
+
 _Loader.add_constructor("tag:yaml.org,2002:float", _construct_float)
 _Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp)
+_Loader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
 
 
 def _as_written(value: Any) -> Any:

@@ -232,7 +232,11 @@ def _import_files(
     keep_local_edits: bool,
     restore_deleted: bool,
     author: str,
+    force: bool = False,
+    conflicts: list[str] | None = None,
 ) -> tuple[Counter[str], list[str]]:
+    """Upsert every entry of `files`; ids kept because the local version is newer (or the
+    file's age unknown) go to `conflicts` when the caller asks for them."""
     from kb.entry_yaml import EntryFileError, read_entries
 
     counts: Counter[str] = Counter()
@@ -252,8 +256,11 @@ def _import_files(
                             author=author,
                             keep_local_edits=keep_local_edits,
                             restore_deleted=restore_deleted,
+                            force=force,
                         )
                         counts[status] += 1
+                        if status == "conflict" and conflicts is not None:
+                            conflicts.append(f"{entry.id} ({path})")
                 except (EntryFileError, StoreError) as exc:
                     problems.append(_one_line(str(exc)))
                 if progress and task is not None:
@@ -272,6 +279,7 @@ def _report_import(counts: Counter[str], problems: list[str], where: str) -> Non
         f"{total} entries from {where}: {counts['created']} created, {counts['updated']} updated, "
         f"{counts['unchanged']} unchanged, {counts['kept-newer']} kept "
         "(newer or edited here)"
+        + (f", {counts['conflict']} conflicts" if counts["conflict"] else "")
     )
     if problems:
         raise typer.Exit(1)
@@ -495,15 +503,32 @@ def _confirm(question: str) -> bool:
 @command(name="import")
 def import_(
     path: Path = typer.Argument(..., help="A YAML file or a directory of them."),
+    force: bool = typer.Option(
+        False, "--force", help="Overwrite local versions that are newer (they stay in history)."
+    ),
 ) -> None:
     """Import entries from a YAML file or a directory of them.
 
-    A stored entry whose `updated` is newer is kept; a deleted one comes back.
+    A file whose `updated` is newer replaces the stored entry; a deleted one comes back. A
+    stored entry that is as new or newer, or compared with a file without `updated`, is kept
+    and reported as a conflict (--force overwrites it). `created` is never reset.
     """
     files = _yaml_files(path)
+    conflicts: list[str] = []
     with _store() as store:
         counts, problems = _import_files(
-            store, files, keep_local_edits=False, restore_deleted=True, author=_user()
+            store,
+            files,
+            keep_local_edits=False,
+            restore_deleted=True,
+            author=_user(),
+            force=force,
+            conflicts=conflicts,
+        )
+    for conflict in conflicts:
+        sys.stderr.write(
+            f"perfkb: conflict: {_one_line(conflict)}: the local version is newer or the file "
+            "gives no `updated`; kept the local one (--force overwrites)\n"
         )
     _report_import(counts, problems, str(path))
 

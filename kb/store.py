@@ -64,7 +64,7 @@ log = logging.getLogger("perfkb.store")
 T = TypeVar("T")
 R = TypeVar("R")
 Action = Literal["create", "update", "delete", "restore", "import"]
-UpsertStatus = Literal["created", "updated", "unchanged", "kept-newer"]
+UpsertStatus = Literal["created", "updated", "unchanged", "kept-newer", "conflict"]
 
 # SQLite reads in flight at once per Store (short, and they release the GIL). Searches are
 # pure-Python CPU work: under the GIL two at once in one process cost more CPU per search than
@@ -178,6 +178,17 @@ def _readable(rows: list[tuple[str, str]]) -> tuple[list[Entry], dict[str, str]]
         except UnreadableEntry as exc:
             bad[entry_id] = exc.problem
     return good, bad
+
+
+def _dated_from(entry: Entry, old: Entry, given: set[str]) -> Entry:
+    """A file's entry compared with the stored one: `created` is never reset (the earlier of
+    the two; the stored one if the file gives none), and a file without `updated` counts as
+    the stored version's age, so it neither looks newer nor differs in that alone."""
+    created = min(old.created, entry.created) if "created" in given else old.created
+    update: dict[str, datetime] = {"created": created}
+    if "updated" not in given:
+        update["updated"] = old.updated
+    return entry.model_copy(update=update)
 
 
 def changed_fields(old: Entry | None, new: Entry) -> list[str]:
@@ -819,14 +830,21 @@ class Store:
         author: str,
         keep_local_edits: bool = True,
         restore_deleted: bool = False,
+        force: bool = False,
     ) -> tuple[Entry, UpsertStatus]:
         """Import one entry as written in a file (its timestamps are kept).
 
-        Never overwrites a stored entry whose `updated` is newer; with `keep_local_edits`
-        (what `perfkb init` wants) also keeps an entry changed in perfkb since it was last
-        imported, and a deleted one. With `restore_deleted` a deleted entry comes back.
+        Never overwrites a stored entry whose `updated` is newer, or one compared with a file
+        that gives no `updated` (its age is unknown, so it is not assumed newer): that is
+        "kept-newer" with `keep_local_edits` (what `perfkb init` wants; it also keeps an entry
+        changed in perfkb since it was last imported, and a deleted one) and "conflict"
+        without it (what `perfkb import` reports). `force` overwrites anyway; the replaced
+        version stays in the history. `created` is never reset: an overwrite keeps the
+        earlier of the stored and the file's. With `restore_deleted` a deleted entry comes
+        back.
         """
         author = self._author(author)
+        given = entry.model_fields_set  # before normalize: did the file say when?
         entry = normalize(entry)
         with self._lock:
             with self._tx() as conn:
@@ -836,21 +854,33 @@ class Store:
                     old = None
                     action: Action = "import"
                 else:
-                    old = _from_json(row[0])
+                    old = self._old(row, entry.id)  # None: unreadable, so the file repairs it
                     deleted = bool(row[1])
                     last_action = conn.execute(
                         "SELECT action FROM revisions WHERE entry_id = ? ORDER BY rev DESC LIMIT 1",
                         (entry.id,),
                     ).fetchone()
                     edited_here = last_action is not None and last_action[0] != "import"
+                    if old is not None:
+                        entry = _dated_from(entry, old, given)
                     if deleted and not restore_deleted:
-                        return old, "kept-newer"
+                        return old or entry, "kept-newer"
                     if deleted:
                         status, action = "created", "restore"
+                    elif old is None:
+                        status, action = "updated", "import"
                     elif _dump(old) == _dump(entry):
                         return old, "unchanged"
-                    elif old.updated > entry.updated or (keep_local_edits and edited_here):
-                        return old, "kept-newer"
+                    elif force:
+                        status, action = "updated", "import"
+                        if "updated" not in given:  # an overwrite now is a change made now
+                            entry = entry.model_copy(update={"updated": max(_now(), old.updated)})
+                    elif (
+                        "updated" not in given
+                        or old.updated >= entry.updated
+                        or (keep_local_edits and edited_here)
+                    ):
+                        return old, "kept-newer" if keep_local_edits else "conflict"
                     else:
                         status, action = "updated", "import"
                 changed = changed_fields(old, entry)

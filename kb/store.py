@@ -42,6 +42,7 @@ from kb.migrations import MigrationError, migrate
 from kb.models import Entry
 from kb.search_query import QueryError, parse_query
 from kb.settings import Settings, get_settings
+from kb.signatures import reject_controls
 
 if TYPE_CHECKING:
     from kb.backup import BackupInfo
@@ -776,6 +777,10 @@ class Store:
         author = (author or "").strip()
         if not author:
             raise StoreError("every change needs an author")
+        try:  # shown by `perfkb history` and the pages: no escape sequences, one line
+            reject_controls(author, one_line=True)
+        except ValueError as exc:
+            raise StoreError(f"the author name {exc}") from None
         return author[:200]
 
     def add(self, entry: Entry, *, author: str, action: Action = "create") -> Entry:

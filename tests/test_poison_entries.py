@@ -369,3 +369,17 @@ def test_perfkb_serve_starts_on_a_poisoned_kb(poisoned):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_a_revision_author_with_control_characters_is_refused(tmp_path, monkeypatch):
+    """PERFKB_USER (or any caller's author) ends up in `perfkb history`: no escape sequences."""
+    path = tmp_path / "e.yaml"
+    from kb.entry_yaml import dump_entry
+
+    path.write_text(dump_entry(validate_entry(entry_data("authored"))))
+    monkeypatch.setenv("PERFKB_USER", "eve\x1b]0;pwned\x07")
+    result = CliRunner().invoke(app, ["--data-dir", str(tmp_path / "d"), "add", str(path)])
+    assert result.exit_code == 1
+    assert "author name contains a control character (U+001B)" in result.stderr
+    with Store(settings_for(tmp_path / "d")) as store:
+        assert store.count() == 0

@@ -383,3 +383,29 @@ def test_a_revision_author_with_control_characters_is_refused(tmp_path, monkeypa
     assert "author name contains a control character (U+001B)" in result.stderr
     with Store(settings_for(tmp_path / "d")) as store:
         assert store.count() == 0
+
+
+def test_the_web_form_refuses_poison_and_the_pages_keep_working(tmp_path):
+    from test_web_pages import csrf, entry_form
+
+    settings = settings_for(tmp_path / "data", api_token=None)
+    with Store(settings) as store:
+        store.add(validate_entry(entry_data("survivor")), author="seed")
+    poisons = {
+        "inf": "- name: p\n  sources: [truss]\n"
+        "  when: {fact: syscall.count, key: shmdt, op: '>=', value: .inf}\n",
+        "deep": "- name: p\n  sources: [truss]\n  when: " + json.dumps(nested("not", 60)),
+    }
+    with running_server(settings) as url, httpx.Client(base_url=url, timeout=30) as client:
+        for name, yaml_text in poisons.items():
+            token = csrf(client, "/entries/new")
+            r = client.post(
+                "/entries/new", data=entry_form(token, id=f"form-{name}", signatures_yaml=yaml_text)
+            )
+            assert r.status_code == 422, (name, r.status_code)
+            assert "The entry was not saved" in r.text
+        assert client.get("/").status_code == 200
+        assert client.get("/search", params={"q": "form"}).status_code == 200
+    with Store(settings) as store:
+        assert [e.id for e in store.list_entries()] == ["survivor"]
+        assert not store.unreadable()

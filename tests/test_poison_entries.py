@@ -330,6 +330,8 @@ def test_the_cli_works_reports_and_repairs(poisoned, tmp_path):
     assert "unreadable entry poison-null" in repaired.stdout and "quarantined" in repaired.stdout
     clean = cli(poisoned, "check")
     assert clean.exit_code == 0 and "consistent" in clean.stdout
+    again = cli(poisoned, "restore", "poison-null")  # a quarantined row cannot come back as is
+    assert again.exit_code == 1 and "cannot be restored" in again.stderr
     # quarantine is a soft delete: history keeps the raw row, a new backup restores cleanly
     with Store(poisoned) as store:
         assert [e.id for e in store.list_entries()] == ["survivor"]

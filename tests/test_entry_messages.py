@@ -4,6 +4,7 @@ entries here are our own invention in the shape of the starter KB's."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import httpx
@@ -97,3 +98,42 @@ def test_the_api_says_so_too(tmp_path):
         assert r.status_code == 400 and "too long for a version" in r.text
         r = client.get("/search", params={"q": "version:" + "9" * 400})
         assert r.status_code in (200, 400) and "too long for a version" in r.text
+
+
+SIGNATURE_YAML_MISTAKES = {
+    "- name: 2020-13-45\n  sources: [truss]\n  when: {text: x}\n": "not a valid date",
+    "- name: s\n  name: t\n  sources: [truss]\n  when: {text: x}\n": "duplicate key 'name'",
+    f"- name: s\n  sources: [truss]\n  when: {{text: {DIGITS}}}\n": "at most 1000",
+}
+
+
+def test_the_web_form_explains_signature_yaml_mistakes(tmp_path):
+    from test_web_pages import csrf, entry_form
+
+    settings = Settings(data_dir=tmp_path / "data", api_token=None, secret_key=None)
+    with running_server(settings) as url, httpx.Client(base_url=url, timeout=30) as client:
+        for text, needle in SIGNATURE_YAML_MISTAKES.items():
+            token = csrf(client, "/entries/new")
+            r = client.post("/entries/new", data=entry_form(token, signatures_yaml=text))
+            assert r.status_code == 422, (needle, r.status_code)
+            assert needle in r.text.replace("&#39;", "'"), needle
+
+
+def test_the_slack_modal_explains_signature_yaml_mistakes(tmp_path):
+    from slack_stub import running_harness
+    from test_bot_interactive import open_shortcut, seed, submit
+
+    with running_harness(tmp_path) as bot:
+        view = open_shortcut(bot, "C0YAML", "1700000950.000100", seed("001_truss_shmdt.txt"))
+        for text, needle in SIGNATURE_YAML_MISTAKES.items():
+            resp = submit(
+                bot,
+                view,
+                title="Mistaken YAML",
+                symptom="s",
+                root_cause="r",
+                fix="f",
+                signatures=text,
+            )
+            assert resp.status_code == 200 and resp.json()["response_action"] == "errors"
+            assert needle in json.dumps(resp.json()["errors"], ensure_ascii=False), needle

@@ -13,6 +13,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel
 
+from kb.entry_yaml import load_fragment
+from kb.errors import EntryFileError
 from kb.models import PLATFORMS, Entry, EntryError, validate_entry
 from kb.signatures import Signature
 from kb.versions import InvalidVersion, Version
@@ -251,17 +253,10 @@ def parse_versions(text: str) -> list[dict[str, Any]]:
 def parse_signatures(text: str) -> list[Any]:
     if not text:
         return []
-    try:
-        # aliases let a few hundred characters stand for millions of conditions
-        if any(isinstance(token, yaml.AliasToken) for token in yaml.scan(text)):
-            raise ValueError("YAML aliases (*name) are not allowed in signatures")
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark else ""
-        raise ValueError(f"not valid YAML{where}") from None
-    except RecursionError:
-        raise ValueError("the YAML is nested too deeply") from None
+    try:  # the entry files' reader: no aliases (YAML bombs), no duplicate keys, bounded nesting
+        data = load_fragment(text)
+    except EntryFileError as exc:
+        raise ValueError(str(exc)) from None
     if data is None:
         return []
     if isinstance(data, dict) and "signatures" in data:

@@ -36,6 +36,9 @@ class BackupInfo(BaseModel):
     revisions: int
     analyses: int
     latest_revision: int
+    # live entries that do not validate (only a backup being written may hold them: restore
+    # refuses such a file); `perfkb check --repair` quarantines them in the live KB
+    unreadable: list[str] = []
 
 
 def _tmp_beside(path: Path, tag: str) -> Path:
@@ -146,11 +149,16 @@ def write_backup(source: sqlite3.Connection, dest: Path, *, overwrite: bool = Fa
         raise BackupError(f"cannot write the backup to {dest}: {exc.strerror or exc}") from None
     finally:
         _remove(tmp)
-    return inspect_backup(dest)
+    return inspect_backup(dest, allow_unreadable=True)
 
 
-def inspect_backup(path: Path) -> BackupInfo:
-    """Check that `path` is a perfkb backup fit to restore, and say what it holds."""
+def inspect_backup(path: Path, *, allow_unreadable: bool = False) -> BackupInfo:
+    """Check that `path` is a perfkb backup fit to restore, and say what it holds.
+
+    A live entry that does not validate makes the file unfit to restore; a backup just written
+    of a KB that holds one (`allow_unreadable`) is still a faithful copy, and lists it.
+    Soft-deleted rows are not checked: that is where `perfkb check --repair` quarantines
+    unreadable entries."""
     path = Path(path)
     if not path.exists():
         raise BackupError(f"{path}: no such file")
@@ -191,16 +199,22 @@ def inspect_backup(path: Path) -> BackupInfo:
             raise BackupError(f"{path}: not restorable: {problem}")
         if conn.execute("SELECT 1 FROM meta WHERE key = 'store_id'").fetchone() is None:
             raise BackupError(f"{path}: not a perfkb backup (no store id)")
-        for entry_id, data in conn.execute("SELECT id, data FROM entries"):
+        unreadable = []
+        for entry_id, data in conn.execute("SELECT id, data FROM entries WHERE deleted = 0"):
             try:
                 Entry.model_validate_json(data)
-            except ValidationError as exc:
-                first = exc.errors()[0]
+            except (ValidationError, ValueError, RecursionError) as exc:
+                if allow_unreadable:
+                    unreadable.append(str(entry_id))
+                    continue
+                first = exc.errors()[0] if isinstance(exc, ValidationError) else {}
                 where = ".".join(str(p) for p in first.get("loc", ()))
                 raise BackupError(
-                    f"{path}: entry '{entry_id}' is not valid ({where}: {first.get('msg')})"
+                    f"{path}: entry '{str(entry_id)[:100]}' is not valid "
+                    f"({where}: {first.get('msg', str(exc))})"
+                    "; `perfkb check --repair` in the KB it came from quarantines such entries"
                 ) from None
-        return _summary(conn, path, version)
+        return _summary(conn, path, version).model_copy(update={"unreadable": unreadable})
     except sqlite3.DatabaseError as exc:
         raise BackupError(f"{path}: not a usable perfkb backup: {exc}") from None
     finally:

@@ -232,7 +232,11 @@ def _import_files(
     keep_local_edits: bool,
     restore_deleted: bool,
     author: str,
+    force: bool = False,
+    conflicts: list[str] | None = None,
 ) -> tuple[Counter[str], list[str]]:
+    """Upsert every entry of `files`; ids kept because the local version is newer (or the
+    file's age unknown) go to `conflicts` when the caller asks for them."""
     from kb.entry_yaml import EntryFileError, read_entries
 
     counts: Counter[str] = Counter()
@@ -252,8 +256,11 @@ def _import_files(
                             author=author,
                             keep_local_edits=keep_local_edits,
                             restore_deleted=restore_deleted,
+                            force=force,
                         )
                         counts[status] += 1
+                        if status == "conflict" and conflicts is not None:
+                            conflicts.append(f"{entry.id} ({path})")
                 except (EntryFileError, StoreError) as exc:
                     problems.append(_one_line(str(exc)))
                 if progress and task is not None:
@@ -272,6 +279,7 @@ def _report_import(counts: Counter[str], problems: list[str], where: str) -> Non
         f"{total} entries from {where}: {counts['created']} created, {counts['updated']} updated, "
         f"{counts['unchanged']} unchanged, {counts['kept-newer']} kept "
         "(newer or edited here)"
+        + (f", {counts['conflict']} conflicts" if counts["conflict"] else "")
     )
     if problems:
         raise typer.Exit(1)
@@ -495,15 +503,32 @@ def _confirm(question: str) -> bool:
 @command(name="import")
 def import_(
     path: Path = typer.Argument(..., help="A YAML file or a directory of them."),
+    force: bool = typer.Option(
+        False, "--force", help="Overwrite local versions that are newer (they stay in history)."
+    ),
 ) -> None:
     """Import entries from a YAML file or a directory of them.
 
-    A stored entry whose `updated` is newer is kept; a deleted one comes back.
+    A file whose `updated` is newer replaces the stored entry; a deleted one comes back. A
+    stored entry that is as new or newer, or compared with a file without `updated`, is kept
+    and reported as a conflict (--force overwrites it). `created` is never reset.
     """
     files = _yaml_files(path)
+    conflicts: list[str] = []
     with _store() as store:
         counts, problems = _import_files(
-            store, files, keep_local_edits=False, restore_deleted=True, author=_user()
+            store,
+            files,
+            keep_local_edits=False,
+            restore_deleted=True,
+            author=_user(),
+            force=force,
+            conflicts=conflicts,
+        )
+    for conflict in conflicts:
+        sys.stderr.write(
+            f"perfkb: conflict: {_one_line(conflict)}: the local version is newer or the file "
+            "gives no `updated`; kept the local one (--force overwrites)\n"
         )
     _report_import(counts, problems, str(path))
 
@@ -559,7 +584,9 @@ def history(
 
 @command()
 def delete(entry_id: str = typer.Argument(..., metavar="ID")) -> None:
-    """Delete an entry (soft: history stays, `perfkb restore` brings it back)."""
+    """Delete an entry (soft: history stays, `perfkb restore` brings it back).
+
+    Works on an entry stored but no longer readable too (`perfkb check` lists those)."""
     with _store() as store:
         store.delete(entry_id, author=_user())
     out.print(f"deleted {entry_id} (perfkb restore {entry_id} brings it back)")
@@ -630,16 +657,29 @@ def backup(
         f"backed up {info.entries} entries ({info.revisions} revisions, "
         f"{info.size_bytes / 1048576:.1f} MB) to {file} in {time.perf_counter() - started:.2f} s"
     )
+    if info.unreadable:
+        ids = ", ".join(info.unreadable[:20]) + (" …" if len(info.unreadable) > 20 else "")
+        err.print(
+            f"warning: unreadable entries copied as they are: {ids} (restore refuses this file "
+            "until `perfkb check --repair` has quarantined them and a new backup is made)",
+            markup=False,
+        )
 
 
 @command()
 def check(
     no_repair: bool = typer.Option(False, "--no-repair", help="Only report."),
+    repair: bool = typer.Option(
+        True, "--repair", help="Repair (the default): rebuild the index, quarantine bad entries."
+    ),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Check the database's integrity and that the search index agrees with it; repair the index."""
+    """Check the database's integrity and that the search index agrees with it; repair the index.
+
+    Entries stored but no longer readable are listed by id; repairing quarantines them (a
+    soft delete by 'perfkb check --repair', their data kept in the row and its history)."""
     with _store() as store:
-        report = store.check(repair=not no_repair)
+        report = store.check(repair=repair and not no_repair)
     if as_json:
         _print_json(report.model_dump() | {"ok": report.ok})
     else:
@@ -648,6 +688,17 @@ def check(
             out.print(f"database integrity: {report.database} (restore it from a backup)")
         if report.index_problem:
             out.print(f"the index could not be read: {report.index_problem}")
+        for entry_id, problem in report.unreadable.items():
+            moved = entry_id in report.quarantined
+            out.print(
+                f"unreadable entry {entry_id}: {problem} "
+                + (
+                    "(quarantined: deleted, its data kept in its history)"
+                    if moved
+                    else f"(perfkb delete {entry_id} or perfkb check --repair)"
+                ),
+                markup=False,
+            )
         for label, ids in (
             ("missing", report.missing),
             ("extra", report.extra),

@@ -286,14 +286,50 @@ def _construct_float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float:
     return value
 
 
-def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
-    value = _SourceInt(yaml.SafeLoader.construct_yaml_int(loader, node))
+def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int | str:
+    """An int that remembers how it was written; one too long for Python's int() (4,300
+    digits) stays text, so a tag or a version of 5,000 digits gets a length message from
+    validation instead of a crash."""
+    try:
+        value = _SourceInt(yaml.SafeLoader.construct_yaml_int(loader, node))
+    except ValueError:
+        return str(node.value)
     value.source = node.value
     return value
 
 
+def _construct_timestamp(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
+    """A timestamp that is no date (2020-13-45) is an error at its line, not a crash."""
+    try:
+        return yaml.SafeLoader.construct_yaml_timestamp(loader, node)
+    except (ValueError, OverflowError) as exc:
+        raise yaml.constructor.ConstructorError(
+            None,
+            None,
+            f"'{str(node.value)[:40]}' is not a valid date or time ({exc})",
+            node.start_mark,
+        ) from None
+
+
+def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    """A mapping whose keys are unique: YAML keeps the last of two `fix:` lines silently, so a
+    careless merge would lose the first; name the key and its line instead."""
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        if isinstance(key_node, yaml.ScalarNode):
+            key = key_node.value
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key '{str(key)[:80]}'", key_node.start_mark
+                )
+            seen.add(key)
+    return yaml.SafeLoader.construct_yaml_map(loader, node)
+
+
 _Loader.add_constructor("tag:yaml.org,2002:float", _construct_float)
 _Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp)
+_Loader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
 
 
 def _as_written(value: Any) -> Any:
@@ -375,6 +411,15 @@ def _too_deep(text: str) -> bool:
     return False
 
 
+def _located(exc: yaml.YAMLError) -> tuple[str, str]:
+    """(' line L, column C' or '', the problem) of a YAML error, for one-line messages."""
+    if isinstance(exc, yaml.MarkedYAMLError):
+        mark = exc.problem_mark or exc.context_mark
+        where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        return where, str(exc.problem or exc.context or "invalid YAML")
+    return "", " ".join(str(exc).split())
+
+
 def _documents(text: str, source: str) -> Iterator[Any]:
     try:
         if _too_deep(text):
@@ -385,15 +430,34 @@ def _documents(text: str, source: str) -> Iterator[Any]:
                     f"{source}: YAML aliases (*name) are not allowed in entry files"
                 )
             yield doc
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = exc.problem or exc.context or "invalid YAML"
-        raise EntryFileError(f"{source}:{where}: YAML error: {problem}") from None
     except yaml.YAMLError as exc:
-        raise EntryFileError(f"{source}: YAML error: {' '.join(str(exc).split())}") from None
+        where, problem = _located(exc)
+        raise EntryFileError(f"{source}:{where}: YAML error: {problem}") from None
     except RecursionError:
         raise EntryFileError(f"{source}: YAML nested too deeply") from None
+
+
+def load_fragment(text: str) -> Any:
+    """Part of an entry typed into a form or a modal (the signatures field), read exactly as
+    entry files are: no aliases, no duplicate keys, bounded nesting, a date that is no date or
+    a 5,000-digit number an error at its line, keys and literals kept as written. Raises
+    EntryFileError('YAML line L, column C: problem')."""
+    try:
+        if _too_deep(text):
+            raise EntryFileError(f"YAML nested more than {MAX_NESTING} levels deep")
+        docs = list(yaml.load_all(text, Loader=_Loader))
+    except yaml.YAMLError as exc:
+        where, problem = _located(exc)
+        raise EntryFileError(f"YAML{where}: {problem}") from None
+    except RecursionError:
+        raise EntryFileError("YAML nested too deeply") from None
+    if len(docs) > 1:
+        raise EntryFileError("YAML holds several documents (---); give one")
+    data = docs[0] if docs else None
+    if _shares_nodes(data):
+        raise EntryFileError("YAML aliases (*name) are not allowed here")
+    _fix_condition(data)
+    return data
 
 
 def load_entries(text: str, source: str = "<text>") -> list[Entry]:

@@ -61,3 +61,17 @@ class InvalidVersion(ValueError):
 
 class UnsafeRegex(ValueError):
     pass
+
+
+class UnreadableEntry(EntryNotFound):
+    """A stored entry that no longer validates (written by an older perfkb, or by hand with SQL).
+    It is "not found" to readers, so one bad row never breaks a listing, a page or a search;
+    str(e) names the row and how to remove it."""
+
+    def __init__(self, entry_id: str, problem: str) -> None:
+        self.entry_id = entry_id
+        self.problem = problem
+        super().__init__(
+            f"entry '{entry_id[:100]}' is stored but cannot be read ({problem}); "
+            f"remove it with `perfkb delete {entry_id[:100]}` or `perfkb check --repair`"
+        )

@@ -6,15 +6,40 @@ import re
 from datetime import UTC, datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from kb.errors import EntryError
-from kb.signatures import Signature
+from kb.signatures import Signature, reject_controls
 from kb.versions import InvalidVersion, Version
 
 Platform = Literal["solaris", "linux", "aix", "hpux", "windows", "any"]
 PLATFORMS: tuple[str, ...] = ("solaris", "linux", "aix", "hpux", "windows", "any")
 SLUG = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+
+# Limits on what one entry may hold (docs/signatures.md, docs/security.md): every surface that
+# writes an entry validates it through Entry, so these hold for the CLI, the web form, the API
+# and the Slack modal alike. The starter KB's largest entry is far inside each (6 signatures,
+# 8 tags of at most 23 characters, 10 commands, 1,300-character prose).
+MAX_SIGNATURES = 50
+MAX_TAGS = 50
+MAX_TAG_LENGTH = 64
+MAX_COMMANDS = 50
+MAX_REFERENCES = 50
+MAX_REFERENCE_LENGTH = 2000
+MAX_VERSION_RANGES = 50
+MAX_FIXED = 50
+MAX_VERSION_LENGTH = 40
+MAX_PROSE = 50_000  # characters in symptom, root_cause, fix
+MAX_LINE = 200  # characters in a title or an author
+TAG = re.compile(r"[a-z0-9][a-z0-9._:+-]*")
 
 
 def _now() -> datetime:
@@ -22,7 +47,15 @@ def _now() -> datetime:
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+def _at_most(v: object, limit: int, what: str) -> object:
+    """Refuse an over-long list before its items are validated (200,000 tags must be refused
+    in microseconds, not validated one by one first)."""
+    if isinstance(v, list | tuple) and len(v) > limit:
+        raise ValueError(f"{len(v)} {what}; at most {limit}")
+    return v
 
 
 class VersionRange(_Strict):
@@ -30,9 +63,14 @@ class VersionRange(_Strict):
     fixed in each release line listed in `fixed` (19.14 fixes 19.x from 19.14 on)."""
 
     product: str = Field("oracle", min_length=1, max_length=40)
-    introduced: str | None = None
+    introduced: str | None = Field(None, max_length=MAX_VERSION_LENGTH)
     fixed: list[str] = Field(default_factory=list)
-    note: str = ""
+    note: str = Field("", max_length=2000)
+
+    @field_validator("product", "note")
+    @classmethod
+    def _one_line(cls, v: str) -> str:
+        return reject_controls(v, one_line=True)
 
     @field_validator("introduced")
     @classmethod
@@ -41,10 +79,17 @@ class VersionRange(_Strict):
             Version(v)
         return v
 
+    @field_validator("fixed", mode="before")
+    @classmethod
+    def _fixed_count(cls, v: object) -> object:
+        return _at_most(v, MAX_FIXED, "fixed versions")
+
     @field_validator("fixed")
     @classmethod
     def _fixed(cls, v: list[str]) -> list[str]:
         for item in v:
+            if len(item) > MAX_VERSION_LENGTH:
+                raise ValueError(f"version is {len(item)} characters; at most {MAX_VERSION_LENGTH}")
             Version(item)
         return v
 
@@ -80,47 +125,83 @@ class NextCommand(_Strict):
     platform: Platform
     why: str = Field(min_length=1, max_length=2000)
 
+    @field_validator("command", "why")
+    @classmethod
+    def _no_controls(cls, v: str) -> str:
+        return reject_controls(v)
+
 
 class Entry(_Strict):
     id: str = Field(pattern=SLUG, max_length=100)
-    title: str = Field(min_length=3, max_length=200)
-    symptom: str = Field(min_length=1)
-    root_cause: str = Field(min_length=1)
-    fix: str = Field(min_length=1)
+    title: str = Field(min_length=3, max_length=MAX_LINE)
+    symptom: str = Field(min_length=1, max_length=MAX_PROSE)
+    root_cause: str = Field(min_length=1, max_length=MAX_PROSE)
+    fix: str = Field(min_length=1, max_length=MAX_PROSE)
     affected_versions: list[VersionRange] = Field(default_factory=list)
-    platforms: list[Platform] = Field(min_length=1)
+    platforms: list[Platform] = Field(min_length=1, max_length=len(PLATFORMS))
     tags: list[str] = Field(default_factory=list)
     references: list[str] = Field(default_factory=list)
     next_commands: list[NextCommand] = Field(default_factory=list)
     signatures: list[Signature] = Field(default_factory=list)
-    author: str = Field("perfkb", min_length=1, max_length=200)
+    author: str = Field("perfkb", min_length=1, max_length=MAX_LINE)
     created: datetime = Field(default_factory=_now)
     updated: datetime = Field(default_factory=_now)
+
+    @field_validator(
+        "affected_versions", "tags", "references", "next_commands", "signatures", mode="before"
+    )
+    @classmethod
+    def _counts(cls, v: object, info: ValidationInfo) -> object:
+        limit, what = {
+            "affected_versions": (MAX_VERSION_RANGES, "version ranges"),
+            "tags": (MAX_TAGS, "tags"),
+            "references": (MAX_REFERENCES, "references"),
+            "next_commands": (MAX_COMMANDS, "next commands"),
+            "signatures": (MAX_SIGNATURES, "signatures"),
+        }[str(info.field_name)]
+        return _at_most(v, limit, what)
+
+    @field_validator("title", "author")
+    @classmethod
+    def _one_line(cls, v: str) -> str:
+        return reject_controls(v, one_line=True)
+
+    @field_validator("symptom", "root_cause", "fix")
+    @classmethod
+    def _prose(cls, v: str) -> str:
+        return reject_controls(v)
 
     @field_validator("tags")
     @classmethod
     def _tags(cls, v: list[str]) -> list[str]:
-        out = []
+        """Lowercased, de-duplicated in order (a dict: linear, where a list scan was quadratic
+        and made a 200,000-tag entry cost minutes per read)."""
+        out: dict[str, None] = {}
         for t in v:
             t = t.strip().lower()
-            if not re.fullmatch(r"[a-z0-9][a-z0-9._:+-]*", t):
+            if len(t) > MAX_TAG_LENGTH:
+                raise ValueError(f"a tag is {len(t)} characters long; at most {MAX_TAG_LENGTH}")
+            if not TAG.fullmatch(t):
                 raise ValueError(f"tag '{t}' must be lowercase letters, digits and . _ : + -")
-            if t not in out:
-                out.append(t)
-        return out
+            out[t] = None
+        return list(out)
 
     @field_validator("references")
     @classmethod
     def _refs(cls, v: list[str]) -> list[str]:
         for url in v:
-            if not re.fullmatch(r"https?://[^\s<>\"]+", url):
+            if len(url) > MAX_REFERENCE_LENGTH:
+                raise ValueError(
+                    f"a reference is {len(url)} characters long; at most {MAX_REFERENCE_LENGTH}"
+                )
+            if not re.fullmatch(r"https?://[^\s<>\"\x00-\x1f\x7f-\x9f]+", url):
                 raise ValueError(f"reference '{url}' is not an http(s) URL")
         return v
 
     @model_validator(mode="after")
     def _unique_signature_names(self) -> Entry:
-        names = [s.name for s in self.signatures]
-        dupes = sorted({n for n in names if names.count(n) > 1})
+        seen: set[str] = set()
+        dupes = sorted({s.name for s in self.signatures if s.name in seen or seen.add(s.name)})
         if dupes:
             raise ValueError(f"signature names repeat: {', '.join(dupes)}")
         return self

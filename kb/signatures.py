@@ -22,6 +22,8 @@ Condition nodes (exactly one form each):
 from __future__ import annotations
 
 import difflib
+import math
+import re
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -34,9 +36,44 @@ Op = Literal[">", ">=", "<", "<=", "==", "!="]
 
 OP_SYMBOL = {">": ">", ">=": "≥", "<": "<", "<=": "≤", "==": "=", "!=": "≠"}
 
+# Limits (docs/signatures.md, docs/security.md). Every entry must survive SQLite and JSON and
+# come back equal: pydantic's JSON reader gives up near 100 nested objects and its writer near
+# 150, so a condition tree deeper than that committed and then broke every read of the KB.
+# Real signatures nest 2 levels and hold at most 15 conditions.
+MAX_CONDITION_DEPTH = 12  # all/any/not levels above a leaf
+MAX_CONDITIONS = 200  # nodes (all/any/not and leaves) in one signature's tree
+MAX_PLUS = 10  # operands in a ref's `plus`
+MAX_STRING = 1000  # characters in a key, a text/regex literal or a string value
+MAX_DESCRIPTION = 4000  # characters in a signature's description
+
+# C0 controls except tab/newline/carriage return, DEL, C1 controls: never meaningful in an
+# entry, and ESC or NUL in a stored field reaches terminals (perfkb show) and logs.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+# ...and for one-line fields (a title, an author) line breaks of every kind too
+_CONTROL_ONE_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def reject_controls(value: str, *, one_line: bool = False) -> str:
+    """Refuse control characters (one-line fields: line breaks too); the one home of this rule
+    for entries and signatures."""
+    found = (_CONTROL_ONE_LINE if one_line else _CONTROL).search(value)
+    if found:
+        what = "line break" if found.group() in "\n\r\u2028\u2029" else "control character"
+        raise ValueError(f"contains a {what} (U+{ord(found.group()):04X}); remove it")
+    return value
+
+
+def _checked_str(value: Any, what: str) -> Any:
+    if isinstance(value, str):
+        if len(value) > MAX_STRING:
+            raise ValueError(f"{what} is {len(value)} characters long; at most {MAX_STRING}")
+        reject_controls(value)
+    return value
+
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # allow_inf_nan=False: JSON 1e999 and YAML .inf/.nan are refused (JSON stores them as null)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class _Node(_Strict):
@@ -70,11 +107,11 @@ class FactRef(_Strict):
     fact: str
     key: str | None = None
     times: float = 1.0
-    plus: list[FactOperand] = Field(default_factory=list)
+    plus: list[FactOperand] = Field(default_factory=list, max_length=MAX_PLUS)
 
     @model_validator(mode="after")
     def _known(self) -> FactRef:
-        _check_fact(self.fact, self.key)
+        _check_fact(self.fact, _checked_str(self.key, "key"))
         return self
 
 
@@ -84,7 +121,7 @@ class FactOperand(_Strict):
 
     @model_validator(mode="after")
     def _known(self) -> FactOperand:
-        _check_fact(self.fact, self.key)
+        _check_fact(self.fact, _checked_str(self.key, "key"))
         return self
 
 
@@ -97,9 +134,17 @@ class FactCondition(_Node):
     value: float | str | None = None
     ref: FactRef | None = None
 
+    @field_validator("value", mode="before")
+    @classmethod
+    def _finite(cls, v: Any) -> Any:
+        if isinstance(v, float) and not math.isfinite(v):
+            raise ValueError("value must be a finite number (not inf or nan)")
+        return v
+
     @model_validator(mode="after")
     def _shape(self) -> FactCondition:
-        _check_fact(self.fact, self.key)
+        _check_fact(self.fact, _checked_str(self.key, "key"))
+        _checked_str(self.value, "value")
         if (self.value is None) == (self.ref is None):
             raise ValueError("give exactly one of 'value' or 'ref'")
         spec = FACTS[self.fact]
@@ -153,11 +198,13 @@ class TextCondition(_Node):
             raise ValueError("give exactly one of 'text' or 'regex'")
         if self.text is not None and not self.text.strip():
             raise ValueError("'text' must not be empty")
+        _checked_str(self.text, "text")
         if self.regex is not None:
             try:
                 check_regex(self.regex)
             except UnsafeRegex as exc:
                 raise ValueError(str(exc)) from None
+            reject_controls(self.regex)  # its length is bounded by check_regex
         return self
 
     def describe(self) -> str:
@@ -234,9 +281,31 @@ def walk(cond: Condition):
         yield cond
 
 
+def _tree_shape(when: Any) -> tuple[int, int]:
+    """(depth, node count) of a raw condition tree, without recursion and stopping early: run
+    before pydantic builds the tree, whose own recursion a deep tree would exhaust."""
+    depth = nodes = 0
+    stack = [(when, 0)]
+    while stack and nodes <= MAX_CONDITIONS and depth <= MAX_CONDITION_DEPTH:
+        node, level = stack.pop()
+        nodes += 1
+        depth = max(depth, level)
+        if isinstance(node, BaseModel):
+            node = node.model_dump(by_alias=True)  # a tree built in Python, not raw data
+        if not isinstance(node, dict):
+            continue
+        for key in ("all", "any"):
+            if isinstance(node.get(key), list):
+                stack += [(c, level + 1) for c in node[key]]
+        for key in ("not", "not_"):
+            if key in node:
+                stack.append((node[key], level + 1))
+    return depth, nodes
+
+
 class Signature(_Strict):
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$", max_length=80)
-    description: str = ""
+    description: str = Field("", max_length=MAX_DESCRIPTION)
     sources: list[Source] = Field(min_length=1)
     weight: float = Field(0.5, gt=0, le=1)
     specific: bool = Field(
@@ -245,6 +314,25 @@ class Signature(_Strict):
         "a match on generic signatures alone is never called high confidence",
     )
     when: Condition
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bounded_tree(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "when" in data:
+            depth, nodes = _tree_shape(data["when"])
+            if depth > MAX_CONDITION_DEPTH:
+                raise ValueError(
+                    f"conditions nest more than {MAX_CONDITION_DEPTH} levels deep "
+                    "(all/any/not inside each other)"
+                )
+            if nodes > MAX_CONDITIONS:
+                raise ValueError(f"more than {MAX_CONDITIONS} conditions in one signature")
+        return data
+
+    @field_validator("description")
+    @classmethod
+    def _description(cls, v: str) -> str:
+        return reject_controls(v)
 
     @field_validator("sources")
     @classmethod

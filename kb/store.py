@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import secrets
 import sqlite3
 import threading
@@ -22,10 +23,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, Literal, TypeVar, cast
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
+from pydantic_core import PydanticSerializationError
 from whoosh import index as whoosh_index
 
-from kb.errors import BadQuery, EntryExists, EntryNotFound, StoreError
+from kb.errors import BadQuery, EntryExists, EntryNotFound, StoreError, UnreadableEntry
 from kb.index import (
     INDEX_SCHEMA_VERSION,
     IndexUnavailable,
@@ -40,6 +42,7 @@ from kb.migrations import MigrationError, migrate
 from kb.models import Entry
 from kb.search_query import QueryError, parse_query
 from kb.settings import Settings, get_settings
+from kb.signatures import reject_controls
 
 if TYPE_CHECKING:
     from kb.backup import BackupInfo
@@ -54,12 +57,15 @@ __all__ = [
     "SearchPage",
     "Store",
     "StoreError",
+    "UnreadableEntry",
 ]
+
+log = logging.getLogger("perfkb.store")
 
 T = TypeVar("T")
 R = TypeVar("R")
 Action = Literal["create", "update", "delete", "restore", "import"]
-UpsertStatus = Literal["created", "updated", "unchanged", "kept-newer"]
+UpsertStatus = Literal["created", "updated", "unchanged", "kept-newer", "conflict"]
 
 # SQLite reads in flight at once per Store (short, and they release the GIL). Searches are
 # pure-Python CPU work: under the GIL two at once in one process cost more CPU per search than
@@ -90,12 +96,15 @@ class CheckReport(BaseModel):
     stale: list[str] = Field(default_factory=list)  # indexed from an older revision
     database: str = "ok"  # SQLite's integrity_check verdict
     index_problem: str | None = None  # the index could not be read at all
+    # live entries stored but no longer valid: id -> why (check --repair quarantines them)
+    unreadable: dict[str, str] = Field(default_factory=dict)
+    quarantined: list[str] = Field(default_factory=list)
     repaired: bool = False
 
     @property
     def ok(self) -> bool:
         return self.database == "ok" and not (
-            self.missing or self.extra or self.stale or self.index_problem
+            self.missing or self.extra or self.stale or self.index_problem or self.unreadable
         )
 
 
@@ -122,12 +131,65 @@ def _dump(entry: Entry) -> dict:
     return entry.model_dump(mode="json", by_alias=True)
 
 
+def _problem(exc: ValidationError) -> str:
+    first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": str(exc)}
+    where = ".".join(str(p) for p in first.get("loc", ()))[:200]
+    text = " ".join(f"{where + ': ' if where else ''}{first.get('msg', '')}".split())[:300]
+    return "".join(c if c.isprintable() else "?" for c in text)  # it reaches terminals and logs
+
+
 def _to_json(entry: Entry) -> str:
-    return entry.model_dump_json(by_alias=True)
+    """The entry as stored, proven to read back equal first: an entry that validates but does
+    not survive JSON (a non-finite number, a tree too deep for the JSON reader) would commit
+    and then break every later read of the KB. The one gate for every surface that writes."""
+    try:
+        data = entry.model_dump_json(by_alias=True)
+        back = Entry.model_validate_json(data)
+    except (ValidationError, PydanticSerializationError, ValueError, RecursionError) as exc:
+        why = _problem(exc) if isinstance(exc, ValidationError) else str(exc)
+        raise StoreError(
+            f"entry '{entry.id}' cannot be stored: it does not read back ({why[:300]})"
+        ) from None
+    if _dump(back) != _dump(entry):
+        changed = [k for k, v in _dump(back).items() if _dump(entry).get(k) != v]
+        raise StoreError(
+            f"entry '{entry.id}' cannot be stored: {', '.join(changed) or 'it'} would not read "
+            "back as written"
+        )
+    return data
 
 
-def _from_json(text: str) -> Entry:
-    return Entry.model_validate_json(text)
+def _from_json(text: str, entry_id: str = "?") -> Entry:
+    """A stored entry; UnreadableEntry (an EntryNotFound) if it no longer validates."""
+    try:
+        return Entry.model_validate_json(text)
+    except ValidationError as exc:
+        raise UnreadableEntry(entry_id, _problem(exc)) from None
+    except (ValueError, RecursionError) as exc:
+        raise UnreadableEntry(entry_id, " ".join(str(exc).split())[:300]) from None
+
+
+def _readable(rows: list[tuple[str, str]]) -> tuple[list[Entry], dict[str, str]]:
+    """(entries, {id: problem}) from (id, data) rows: one bad row never hides the others."""
+    good: list[Entry] = []
+    bad: dict[str, str] = {}
+    for entry_id, data in rows:
+        try:
+            good.append(_from_json(data, entry_id))
+        except UnreadableEntry as exc:
+            bad[entry_id] = exc.problem
+    return good, bad
+
+
+def _dated_from(entry: Entry, old: Entry, given: set[str]) -> Entry:
+    """A file's entry compared with the stored one: `created` is never reset (the earlier of
+    the two; the stored one if the file gives none), and a file without `updated` counts as
+    the stored version's age, so it neither looks newer nor differs in that alone."""
+    created = min(old.created, entry.created) if "created" in given else old.created
+    update: dict[str, datetime] = {"created": created}
+    if "updated" not in given:
+        update["updated"] = old.updated
+    return entry.model_copy(update=update)
 
 
 def changed_fields(old: Entry | None, new: Entry) -> list[str]:
@@ -445,10 +507,9 @@ class Store:
                         "(SELECT DISTINCT entry_id FROM revisions WHERE id > ? AND id <= ?)",
                         (stamp.rev, max_rev),
                     ).fetchall()
-                    upserts = [
-                        doc_from_entry(_from_json(d)) for _, d, deleted in rows if not deleted
-                    ]
-                    deletes = [i for i, _, deleted in rows if deleted]
+                    live, bad = _readable([(i, d) for i, d, deleted in rows if not deleted])
+                    upserts = [doc_from_entry(e) for e in live]
+                    deletes = [i for i, _, deleted in rows if deleted or i in bad]
             if upserts is None or deletes is None:
                 self._rebuild(reason)
                 return
@@ -473,12 +534,14 @@ class Store:
             with self._read() as conn:
                 max_rev = self._max_rev(conn)
                 rows = conn.execute(
-                    "SELECT data FROM entries WHERE deleted = 0 ORDER BY id"
+                    "SELECT id, data FROM entries WHERE deleted = 0 ORDER BY id"
                 ).fetchall()
             stamp = Stamp(store_id=self._store_id, rev=max_rev)
             self._rebuilds += 1
             try:
-                docs = (doc_from_entry(_from_json(d)) for (d,) in rows)
+                live, bad = _readable(rows)
+                self._warn_unreadable(bad)
+                docs = (doc_from_entry(e) for e in live)
                 count = self._index.rebuild(docs, stamp)
                 self._build = stamp.build  # before the count is even again (see _read_index)
             except OSError as exc:
@@ -538,9 +601,11 @@ class Store:
             except Exception as exc:  # a damaged index raises whatever whoosh raises
                 have, index_problem = {}, f"{type(exc).__name__}: {exc}"[:300]
             with self._read() as conn:
-                rows = conn.execute("SELECT data FROM entries WHERE deleted = 0").fetchall()
-            want = {e.id: entry_digest(e) for e in (_from_json(d) for (d,) in rows)}
+                rows = conn.execute("SELECT id, data FROM entries WHERE deleted = 0").fetchall()
+            live, bad = _readable(rows)
+            want = {e.id: entry_digest(e) for e in live}
             report = CheckReport(
+                unreadable=bad,
                 entries=len(want),
                 indexed=len(have),
                 missing=[] if index_problem else sorted(set(want) - set(have)),
@@ -550,9 +615,58 @@ class Store:
                 index_problem=index_problem,
             )
             if not report.ok and repair:
+                report.quarantined = self._quarantine(sorted(bad))
                 self._rebuild("check found differences")
                 report.repaired = True
             return report
+
+    def _quarantine(self, entry_ids: list[str]) -> list[str]:
+        """Take unreadable entries out of the KB: each is soft-deleted by a revision of its own
+        (author 'perfkb check --repair'); its raw JSON stays in the row and its history, so
+        nothing is destroyed and someone can still fix it by hand. Returns the ids moved."""
+        done = []
+        for entry_id in entry_ids:
+            with self._tx() as conn:
+                row = self._row(conn, entry_id)
+                if row is None or row[1]:
+                    continue
+                try:
+                    _from_json(row[0], entry_id)
+                    continue  # repaired in between by someone else
+                except UnreadableEntry:
+                    pass
+                self._write(
+                    conn,
+                    row,
+                    None,
+                    entry_id=entry_id,
+                    action="delete",
+                    author="perfkb check --repair",
+                    changed=["unreadable"],
+                )
+            done.append(entry_id)
+        return done
+
+    def unreadable(self) -> dict[str, str]:
+        """Live entries that are stored but no longer validate: id -> why."""
+        with self._conns.borrow() as conn:
+            rows = conn.execute("SELECT id, data FROM entries WHERE deleted = 0").fetchall()
+        return _readable(rows)[1]
+
+    _warned: set[str] = set()
+
+    def _warn_unreadable(self, bad: dict[str, str]) -> None:
+        """Log each unreadable row once per process (every listing skips it)."""
+        for entry_id, problem in bad.items():
+            if entry_id not in self._warned:
+                self._warned.add(entry_id)
+                log.warning(
+                    "entry %r cannot be read (%s): skipped; remove it with "
+                    "`perfkb delete %s` or `perfkb check --repair`",
+                    entry_id,
+                    problem,
+                    entry_id,
+                )
 
     # -- backup and restore -------------------------------------------------------------------
 
@@ -610,6 +724,17 @@ class Store:
             "SELECT data, deleted, rev FROM entries WHERE id = ?", (entry_id,)
         ).fetchone()
 
+    @staticmethod
+    def _old(row: tuple[str, int, int] | None, entry_id: str) -> Entry | None:
+        """The stored version a write replaces; None for a new id or an unreadable row (which
+        the write then replaces: that is one way to repair it)."""
+        if row is None:
+            return None
+        try:
+            return _from_json(row[0], entry_id)
+        except UnreadableEntry:
+            return None
+
     def _write(
         self,
         conn: sqlite3.Connection,
@@ -652,6 +777,10 @@ class Store:
         author = (author or "").strip()
         if not author:
             raise StoreError("every change needs an author")
+        try:  # shown by `perfkb history` and the pages: no escape sequences, one line
+            reject_controls(author, one_line=True)
+        except ValueError as exc:
+            raise StoreError(f"the author name {exc}") from None
         return author[:200]
 
     def add(self, entry: Entry, *, author: str, action: Action = "create") -> Entry:
@@ -663,7 +792,7 @@ class Store:
                 row = self._row(conn, entry.id)
                 if row is not None and not row[1]:
                     raise EntryExists(f"entry '{entry.id}' already exists")
-                old = _from_json(row[0]) if row else None
+                old = self._old(row, entry.id)
                 if row is not None and action == "create":
                     action = "restore"
                 changed = changed_fields(old, entry)
@@ -686,12 +815,15 @@ class Store:
                         f"entry '{entry.id}' was changed by someone else since you opened it "
                         f"(revision {row[2]}, you edited {expected_rev})"
                     )
-                old = _from_json(row[0])
-                new = normalize(entry).model_copy(update={"created": old.created})
+                old = self._old(row, entry.id)  # None: unreadable, and this edit replaces it
+                new = normalize(entry)
+                if old is not None:
+                    new = new.model_copy(update={"created": old.created})
                 changed = changed_fields(old, new)
-                if not changed:
+                if not changed and old is not None:
                     return old
-                new = new.model_copy(update={"updated": max(_now(), old.updated)})
+                newest = max(_now(), old.updated) if old is not None else _now()
+                new = new.model_copy(update={"updated": newest})
                 self._write(conn, row, new, action="update", author=author, changed=changed)
             self._after_write()
         return new
@@ -703,14 +835,21 @@ class Store:
         author: str,
         keep_local_edits: bool = True,
         restore_deleted: bool = False,
+        force: bool = False,
     ) -> tuple[Entry, UpsertStatus]:
         """Import one entry as written in a file (its timestamps are kept).
 
-        Never overwrites a stored entry whose `updated` is newer; with `keep_local_edits`
-        (what `perfkb init` wants) also keeps an entry changed in perfkb since it was last
-        imported, and a deleted one. With `restore_deleted` a deleted entry comes back.
+        Never overwrites a stored entry whose `updated` is newer, or one compared with a file
+        that gives no `updated` (its age is unknown, so it is not assumed newer): that is
+        "kept-newer" with `keep_local_edits` (what `perfkb init` wants; it also keeps an entry
+        changed in perfkb since it was last imported, and a deleted one) and "conflict"
+        without it (what `perfkb import` reports). `force` overwrites anyway; the replaced
+        version stays in the history. `created` is never reset: an overwrite keeps the
+        earlier of the stored and the file's. With `restore_deleted` a deleted entry comes
+        back.
         """
         author = self._author(author)
+        given = entry.model_fields_set  # before normalize: did the file say when?
         entry = normalize(entry)
         with self._lock:
             with self._tx() as conn:
@@ -720,21 +859,33 @@ class Store:
                     old = None
                     action: Action = "import"
                 else:
-                    old = _from_json(row[0])
+                    old = self._old(row, entry.id)  # None: unreadable, so the file repairs it
                     deleted = bool(row[1])
                     last_action = conn.execute(
                         "SELECT action FROM revisions WHERE entry_id = ? ORDER BY rev DESC LIMIT 1",
                         (entry.id,),
                     ).fetchone()
                     edited_here = last_action is not None and last_action[0] != "import"
+                    if old is not None:
+                        entry = _dated_from(entry, old, given)
                     if deleted and not restore_deleted:
-                        return old, "kept-newer"
+                        return old or entry, "kept-newer"
                     if deleted:
                         status, action = "created", "restore"
+                    elif old is None:
+                        status, action = "updated", "import"
                     elif _dump(old) == _dump(entry):
                         return old, "unchanged"
-                    elif old.updated > entry.updated or (keep_local_edits and edited_here):
-                        return old, "kept-newer"
+                    elif force:
+                        status, action = "updated", "import"
+                        if "updated" not in given:  # an overwrite now is a change made now
+                            entry = entry.model_copy(update={"updated": max(_now(), old.updated)})
+                    elif (
+                        "updated" not in given
+                        or old.updated >= entry.updated
+                        or (keep_local_edits and edited_here)
+                    ):
+                        return old, "kept-newer" if keep_local_edits else "conflict"
                     else:
                         status, action = "updated", "import"
                 changed = changed_fields(old, entry)
@@ -765,7 +916,13 @@ class Store:
                     raise EntryNotFound(f"no entry '{entry_id}'")
                 if not row[1]:
                     raise StoreError(f"entry '{entry_id}' is not deleted")
-                entry = _from_json(row[0])
+                try:
+                    entry = _from_json(row[0], entry_id)
+                except UnreadableEntry as exc:
+                    raise StoreError(
+                        f"entry '{entry_id}' cannot be restored: it cannot be read "
+                        f"({exc.problem}); add a corrected version under the same id instead"
+                    ) from None
                 self._write(conn, row, entry, action="restore", author=author, changed=[])
             self._after_write()
         return entry
@@ -777,7 +934,7 @@ class Store:
             raise EntryNotFound(f"no entry '{entry_id}'")
         if row[1] and not include_deleted:
             raise EntryNotFound(f"entry '{entry_id}' was deleted (perfkb restore {entry_id})")
-        return _from_json(row[0])
+        return _from_json(row[0], entry_id)
 
     def current_rev(self, entry_id: str) -> int:
         """The entry's latest revision number (for optimistic edits)."""
@@ -789,8 +946,12 @@ class Store:
 
     def list_entries(self) -> list[Entry]:
         with self._conns.borrow() as conn:
-            rows = conn.execute("SELECT data FROM entries WHERE deleted = 0 ORDER BY id").fetchall()
-        return [_from_json(d) for (d,) in rows]
+            rows = conn.execute(
+                "SELECT id, data FROM entries WHERE deleted = 0 ORDER BY id"
+            ).fetchall()
+        entries, bad = _readable(rows)
+        self._warn_unreadable(bad)  # skipped, not fatal: `perfkb check` names them
+        return entries
 
     def count(self) -> int:
         with self._conns.borrow() as conn:
@@ -814,10 +975,20 @@ class Store:
                 at=datetime.fromisoformat(at),
                 action=action,
                 changed_fields=json.loads(changed),
-                entry=_from_json(snap) if snap else None,
+                entry=self._snapshot(snap, eid),
             )
             for rev, eid, author, at, action, changed, snap in rows
         ]
+
+    @staticmethod
+    def _snapshot(snap: str | None, entry_id: str) -> Entry | None:
+        """A revision's entry; None if absent (a delete) or unreadable (history still shows)."""
+        if not snap:
+            return None
+        try:
+            return _from_json(snap, entry_id)
+        except UnreadableEntry:
+            return None
 
     def data_version(self) -> int:
         """The newest revision id: it changes whenever any process changes any entry."""

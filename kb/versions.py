@@ -8,8 +8,9 @@ from functools import total_ordering
 
 from kb.errors import InvalidVersion
 
-_MARKETING = re.compile(r"^(\d+)\s*[cgi](?:\s*r(?:elease)?\s*(\d+))?$", re.IGNORECASE)
-_NUMERIC = re.compile(r"^\d+(?:\.\d+)*$")
+_MARKETING = re.compile(r"^(\d{1,12})\s*[cgi](?:\s*r(?:elease)?\s*(\d{1,12}))?$", re.IGNORECASE)
+_NUMERIC = re.compile(r"^\d{1,12}(?:\.\d{1,12}){0,11}$")  # bounded: int() of 5,000 digits raises
+MAX_VERSION_TEXT = 64
 
 
 @total_ordering
@@ -18,6 +19,11 @@ class Version:
 
     def __init__(self, text: str) -> None:
         raw = str(text).strip()
+        if len(raw) > MAX_VERSION_TEXT:
+            raise InvalidVersion(
+                f"'{raw[:20]}…' ({len(raw)} characters) is too long for a version "
+                f"(at most {MAX_VERSION_TEXT})"
+            )
         self.text = raw
         s = raw.lower().removeprefix("v").strip()
         m = _MARKETING.match(s)

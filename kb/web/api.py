@@ -16,7 +16,14 @@ from ingest.detect import NOT_TEXT, binary_reason
 from kb import matcher
 from kb.models import Entry, EntryError, validate_entry
 from kb.results import AnalysisResult
-from kb.store import EntryExists, EntryNotFound, Revision, SearchHit, StoreError
+from kb.store import (
+    EntryExists,
+    EntryNotFound,
+    Revision,
+    SearchHit,
+    StoreError,
+    UnreadableEntry,
+)
 from kb.web.auth import require_api_writer
 from kb.web.state import web
 
@@ -109,6 +116,8 @@ def api_list(request: Request) -> Any:
 def api_get(request: Request, entry_id: str) -> Any:
     try:
         return web(request).store.get(entry_id)
+    except UnreadableEntry as exc:  # stored but invalid: say which and how to remove it
+        raise HTTPException(404, str(exc)[:600]) from None
     except EntryNotFound:
         raise _not_found(entry_id) from None
 
@@ -208,3 +217,6 @@ async def _read_json(request: Request) -> Any:
         raise HTTPException(422, [{"loc": "body", "msg": f"not valid JSON: {exc}"}]) from None
     except RecursionError:
         raise HTTPException(422, [{"loc": "body", "msg": "JSON nested too deeply"}]) from None
+    except ValueError as exc:  # an integer of more than 4,300 digits (Python's int limit)
+        msg = f"not valid JSON: {' '.join(str(exc).split(';')[0].split())}"
+        raise HTTPException(422, [{"loc": "body", "msg": msg}]) from None

@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import math
 import re
+import threading
+import time
+from collections import OrderedDict, deque
 from typing import Literal
 from urllib.parse import urlsplit
 
@@ -25,6 +29,78 @@ SESSION_COOKIE = "perfkb_session"
 SESSION_MAX_AGE_S = 12 * 3600
 LOCAL_HOSTS = {"127.0.0.1", "::1", "::ffff:127.0.0.1"}
 _UNSAFE_NAME = re.compile(r"[\x00-\x1f\x7f]")
+
+# Wrong tokens (login form or API bearer) allowed per client address in a sliding window;
+# beyond that, 429 with Retry-After until the oldest failure leaves the window. Without it a
+# client could try ~890 tokens a second. Per worker process, kept in memory (docs/security.md).
+LOGIN_FAILURES_ALLOWED = 10
+LOGIN_WINDOW_S = 60.0
+LOGIN_TRACKED_CLIENTS = 10_000  # addresses remembered at once (oldest forgotten first)
+
+
+class LoginThrottle:
+    """Failed token attempts per client address, in a sliding window. Only failures count, so
+    people who log in correctly are never slowed; a client over the limit is refused before
+    its token is even compared (a right guess must not be told apart from a wrong one)."""
+
+    def __init__(
+        self,
+        allowed: int = LOGIN_FAILURES_ALLOWED,
+        window_s: float = LOGIN_WINDOW_S,
+        tracked: int = LOGIN_TRACKED_CLIENTS,
+        clock=time.monotonic,
+    ) -> None:
+        self.allowed, self.window_s, self.tracked, self.clock = allowed, window_s, tracked, clock
+        self._failures: OrderedDict[str, deque[float]] = OrderedDict()
+        self._mutex = threading.Lock()
+
+    def retry_after(self, client: str) -> int:
+        """Seconds the client must wait before its next attempt (0: it may try now)."""
+        now = self.clock()
+        with self._mutex:
+            times = self._failures.get(client)
+            if not times:
+                return 0
+            while times and times[0] <= now - self.window_s:
+                times.popleft()
+            if len(times) < self.allowed:
+                return 0
+            return max(1, math.ceil(times[0] + self.window_s - now))
+
+    def failed(self, client: str) -> None:
+        now = self.clock()
+        with self._mutex:
+            times = self._failures.pop(client, None) or deque(maxlen=self.allowed)
+            times.append(now)
+            self._failures[client] = times  # most recent last
+            while len(self._failures) > self.tracked:
+                self._failures.popitem(last=False)
+
+
+def _client(request: Request) -> str:
+    return request.client.host if request.client else "?"
+
+
+def _throttle(request: Request) -> LoginThrottle:
+    throttle = getattr(request.app.state, "login_throttle", None)
+    if throttle is None:
+        throttle = request.app.state.login_throttle = LoginThrottle()
+    return throttle
+
+
+def check_login_rate(request: Request) -> None:
+    """429 with Retry-After if this client has sent too many wrong tokens lately."""
+    wait = _throttle(request).retry_after(_client(request))
+    if wait:
+        raise HTTPException(
+            429,
+            f"Too many wrong tokens from your address: try again in {wait} s.",
+            headers={"Retry-After": str(wait)},
+        )
+
+
+def login_failed(request: Request) -> None:
+    _throttle(request).failed(_client(request))
 
 
 class Identity(BaseModel):
@@ -108,10 +184,14 @@ def require_api_writer(request: Request) -> str:
     settings = web(request).settings
     if settings.api_token:
         scheme, _, sent = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() == "bearer" and sent:
+            check_login_rate(request)  # guessing bearer tokens is guessing the login token
         if scheme.lower() == "bearer" and hmac.compare_digest(
             sent.strip().encode(), settings.api_token.encode()
         ):
             return clean_name(request.headers.get("x-perfkb-user", "")) or "api"
+        if scheme.lower() == "bearer" and sent:
+            login_failed(request)
         raise HTTPException(
             401,
             "API writes need 'Authorization: Bearer <PERFKB_API_TOKEN>'.",

@@ -11,7 +11,8 @@ from pydantic import BaseModel, Field
 from starlette.datastructures import FormData
 from starlette.exceptions import HTTPException
 
-from kb.entry_yaml import FIELD_ORDER
+from kb.entry_yaml import FIELD_ORDER, load_fragment
+from kb.errors import EntryFileError
 from kb.models import PLATFORMS, Entry
 from kb.web import csrf
 from kb.web.auth import require_page_writer
@@ -47,15 +48,6 @@ async def read_form(request: Request, *, limit: int | None = None) -> FormData:
         raise
 
 
-class _NoAliasLoader(yaml.SafeLoader):
-    """safe_load without anchors/aliases: signatures are small, and aliases allow YAML bombs."""
-
-    def compose_node(self, parent, index):  # type: ignore[no-untyped-def]
-        if self.check_event(yaml.AliasEvent):
-            raise yaml.YAMLError("anchors and aliases (&name / *name) are not allowed here")
-        return super().compose_node(parent, index)
-
-
 def load_signatures(text: str) -> tuple[list[Any], str | None]:
     """(signature data, error message) from the signatures textarea."""
     if len(text.encode()) > MAX_SIGNATURES_YAML:
@@ -63,14 +55,9 @@ def load_signatures(text: str) -> tuple[list[Any], str | None]:
     if not text.strip():
         return [], None
     try:
-        data = yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        return [], f"YAML {where}{problem}"
-    except RecursionError:
-        return [], "signatures YAML is nested too deeply"
+        data = load_fragment(text)  # the entry files' reader: one set of YAML rules
+    except EntryFileError as exc:
+        return [], str(exc)
     if data is None:
         return [], None
     if isinstance(data, dict):

@@ -11,7 +11,9 @@ from kb.web import csrf
 from kb.web.auth import (
     SESSION_COOKIE,
     SESSION_MAX_AGE_S,
+    check_login_rate,
     clean_name,
+    login_failed,
     login_serializer,
     safe_next,
     token_tag,
@@ -35,6 +37,7 @@ async def login(request: Request) -> Response:
     settings = web(request).settings
     form = await read_form(request)
     csrf.check(request, form)
+    check_login_rate(request)
     target = safe_next(str(form.get("next", "/")))
     name = clean_name(str(form.get("name", "")))
     sent = str(form.get("token", ""))
@@ -45,6 +48,7 @@ async def login(request: Request) -> Response:
         error = "Give your name: it goes into the revision history of what you change."
     elif not hmac.compare_digest(sent.encode(), settings.api_token.encode()):
         error = "That token is not right."
+        login_failed(request)
     if error:
         return render(request, "login.html", {"next": target, "error": error, "name": name}, 401)
     response = RedirectResponse(target, status_code=303)

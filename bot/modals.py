@@ -10,10 +10,9 @@ import json
 import re
 from typing import Any
 
-import yaml
 from pydantic import BaseModel
 
-from kb.entry_yaml import load_fragment
+from kb.entry_yaml import dump_signatures, load_fragment
 from kb.errors import EntryFileError
 from kb.models import PLATFORMS, Entry, EntryError, validate_entry
 from kb.signatures import Signature
@@ -96,12 +95,12 @@ def text_input(
 
 def signatures_yaml(signatures: list[Signature], limit: int = INPUT_MAX) -> str:
     """Proposed signatures as the YAML an entry file would hold, as many as fit in `limit`."""
-    dumped = [s.model_dump(mode="json", by_alias=True, exclude_defaults=True) for s in signatures]
-    while dumped:
-        text = yaml.safe_dump(dumped, sort_keys=False, allow_unicode=True, width=90)
+    shown = list(signatures)
+    while shown:
+        text = dump_signatures(shown)
         if len(text) <= limit:
             return text
-        dumped.pop()
+        shown.pop()
     return ""
 
 

@@ -11,7 +11,7 @@ and names the file, the entry and the field in every error.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -240,6 +240,20 @@ def entry_to_data(entry: Entry) -> dict[str, Any]:
 def dump_entry(entry: Entry) -> str:
     return yaml.dump(
         entry_to_data(entry),
+        Dumper=_Dumper,
+        sort_keys=False,
+        allow_unicode=True,
+        default_flow_style=False,
+    )
+
+
+def dump_signatures(signatures: Sequence[Signature]) -> str:
+    """Signatures as an entry file holds them (one line per leaf, defaults left out): what the
+    web form and the Slack modal show for editing, so a signature reads the same everywhere."""
+    if not signatures:
+        return ""
+    return yaml.dump(
+        [_signature(s) for s in signatures],
         Dumper=_Dumper,
         sort_keys=False,
         allow_unicode=True,

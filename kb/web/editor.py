@@ -12,6 +12,7 @@ from starlette.concurrency import run_in_threadpool
 
 from ingest.detect import parse_text
 from kb import matcher
+from kb.entry_yaml import dump_signatures
 from kb.models import PLATFORMS, Entry, EntryError, validate_entry
 from kb.proposal import propose_signatures
 from kb.store import EntryExists, EntryNotFound, StoreError
@@ -20,7 +21,6 @@ from kb.web.forms import (
     CommandRow,
     EntryForm,
     VersionRow,
-    dump_signatures,
     problems_by_field,
     read_writer_form,
 )

@@ -5,13 +5,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import yaml
 from fastapi import Request
 from pydantic import BaseModel, Field
 from starlette.datastructures import FormData
 from starlette.exceptions import HTTPException
 
-from kb.entry_yaml import FIELD_ORDER, load_fragment
+from kb.entry_yaml import FIELD_ORDER, dump_signatures, load_fragment
 from kb.errors import EntryFileError
 from kb.models import PLATFORMS, Entry
 from kb.web import csrf
@@ -65,57 +64,6 @@ def load_signatures(text: str) -> tuple[list[Any], str | None]:
     if not isinstance(data, list):
         return [], "signatures must be a YAML list of signatures (each starting with '- name:')"
     return data, None
-
-
-class _FlowDict(dict):
-    """A condition leaf, written on one line: {fact: ..., key: ..., op: '>=', value: 5}."""
-
-
-class _FlowList(list):
-    """A list of plain values, written inline: sources: [truss, strace]."""
-
-
-class _SignatureDumper(yaml.SafeDumper):
-    pass
-
-
-_SignatureDumper.add_representer(
-    _FlowDict,
-    lambda d, data: d.represent_mapping("tag:yaml.org,2002:map", data.items(), flow_style=True),
-)
-_SignatureDumper.add_representer(
-    _FlowList,
-    lambda d, data: d.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=True),
-)
-
-
-def _flow_leaves(node: Any) -> Any:
-    if isinstance(node, dict):
-        if not ({"all", "any", "not"} & node.keys()) and ({"fact", "text", "regex"} & node.keys()):
-            return _FlowDict({k: _flow_leaves(v) for k, v in node.items()})
-        return {k: _flow_leaves(v) for k, v in node.items()}
-    if isinstance(node, list):
-        if all(isinstance(v, str | int | float) for v in node):
-            return _FlowList(node)
-        return [_flow_leaves(v) for v in node]
-    if isinstance(node, float) and node.is_integer() and abs(node) < 1e15:
-        return int(node)
-    return node
-
-
-def dump_signatures(signatures: list[Any]) -> str:
-    """Signatures as the YAML people edit in the form: defaults left out, one line per leaf."""
-    if not signatures:
-        return ""
-    data = [
-        s.model_dump(mode="json", by_alias=True, exclude_defaults=True, exclude_none=True)
-        if isinstance(s, BaseModel)
-        else s
-        for s in signatures
-    ]
-    return yaml.dump(
-        _flow_leaves(data), Dumper=_SignatureDumper, sort_keys=False, allow_unicode=True, width=100
-    )
 
 
 class VersionRow(BaseModel):

@@ -81,10 +81,24 @@ _RELEASE_RE = re.compile(
 )
 _PID_RE = re.compile(r"(?:Unix process pid|Windows thread id):\s*(\d+)")
 _SESSION_RE = re.compile(r"SESSION ID:\((\d+\.\d+)\)")
-_CONT_RE = re.compile(r"^\s*(?:[\w#$ |]{1,30}=\s*-?\w+\s*)+$")
+_OTHER_BODY = re.compile(
+    r"^\s*(?:APPNAME |LOB\w* #\d|RPC \w+|PARSE ERROR #|ERROR #|CLOSE #|Bind#\d|ASH |kxsbbbfp=|"
+    r"----- |Dump of memory|Binds? (?:for|of)\b|\d+ bytes? of\b)"
+)
 _SKIP_RE = re.compile(r"^\s*(?:\.\.+\s*\w*\s*\.*|=+)\s*$")
 _TRACE_FILE = re.compile(r"^\s*(?:Trace|Dump) file \S+\.tr[cm]\s*$")
 _TRACE_CONT = re.compile(r"^\s*\*\*\* TRACE (?:DUMP )?CONTINUED")
+
+
+def _continues(line: str) -> bool:
+    """The rest of a wrapped WAIT or call line: it starts with `name=value` (`obj#=-1`,
+    `blocks=1`, `tim=...`), never with a record keyword."""
+    stripped = line.strip()
+    if not stripped:
+        return False
+    first = stripped.split(None, 1)[0]
+    name, sep, _ = first.partition("=")
+    return bool(sep) and bool(name) and name.replace("#", "").replace("_", "").isalnum()
 
 
 def _num(value: str) -> float:
@@ -185,7 +199,7 @@ class Trace10046Parser(Parser):
             return False
         held = self.held
         if held is not None:
-            if line and _CONT_RE.match(line) and "tim=" not in held:
+            if "tim=" not in held and _continues(line):
                 self.held = None
                 self._body(held + " " + line.strip())
                 return True
@@ -235,7 +249,7 @@ class Trace10046Parser(Parser):
             if s := _SESSION_RE.search(line):
                 self.session = s.group(1)
             return True
-        if _TRACE_CONT.match(line):
+        if _TRACE_CONT.match(line) or _OTHER_BODY.match(line):
             return True
         if _HEADER_RE.match(line):
             if self.seen_body and self.release is not None:
@@ -245,9 +259,12 @@ class Trace10046Parser(Parser):
         return False
 
     def _header(self, line: str) -> None:
-        if (m := _RELEASE_RE.search(line)) and (self.release is None or "Release" in line):
-            self.major = int(m.group(1))
-            self.release = m.group(0).split(None, 1)[-1].lstrip("V ").strip()
+        if m := _RELEASE_RE.search(line):
+            # 'Version 19.18.0.0.0' (18c+) is more precise than 'Release 19.0.0.0.0' above it
+            finer = line.lstrip().startswith("Version") and self.major == int(m.group(1))
+            if self.release is None or "Release" in line or finer:
+                self.major = int(m.group(1))
+                self.release = m.group(0).split(None, 1)[-1].lstrip("V ").strip()
         if m := _PID_RE.search(line):
             self.pid = int(m.group(1))
 
@@ -433,6 +450,8 @@ class Trace10046Parser(Parser):
                 self.gap += start - self.last_end
             if self.last_end is None or wtim > self.last_end:
                 self.last_end = wtim
+        elif self.last_end is not None:
+            self.last_end += ela  # an 8i wait has no tim: it follows what came before
 
     def _parsing(self, cursor: str, rest: str) -> None:
         kv = dict(_KV_RE.findall(rest))

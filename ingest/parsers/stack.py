@@ -78,6 +78,8 @@ _CALL_STACK_NOISE = re.compile(
     r"|\s+[A-Z][A-Z0-9]{1,2} [0-9A-F]{3,16}\b|\s{20,}[0-9A-Fa-f]{6,16} \?)"
 )
 # the frames oradebug's own signal handling adds on top of every short stack
+_ORACLE_HINT = re.compile(r"\(\)|Stack|calling|oradebug|Statement processed")
+_ORADEBUG = re.compile(r"^\s*(?:SQL>\s*)?(?:oradebug\s+\w+.*|Statement processed\.?)\s*$", re.I)
 _DUMPER = frozenset({"ksedsts", "ksdxfstk", "ksdxcb", "sspuser", "__sighandler", "__restore_rt"})
 
 _LWP = re.compile(r"^\s*-{3,}\s*lwp#\s*(?P<lwp>\d+)\s*/\s*thread#\s*(?P<thread>\d+)\s*-{3,}\s*$")
@@ -194,7 +196,7 @@ class StackParser(Parser):
             self._commit()
             self._label = ""
             return True
-        if ("()" in line or "Stack" in line or "calling" in line) and self._oracle(line):
+        if _ORACLE_HINT.search(line) and self._oracle(line):
             return True
         return self._header(line) or self._frame_line(line) or self._other(line)
 
@@ -209,6 +211,8 @@ class StackParser(Parser):
             if len(self._folded_rows) < 200:
                 self._folded_rows.append((count, f"{name}()+{m.group(3) or 0}"))
             return True
+        if _ORADEBUG.match(line):
+            return True  # the commands between samples
         if _CALL_STACK_HEAD.match(line):
             if "calling" not in line:
                 self._new_stack(line.strip().strip("-").strip()[:60])

@@ -1,0 +1,92 @@
+"""Oracle stacks and traces other than 10046: oradebug short_stack samples (the dump's own frames
+dropped, the frames that stay put across samples), an incident call stack table, hanganalyze
+chains with an on-CPU root blocker, and LGWR slow-write warnings. Fixtures are my own."""
+
+from __future__ import annotations
+
+import pytest
+
+from ingest.detect import parse_text
+from ingest.parsers.hanganalyze import HanganalyzeParser, duration_s
+from ingest.parsers.lgwr import LgwrTraceParser
+from ingest.parsers.stack import StackParser
+from tests.parser_helpers import (
+    assert_facts_valid,
+    damaged_documents,
+    drive_parser,
+    fixture_lines,
+    random_input_test,
+)
+
+SHORT = fixture_lines("oracle/short_stack_samples.txt")
+INCIDENT = fixture_lines("oracle/incident_call_stack.trc")
+HANG = fixture_lines("oracle/hanganalyze_cpu_blocker.trc")
+
+
+def _only(lines, fmt):
+    blocks = [b for b in parse_text("\n".join(lines) + "\n").blocks if b.format == fmt]
+    assert len(blocks) == 1, [b.format for b in parse_text("\n".join(lines)).blocks]
+    assert_facts_valid(blocks[0])
+    return blocks[0]
+
+
+def test_short_stack_samples_drop_the_dumper_and_keep_stable_frames():
+    b = _only(SHORT, "stack")
+    f = b.facts
+    assert f["stack.samples"] == 3 and f["stack.stacks"] == 3
+    assert "ksedsts" not in f["frame.count"] and "__sighandler" not in f["frame.count"]
+    assert f["frame.top"] == {"kcbgtcr": 2.0, "kslgetl": 1.0}
+    # every frame from kcbgtcr down to main is in all three samples; kslgetl is not
+    assert f["stack.stable_frames"] == 12
+    assert "kslgetl" not in b.details["stable_frames"]
+    assert f["layer.count"]["kcb"] == 3
+
+
+def test_incident_call_stack_table():
+    f = _only(INCIDENT, "stack").facts
+    assert f["stack.stacks"] == 1 and f["stack.frames"] == 10
+    assert f["frame.count"]["qertbFetchByRowID"] == 1 and "kgeasnmierr" in f["frame.count"]
+    assert f["layer.count"]["kge"] >= 1
+
+
+def test_hanganalyze_root_blocker_on_cpu():
+    f = _only(HANG, "hanganalyze").facts
+    assert f["hang.blocker_sid"] == 400 and f["hang.blocker_ospid"] == 1003
+    assert f["hang.blocker_event"] == "not in wait"
+    assert f["hang.blocking_sessions"] == 2
+    assert f["hang.waiters"] == 2
+    assert f["hang.max_waiter_wait_s"] == 725
+    assert f["hang.waiter_event"] == "cursor: pin S wait on X"
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("1 min 29 sec", 89), ("0.000218 sec", 0.000218), ("2 hours 3 min", 7380), ("5 ms", 0.005)],
+)
+def test_hanganalyze_durations(text, seconds):
+    assert duration_s(text) == pytest.approx(seconds)
+
+
+def test_lgwr_warnings_with_decimal_commas_and_stamps():
+    lines = [
+        "*** 2024-01-02 03:04:05.678",
+        "Warning: log write elapsed time 2500ms, size 4KB",
+        "*** 2024-01-02 03:04:09.000",
+        "Warning: log write elapsed time 600ms, size 2048KB",
+        "Warning: log write broadcast wait time 1200ms (SCN 0x0.1234)",
+    ]
+    block, rejected = drive_parser(LgwrTraceParser(), lines)
+    assert rejected == []
+    f = block.facts
+    assert f["lgwr.slow_writes"] == 2 and f["lgwr.slow_posts"] == 1
+    assert f["lgwr.max_write_ms"] == 2500 and f["lgwr.avg_write_ms"] == 1550
+    assert f["lgwr.max_write_kb"] == 2048
+    assert f["lgwr.ms_per_mb"] == pytest.approx(3100 / (2052 / 1024))
+
+
+test_damaged_stacks_never_raise = random_input_test(
+    lambda lines: drive_parser(StackParser(), lines), damaged_documents([SHORT, INCIDENT])
+)
+test_damaged_hanganalyze_never_raises = random_input_test(
+    lambda lines: drive_parser(HanganalyzeParser(), lines), damaged_documents([HANG])
+)

@@ -63,6 +63,15 @@ _STAT_RE = re.compile(r"(?:^|(?<=[\s>:#\]]))STAT\s?#(\d+)\s+id=\s*\d+")
 _BINDS_RE = re.compile(r"(?:^|(?<=[\s>:#\]]))BINDS\s?#(\d+)\s*:")
 _XCTEND_RE = re.compile(r"(?:^|(?<=[\s>:#\]]))XCTEND\s+rlbk=\s*(\d+)\s*,\s*rd_only=\s*(\d+)")
 _ERROR_RE = re.compile(r"(?:^|(?<=[\s>:#\]]))(?:PARSE )?ERROR\s?#(\d+)\s*:.*\berr=\s*(\d+)")
+# the usual layout of the lines a large trace is made of, read straight from the text (fast path)
+_FAST = re.compile(
+    r"WAIT #(\d{1,20}): nam='([^'\n]{0,200})' ela= {0,8}(\d{1,15})( [^\n]{0,400}?)? tim=(\d{1,20})"
+    r"[ \r]*(?:\n|\Z)"
+    r"|(PARSE|EXEC|FETCH|CLOSE) #(\d{1,20}):c=(\d{1,15}),e=(\d{1,15}),p=(\d{1,15}),"
+    r"cr=(\d{1,15}),cu=(\d{1,15}),mis=(\d{1,9}),r=(\d{1,15}),dep=(\d{1,9}),og=\d{1,3},"
+    r"(?:plh=\d{1,12},)?tim=(\d{1,20})[ \r]*(?:\n|\Z)"
+    r"|STAT #\d{1,20} id=\d{1,9} [^\n]{0,2000}(?:\n|\Z)"
+)
 _KV_RE = re.compile(r"(\w+)\s*=\s*'?([^\s,']*)")
 _PARAM_RE = re.compile(r"([A-Za-z_#$|][\w#$|<> ]{0,30}?)\s*=\s*(-?\d+|0x[0-9a-fA-F]+)")
 _STAMP_RE = re.compile(r"^\s*\*\*\* (.{0,200})$")
@@ -318,9 +327,13 @@ class Trace10046Parser(Parser):
         return True
 
     def _tim(self, value: str) -> float | None:
-        digits = len(value.lstrip("-"))
-        if not value or not value.lstrip("-").isdigit():
-            return None
+        if value.isdigit():
+            digits = len(value)
+        else:
+            unsigned = value.lstrip("-")
+            if not unsigned.isdigit():
+                return None
+            digits = len(unsigned)
         if digits > self.tim_digits_max:
             self.tim_digits_max = digits
         t = float(value)
@@ -329,12 +342,13 @@ class Trace10046Parser(Parser):
         self.last_tim = t
         return t
 
-    def _wait(self, name: str, ela: float, rest: str) -> None:
+    def _wait(self, name: str, ela: float, rest: str, tim_s: str | None = None) -> None:
+        """One WAIT line; `rest` is what follows ela (parameters, obj#, tim), `tim_s` its tim
+        when the caller has it already."""
         ev = self.events.get(name)
         if ev is None:
             if len(self.events) >= MAX_EVENTS:
                 self.dropped_events += 1
-                ev = None
             else:
                 ev = self.events[name] = [0.0, 0.0, 0.0]
         if ev is not None:
@@ -345,13 +359,17 @@ class Trace10046Parser(Parser):
         idle = name in IDLE_EVENTS
         if not idle and (self.max_wait is None or ela > self.max_wait[0]):
             self.max_wait = (ela, name, rest[:300])
-        i = rest.rfind("tim=")
-        tim = self._tim(rest[i + 4 :].split(None, 1)[0].rstrip(",")) if i >= 0 else None
+        if tim_s is None:
+            i = rest.rfind("tim=")
+            if i >= 0:
+                tim_s = rest[i + 4 :].split(None, 1)[0].rstrip(",") if rest[i + 4 :].strip() else ""
+        tim = self._tim(tim_s) if tim_s else None
         if tim is not None:
             self._clock(tim, ela)
-        self.pending.append((tim, ela, idle))
-        if len(self.pending) > MAX_PENDING:
-            _, old, old_idle = self.pending.popleft()
+        pending = self.pending
+        pending.append((tim, ela, idle))
+        if len(pending) > MAX_PENDING:
+            _, old, old_idle = pending.popleft()
             if old_idle:
                 self.think += old
             else:
@@ -363,38 +381,62 @@ class Trace10046Parser(Parser):
             k, sep, v = part.partition("=")
             if sep:
                 kv[k.strip()] = v.strip()
-        e = _num(kv.get("e", "0"))
-        c = _num(kv.get("c", "0"))
         dep_s = kv.get("dep", "0")
-        dep = int(dep_s) if dep_s.isdigit() else 0
-        mis = kv.get("mis", "0")
+        mis_s = kv.get("mis", "0")
         tim_s = kv.get("tim")
-        tim = self._tim(tim_s.split(None, 1)[0]) if tim_s else None
+        self._call_values(
+            kind,
+            cursor,
+            _num(kv.get("c", "0")),
+            _num(kv.get("e", "0")),
+            _num(kv.get("p", "0")),
+            _num(kv.get("cr", "0")),
+            _num(kv.get("cu", "0")),
+            int(mis_s) if mis_s.isdigit() and len(mis_s) < 10 else 0,
+            _num(kv.get("r", "0")),
+            int(dep_s) if dep_s.isdigit() and len(dep_s) < 10 else 0,
+            tim_s.split(None, 1)[0] if tim_s and tim_s.strip() else None,
+        )
+
+    def _call_values(
+        self,
+        kind: str,
+        cursor: str,
+        c: float,
+        e: float,
+        p: float,
+        cr: float,
+        cu: float,
+        mis: int,
+        r: float,
+        dep: int,
+        tim_s: str | None,
+    ) -> None:
+        tim = self._tim(tim_s) if tim_s else None
         self.calls += 1
         if kind in self.counts:
             self.counts[kind] += 1
-        if mis.isdigit() and mis != "0":
-            self.misses += int(mis)
+        if mis:
+            self.misses += mis
             if kind == "PARSE":
-                self.hard_parses += int(mis)
-        r = _num(kv.get("r", "0"))
+                self.hard_parses += mis
         self.rows += r
         if kind == "FETCH":
             self.fetch_rows += r
         if tim is not None:
             self._clock(tim, e)
-        self.p += _num(kv.get("p", "0"))
-        self.cr += _num(kv.get("cr", "0"))
-        self.cu += _num(kv.get("cu", "0"))
+        self.p += p
+        self.cr += cr
+        self.cu += cu
         st = self.cursors.get(cursor)
         if st is None:
             st = self._statement(f"cursor #{cursor}", dep, "")
-            self._cursor(cursor, st)
+            if st is not None:
+                self._cursor(cursor, st)
         if st is not None:
             if kind == "PARSE":
                 st.parse += 1
-                if mis.isdigit():
-                    st.mis += int(mis)
+                st.mis += mis
             elif kind == "EXEC":
                 st.exec += 1
             elif kind == "FETCH":
@@ -402,7 +444,7 @@ class Trace10046Parser(Parser):
             st.e += e
             st.c += c
             st.rows += r
-            st.p += _num(kv.get("p", "0"))
+            st.p += p
         if dep == 0:
             self.dep0_calls += 1
             self._dep0(e, c, tim)
@@ -486,40 +528,51 @@ class Trace10046Parser(Parser):
 
     def feed_run(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int]:
         """Runs of WAIT / call / STAT lines (what a large trace is made of) without the
-        detector's per-line work. Other lines stop the run unless the detector's memo says no
-        other format starts on them; they then go through `feed` here exactly as one by one."""
+        detector's per-line work: one anchored regex per line reads the usual layout straight
+        from the text. Other lines go through `feed` here, exactly as one by one, when they
+        score 2 here or the detector's memo says no other format starts on them; else the run
+        stops."""
         taken = 0
         me = type(self)
-        wait_re = _WAIT_RE.match
-        call_re = _CALL_RE.match
+        fast = _FAST.match
+        wait = self._wait
+        call = self._call_values
+        limit = endpos + 1 if endpos < len(text) else endpos
         while pos < endpos:
+            if self.held is None and self.in_sql is None and not self.in_binds:
+                m = fast(text, pos, limit)
+                if m is not None and m.end() - pos <= MAX_LINE:
+                    g = m.groups()
+                    if g[0] is not None:
+                        wait(g[1], float(g[2]), text[m.end(3) : m.end(5)], g[4])
+                    elif g[5] is not None:
+                        call(
+                            g[5],
+                            g[6],
+                            float(g[7]),
+                            float(g[8]),
+                            float(g[9]),
+                            float(g[10]),
+                            float(g[11]),
+                            int(g[12]),
+                            float(g[13]),
+                            int(g[14]),
+                            g[15],
+                        )
+                    else:
+                        self.stat_lines += 1
+                    self.seen_body = True
+                    taken += 1
+                    pos = m.end()
+                    continue
             nl = text.find("\n", pos, endpos)
             end = endpos if nl < 0 else nl
             if end - pos > MAX_LINE:
                 break
-            line = text[pos:end]
-            if line.endswith("\r"):
-                line = line.rstrip("\r")
-            if self.held is None and self.in_sql is None and not self.in_binds:
-                if line.startswith("WAIT #") and "tim=" in line and (m := wait_re(line)):
-                    self._wait(m.group(2), _num(m.group(3)), m.group(4))
-                    self.seen_body = True
-                elif line.startswith(("EXEC #", "FETCH #", "CLOSE #", "PARSE #")) and (
-                    m := call_re(line)
-                ):
-                    self._call(m.group(1), m.group(2), m.group(3))
-                    self.seen_body = True
-                elif line.startswith("STAT #") and _STAT_RE.match(line):
-                    self.stat_lines += 1
-                elif plain.get((me, line)) is False or me.start_score(line) == 2:
-                    if not self.feed(line):
-                        break
-                else:
-                    break
-            elif plain.get((me, line)) is False or me.start_score(line) == 2:
-                if not self.feed(line):
-                    break
-            else:
+            line = text[pos:end].rstrip("\r")
+            if not (plain.get((me, line)) is False or me.start_score(line) == 2):
+                break
+            if not self.feed(line):
                 break
             taken += 1
             pos = end + 1

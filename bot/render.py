@@ -27,6 +27,7 @@ FALLBACK_TEXT = 300
 
 # Tables worth showing as "top keys" when summarising a block, most telling first.
 _TABLES = (
+    "trace10046.profile_pct",
     "syscall.total_ms",
     "syscall.count",
     "event.waited_s",

@@ -294,19 +294,6 @@ def _specs() -> list[FactSpec]:
         ),
         # ---- raw 10046 extended SQL trace: a Method R response-time profile ----------------
         f(
-            name="trace10046.time_unit",
-            sources=("trace10046",),
-            kind="string",
-            doc="unit of c/e/ela/tim in the trace: 'us' (9i and later) or 'cs' (8i and "
-            "earlier), from the header, else from tim magnitudes",
-        ),
-        f(
-            name="trace10046.release",
-            sources=("trace10046",),
-            kind="string",
-            doc="Oracle release from the trace header",
-        ),
-        f(
             name="trace10046.response_s",
             sources=("trace10046",),
             doc="response time R in seconds: dep=0 call elapsed + waits between calls + "
@@ -406,6 +393,19 @@ def _specs() -> list[FactSpec]:
         ),
         f(name="trace10046.max_wait_file", sources=("trace10046",), doc="its file#"),
         f(name="trace10046.max_wait_block", sources=("trace10046",), doc="its block#"),
+        f(
+            name="trace10046.time_unit",
+            sources=("trace10046",),
+            kind="string",
+            doc="unit of c/e/ela/tim in the trace: 'us' (9i and later) or 'cs' (8i and "
+            "earlier), from the header, else from tim magnitudes",
+        ),
+        f(
+            name="trace10046.release",
+            sources=("trace10046",),
+            kind="string",
+            doc="Oracle release from the trace header",
+        ),
         f(
             name="statement.elapsed_s",
             sources=("trace10046",),

@@ -72,6 +72,10 @@ _FAST = re.compile(
     r"(?:plh=\d{1,12},)?tim=(\d{1,20})[ \r]*(?:\n|\Z)"
     r"|STAT #\d{1,20} id=\d{1,9} [^\n]{0,2000}(?:\n|\Z)"
 )
+_CLAIMED = re.compile(
+    r"^(?:={21}|END OF STMT|\*\*\* \d{4}-\d\d-\d\d[ T][\d:.]+\S*(?: \(.*\))?"
+    r"| Bind#\d+|  (?:oacdty|kxsbbbfp|value|No oacdef|Frm#|oacflg)\b.*)\s*$"
+)
 _KV_RE = re.compile(r"(\w+)\s*=\s*'?([^\s,']*)")
 _PARAM_RE = re.compile(r"([A-Za-z_#$|][\w#$|<> ]{0,30}?)\s*=\s*(-?\d+|0x[0-9a-fA-F]+)")
 _STAMP_RE = re.compile(r"^\s*\*\*\* (.{0,200})$")
@@ -200,6 +204,13 @@ class Trace10046Parser(Parser):
         if _XCTEND_RE.search(line):
             return 1
         return 0
+
+    @classmethod
+    def claims(cls, line: str) -> bool:
+        """Lines only a 10046 trace prints (the cursor separator, END OF STMT, the lines of a
+        BINDS block, `*** ` timestamps): inside a trace they continue it whatever else they
+        look like, and the fast path can take them without asking the other formats."""
+        return bool(_CLAIMED.match(line))
 
     # -- feeding --------------------------------------------------------------------------------
 
@@ -570,7 +581,7 @@ class Trace10046Parser(Parser):
             if end - pos > MAX_LINE:
                 break
             line = text[pos:end].rstrip("\r")
-            if not (plain.get((me, line)) is False or me.start_score(line) == 2):
+            if not (plain.get((me, line)) is False or me.claims(line) or me.start_score(line) == 2):
                 break
             if not self.feed(line):
                 break

@@ -288,6 +288,12 @@ def _specs() -> list[FactSpec]:
             doc="'internal SQL statements in trace file' from the trailer (recursive SQL)",
         ),
         f(
+            name="tkprof.seq_updates",
+            sources=("tkprof",),
+            doc="executions of the recursive 'update seq$' statement: one per sequence cache "
+            "refill, one per NEXTVAL for a NOCACHE sequence",
+        ),
+        f(
             name="tkprof.hard_parse_pct",
             sources=("tkprof",),
             doc="hard parses per 100 parse calls (all statements): near 100 is literal SQL",
@@ -342,7 +348,24 @@ def _specs() -> list[FactSpec]:
         ),
         f(name="trace10046.span_s", sources=("trace10046",), doc="last tim - first tim (s)"),
         f(name="trace10046.db_calls", sources=("trace10046",), doc="database calls, all depths"),
-        f(name="trace10046.dep0_calls", sources=("trace10046",), doc="dep=0 database calls"),
+        f(
+            name="trace10046.dep0_calls",
+            sources=("trace10046",),
+            doc="top-level database calls: dep=0, or the shallowest depth in a piece of a trace "
+            "that starts inside a call (see trace10046.top_depth)",
+        ),
+        f(
+            name="trace10046.top_depth",
+            sources=("trace10046",),
+            doc="the depth R is computed from: 0 for a whole trace, 1 for a piece holding only "
+            "the SQL a PL/SQL call ran",
+        ),
+        f(
+            name="trace10046.seq_updates",
+            sources=("trace10046",),
+            doc="executions of the recursive 'update seq$': one per sequence cache refill, one "
+            "per NEXTVAL for a NOCACHE sequence",
+        ),
         f(
             name="trace10046.recursive_calls",
             sources=("trace10046",),
@@ -515,9 +538,16 @@ def _specs() -> list[FactSpec]:
             doc="total warned write time / total warned MB (ms per MB: slow device vs big writes)",
         ),
         f(
-            name="lgwr.slow_posts",
+            name="lgwr.broadcast_waits",
             sources=("lgwr_trace",),
-            doc="'Warning: log writer ... post/wait' and 'LGWR ... took N ms' lines of other kinds",
+            doc="'Warning: log write broadcast wait time' lines (RAC: waiting for the SCN "
+            "broadcast before posting the committers)",
+        ),
+        f(
+            name="lgwr.sync_mode_switches",
+            sources=("lgwr_trace",),
+            doc="adaptive log file sync switches between post/wait and polling "
+            "(kcrfw_update_adaptive_sync_mode, 'Log file sync switching to ...')",
         ),
         # ---- mpstat ------------------------------------------------------------------------
         f(name="cpu.count", sources=("mpstat",), doc="CPUs reported"),

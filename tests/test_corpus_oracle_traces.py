@@ -137,6 +137,7 @@ def test_22_trace10046_insert_returning_with_sequence():
     assert f["statement.elapsed_s"]["hv=2228079888"] >= 1.525863
     assert f["trace10046.commits"] == 2
     assert b.details["session"] == "44.524"
+    assert f["trace10046.seq_updates"] == 1  # NEXTVAL refilled the sequence cache once
 
 
 def test_23_trace10046_piece_with_binds():
@@ -144,8 +145,10 @@ def test_23_trace10046_piece_with_binds():
     f = b.facts
     assert f["statement.exec_count"]["47r1y8yn34jmj"] == 2
     assert f["trace10046.query"] == 4
-    assert f["trace10046.recursive_calls"] == 8
     assert b.details["bind_blocks"] == 2
+    # a piece holding only dep=1 calls: R is computed from them
+    assert f["trace10046.top_depth"] == 1 and f["trace10046.dep0_calls"] == 8
+    assert f["trace10046.response_s"] >= 0.000538
 
 
 def test_24_trace10046_gap_between_last_fetch_and_close():

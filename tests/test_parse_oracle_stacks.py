@@ -67,18 +67,21 @@ def test_hanganalyze_durations(text, seconds):
     assert duration_s(text) == pytest.approx(seconds)
 
 
-def test_lgwr_warnings_with_decimal_commas_and_stamps():
+def test_lgwr_warnings_broadcasts_switches_and_stamps():
     lines = [
         "*** 2024-01-02 03:04:05.678",
         "Warning: log write elapsed time 2500ms, size 4KB",
         "*** 2024-01-02 03:04:09.000",
         "Warning: log write elapsed time 600ms, size 2048KB",
         "Warning: log write broadcast wait time 1200ms (SCN 0x0.1234)",
+        "kcrfw_update_adaptive_sync_mode: post->poll long#=2 sync#=13 sync=90 poll=3262 rw=0",
+        "Log file sync switching to polling",
     ]
     block, rejected = drive_parser(LgwrTraceParser(), lines)
     assert rejected == []
     f = block.facts
-    assert f["lgwr.slow_writes"] == 2 and f["lgwr.slow_posts"] == 1
+    assert f["lgwr.slow_writes"] == 2 and f["lgwr.broadcast_waits"] == 1
+    assert f["lgwr.sync_mode_switches"] == 2
     assert f["lgwr.max_write_ms"] == 2500 and f["lgwr.avg_write_ms"] == 1550
     assert f["lgwr.max_write_kb"] == 2048
     assert f["lgwr.ms_per_mb"] == pytest.approx(3100 / (2052 / 1024))
@@ -90,3 +93,13 @@ test_damaged_stacks_never_raise = random_input_test(
 test_damaged_hanganalyze_never_raises = random_input_test(
     lambda lines: drive_parser(HanganalyzeParser(), lines), damaged_documents([HANG])
 )
+
+
+def test_hanganalyze_10g_open_chains():
+    f = _only(fixture_lines("oracle/hanganalyze_10g_open_chains.trc"), "hanganalyze").facts
+    assert f["hang.chains"] == 2
+    assert f["hang.blocker_sid"] == 135 and f["hang.blocker_ospid"] == 24190
+    assert f["hang.blocker_event"] == "SQL*Net message from client"
+    assert f["hang.waiters"] == 1
+    assert f["hang.waiter_event"] == "enq: TX - row lock contention"
+    assert f["hang.event_count"]["db file sequential read"] == 1

@@ -163,3 +163,21 @@ test_random_lines_never_raise = random_input_test(
     st.lists(st.one_of(NOISE, mangled_lines(CS + PASTED + PIECE, cut_at_most=120, words=WORDS))),
 )
 test_damaged_traces_never_raise = random_input_test(run, damaged_documents([CS, PASTED, PIECE]))
+
+
+def test_piece_starting_inside_a_call_reaches_its_parent():
+    lines = [
+        "EXEC #2:c=100,e=200,p=0,cr=0,cu=0,mis=0,r=0,dep=1,og=1,tim=1000000000200",
+        "WAIT #2: nam='db file sequential read' ela= 500 file#=1 block#=2 blocks=1 obj#=3 "
+        "tim=1000000000800",
+        "FETCH #2:c=100,e=700,p=1,cr=1,cu=0,mis=0,r=1,dep=1,og=1,tim=1000000000900",
+        "EXEC #1:c=300,e=1000,p=1,cr=1,cu=0,mis=0,r=1,dep=0,og=1,tim=1000000001000",
+    ]
+    block, rejected = run(lines)
+    assert rejected == []
+    f = block.facts
+    assert f["trace10046.top_depth"] == 0 and f["trace10046.dep0_calls"] == 1
+    assert f["trace10046.recursive_calls"] == 2
+    assert f["trace10046.response_s"] == pytest.approx(0.001)
+    assert f["trace10046.cpu_s"] == pytest.approx(0.0003)
+    assert f["trace10046.unaccounted_within_s"] == pytest.approx(0.0002)

@@ -24,7 +24,15 @@ MAX_SESSIONS = 100
 
 _START = re.compile(
     r"^\s*(?:\*\*\*\s*)?(?:HANG ANALYSIS:|Chains most likely to have caused the hang:"
-    r"|Chain \d+ Signature:|Non-intersecting chains:|Intersecting chains:|END OF HANG ANALYSIS)"
+    r"|Chain \d+ Signature:|Non-intersecting chains:|Intersecting chains:|END OF HANG ANALYSIS"
+    r"|Open chains found:|Other chains found:|Chain \d+\s*:\s*<cnode/)"
+)
+# 10g / 11.1 layout: `Chain 1 : <cnode/sid/sess_srno/proc_ptr/ospid/wait_event> :` then one
+# `<0/122/5/0x7c8a1e10/24180/enq: TX - row lock contention>` per session, the waiter first and
+# each session it waits behind on a ` -- <...>` line below it
+_CHAIN_OLD = re.compile(r"^\s*Chain (\d+)\s*:\s*<cnode/")
+_NODE_OLD = re.compile(
+    r"^\s*(?:--\s*)?<(\d{1,4})/(\d{1,9})/(\d{1,9})/(0x[0-9a-fA-F]{1,16})/(\d{1,12})/([^>]{0,160})>\s*$"
 )
 _CHAIN = re.compile(r"^\s*Chain (\d+):\s*$")
 _SESSION_START = re.compile(r"Oracle session identified by:")
@@ -117,7 +125,18 @@ class HanganalyzeParser(Parser):
         if _END.match(line):
             self.ended = True
             return True
-        if m := _CHAIN.match(line):
+        if m := _NODE_OLD.match(line):
+            if self.chain is not None and len(self.chain) < MAX_SESSIONS:
+                node = _Session()
+                node.instance = m.group(1)
+                node.sid = int(m.group(2))
+                node.serial = int(m.group(3))
+                node.ospid = int(m.group(5))
+                node.event = m.group(6).strip() or None
+                self.chain.append(node)
+            self.session = None
+            return True
+        if m := _CHAIN.match(line) or _CHAIN_OLD.match(line):
             n = int(m.group(1))
             if n in self.chains or len(self.chains) < MAX_CHAINS:
                 self.chain = self.chains.setdefault(n, [])

@@ -1,6 +1,7 @@
 """LGWR trace files (`<sid>_lgwr_<pid>.trc`): the `Warning: log write elapsed time 610ms, size
 12KB` lines LGWR writes whenever one redo write takes longer than 500 ms (10.2 onwards; 12c also
-prints them from its LGnn slaves), and the `log write broadcast wait time` lines of RAC.
+prints them from its LGnn slaves), the `log write broadcast wait time` lines of RAC, and the
+adaptive log file sync switches between post/wait and polling (11.2.0.3+).
 
 What a DBA reads off them: how many slow writes, how slow, and whether slowness follows size
 (a device that takes 1.5 s for 12 KB is sick; 3 MB in 600 ms is a big write on a slow path).
@@ -20,10 +21,10 @@ _WRITE = re.compile(
     r"Warning:\s*log write (?:elapsed )?time\s*(\d+(?:[.,]\d+)?)\s*ms\s*,\s*size\s*(\d+(?:[.,]\d+)?)\s*KB",
     re.IGNORECASE,
 )
-_OTHER = re.compile(
-    r"Warning:\s*log write broadcast wait time\s*(\d+)\s*ms"
-    r"|Warning:\s*lgwr\b.*\btook\s*(\d+)\s*ms"
-    r"|kcrfw_update_adaptive_sync_mode:",
+_BROADCAST = re.compile(r"Warning:\s*log write broadcast wait time\s*(\d+)\s*ms", re.IGNORECASE)
+# 11.2.0.3+ adaptive log file sync: LGWR switching between post/wait and polling
+_SWITCH = re.compile(
+    r"kcrfw_update_adaptive_sync_mode:|Log file sync switching to (?:polling|post/wait)",
     re.IGNORECASE,
 )
 _STAMP = re.compile(r"^\s*\*\*\* \d{4}-\d\d-\d\d[ T]")
@@ -45,15 +46,18 @@ class LgwrTraceParser(Parser):
         self.min_ms: float | None = None
         self.max_kb = 0.0
         self.max_line: tuple[float, float] | None = None
-        self.others = 0
+        self.broadcasts = 0
+        self.switches = 0
         self.first_stamp: str | None = None
         self.last_stamp: str | None = None
 
     @classmethod
     def start_score(cls, line: str) -> int:
-        if len(line) > MAX_LINE or "arning" not in line and "kcrfw" not in line:
+        if len(line) > MAX_LINE or not ("arning" in line or "kcrfw" in line or "sync" in line):
             return 0
-        return 2 if _WRITE.search(line) or _OTHER.search(line) else 0
+        if _WRITE.search(line) or _BROADCAST.search(line) or _SWITCH.search(line):
+            return 2
+        return 0
 
     def feed(self, line: str) -> bool:
         if len(line) > MAX_LINE:
@@ -69,8 +73,11 @@ class LgwrTraceParser(Parser):
             self.min_ms = ms if self.min_ms is None else min(self.min_ms, ms)
             self.max_kb = max(self.max_kb, kb)
             return True
-        if _OTHER.search(line):
-            self.others += 1
+        if _BROADCAST.search(line):
+            self.broadcasts += 1
+            return True
+        if _SWITCH.search(line):
+            self.switches += 1
             return True
         if _STAMP.match(line):
             stamp = line.strip()[4:40]
@@ -80,11 +87,12 @@ class LgwrTraceParser(Parser):
         return False
 
     def facts(self) -> tuple[dict, dict, list[str], Platform | None]:
-        if not self.writes and not self.others:
+        if not self.writes and not self.broadcasts and not self.switches:
             return {}, {}, [], None
         facts: dict = {
             "lgwr.slow_writes": float(self.writes),
-            "lgwr.slow_posts": float(self.others),
+            "lgwr.broadcast_waits": float(self.broadcasts),
+            "lgwr.sync_mode_switches": float(self.switches),
         }
         if self.writes:
             facts["lgwr.max_write_ms"] = self.max_ms

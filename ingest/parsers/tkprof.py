@@ -242,6 +242,7 @@ class _Agg:
     overall_nonrec_misses_parse: int = 0
     distinct: set[str] = field(default_factory=set)
     distinct_dropped: int = 0
+    seq_updates: float = 0.0
 
     def copy(self) -> _Agg:
         new = _Agg(**{f.name: getattr(self, f.name) for f in fields(self)})
@@ -285,6 +286,8 @@ class _Agg:
                 self.distinct_dropped += 1
         if totals is None:
             return
+        if " ".join(st.text.split())[:12].lower() == "update seq$ ":
+            self.seq_updates += totals.execute_count
         self.statements += 1
         if st.depth > 0:
             self.rec.add(totals)
@@ -792,6 +795,8 @@ class TkprofParser(Parser):
             parses = agg.nonrec.parse_count + agg.rec.parse_count
         if parses > 0:
             out["tkprof.hard_parse_pct"] = _r(min(hard / parses * 100.0, 100.0))
+        if agg.statements:
+            out["tkprof.seq_updates"] = agg.seq_updates
         unique = self._trailer.get("unique SQL statements in trace file")
         if unique is None:
             unique = self._overall_counts.get("unique SQL statements in session")

@@ -76,6 +76,7 @@ _CLAIMED = re.compile(
     r"^(?:={21}|END OF STMT|\*\*\* \d{4}-\d\d-\d\d[ T][\d:.]+\S*(?: \(.*\))?"
     r"| Bind#\d+|  (?:oacdty|kxsbbbfp|value|No oacdef|Frm#|oacflg)\b.*)\s*$"
 )
+_SEQ_UPDATE = "update seq$ "  # the recursive update of a NOCACHE (or exhausted cache) sequence
 _KV_RE = re.compile(r"(\w+)\s*=\s*'?([^\s,']*)")
 _PARAM_RE = re.compile(r"([A-Za-z_#$|][\w#$|<> ]{0,30}?)\s*=\s*(-?\d+|0x[0-9a-fA-F]+)")
 _STAMP_RE = re.compile(r"^\s*\*\*\* (.{0,200})$")
@@ -147,6 +148,8 @@ class Trace10046Parser(Parser):
         self.tim_digits_max = 0
         self.calls = 0
         self.dep0_calls = 0
+        self.top_dep: int | None = None  # 0 in a whole trace; 1 in a piece of PL/SQL's SQL
+        self.seq_updates = 0
         self.recursive_calls = 0
         self.counts = {"PARSE": 0, "EXEC": 0, "FETCH": 0}
         self.hard_parses = 0
@@ -450,13 +453,20 @@ class Trace10046Parser(Parser):
                 st.mis += mis
             elif kind == "EXEC":
                 st.exec += 1
+                if st.text[:12].lower() == _SEQ_UPDATE:
+                    self.seq_updates += 1
             elif kind == "FETCH":
                 st.fetch += 1
             st.e += e
             st.c += c
             st.rows += r
             st.p += p
-        if dep == 0:
+        top = self.top_dep
+        if top is None or dep < top:
+            if top is not None:
+                self._new_top()
+            self.top_dep = top = dep
+        if dep == top:
             self.dep0_calls += 1
             self._dep0(e, c, tim)
         else:
@@ -472,6 +482,18 @@ class Trace10046Parser(Parser):
             if gap > 0 and (self.max_gap is None or gap > self.max_gap[0]):
                 self.max_gap = (gap, prev, tim)
         self.prev_end = tim
+
+    def _new_top(self) -> None:
+        """A piece that began inside a call (dep=1 lines first) reaches a shallower call: that
+        call contains what was counted as top level so far, so its e and c replace them; the
+        waits placed so far are inside it (think time excepted)."""
+        self.inside += self.between
+        self.between = 0.0
+        self.e0 = self.c0 = 0.0
+        self.gap = 0.0
+        self.last_end = None
+        self.recursive_calls += self.dep0_calls
+        self.dep0_calls = 0
 
     def _dep0(self, e: float, c: float, tim: float | None) -> None:
         start = tim - e if tim is not None else None
@@ -647,6 +669,8 @@ class Trace10046Parser(Parser):
             "trace10046.commits": float(self.commits),
             "trace10046.rollbacks": float(self.rollbacks),
             "trace10046.errors": float(sum(self.errors.values())),
+            "trace10046.seq_updates": float(self.seq_updates),
+            "trace10046.top_depth": float(self.top_dep or 0),
         }
         if response > 0:
             facts["trace10046.unaccounted_pct"] = _r((within + gap) / response * 100.0)

@@ -16,6 +16,7 @@ from tests.parser_helpers import (
     drive_parser,
     fixture_lines,
     random_input_test,
+    slowest_hostile_line,
 )
 
 SHORT = fixture_lines("oracle/short_stack_samples.txt")
@@ -103,3 +104,9 @@ def test_hanganalyze_10g_open_chains():
     assert f["hang.waiters"] == 1
     assert f["hang.waiter_event"] == "enq: TX - row lock contention"
     assert f["hang.event_count"]["db file sequential read"] == 1
+
+
+def test_hostile_lines_stay_fast():
+    assert slowest_hostile_line(HanganalyzeParser, HANG[:12]) < 0.5
+    assert slowest_hostile_line(LgwrTraceParser, []) < 0.5
+    assert slowest_hostile_line(StackParser, SHORT[:2]) < 0.5

@@ -5,10 +5,16 @@ property tests every parser has (random or damaged input never raises)."""
 
 from __future__ import annotations
 
+import io
+import random
+import sys
+from pathlib import Path
+
 import pytest
 from hypothesis import strategies as st
 
-from ingest.detect import Detector, parse_lines, parse_text
+from ingest import detect
+from ingest.detect import Detector, parse_lines, parse_stream, parse_text
 from ingest.parsers.trace10046 import PROFILE_CPU, PROFILE_UNACC_IN, Trace10046Parser
 from tests.parser_helpers import (
     NOISE,
@@ -21,6 +27,11 @@ from tests.parser_helpers import (
     random_input_test,
     slowest_hostile_line,
 )
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # benchmarks/ is not an installed package: run from the checkout
+    sys.path.insert(0, str(ROOT))
+from benchmarks import gen_trace10046  # noqa: E402
 
 CS = fixture_lines("oracle/trace10046_817_cs.trc")
 PASTED = fixture_lines("oracle/trace10046_19c_pasted.txt")
@@ -181,3 +192,68 @@ def test_piece_starting_inside_a_call_reaches_its_parent():
     assert f["trace10046.response_s"] == pytest.approx(0.001)
     assert f["trace10046.cpu_s"] == pytest.approx(0.0003)
     assert f["trace10046.unaccounted_within_s"] == pytest.approx(0.0002)
+
+
+def test_smart_quotes_from_a_chat_client():
+    lines = [
+        "PARSING IN CURSOR #5 len=20 dep=0 uid=1 oct=3 lid=1 tim=1000000000000 hv=9 ad=\u201822\u2019 "
+        "sqlid=\u2018abcdabcdabcd1\u2019",
+        "select 1 from dual",
+        "END OF STMT",
+        "WAIT #5: nam=\u2018db file scattered read\u2019 ela= 900 file#=3 block#=8 blocks=16 "
+        "obj#=4 tim=1000000001000",
+        "FETCH #5:c=50,e=1000,p=16,cr=17,cu=0,mis=0,r=1,dep=0,og=1,tim=1000000001050",
+    ]
+    block, rejected = run(lines)
+    assert rejected == []
+    f = block.facts
+    assert f["event.count"]["db file scattered read"] == 1
+    assert f["statement.exec_count"]["abcdabcdabcd1"] == 0
+    assert f["statement.elapsed_s"]["abcdabcdabcd1"] == pytest.approx(0.001)
+
+
+def _evidence_by_lines(data: bytes) -> str:
+    d = Detector()
+    d.feed_lines(line.decode("utf-8", errors="replace") for line in io.BytesIO(data))
+    return d.finish().model_dump_json()
+
+
+def _same_on_every_path(data: bytes, monkeypatch) -> None:
+    want = _evidence_by_lines(data)
+    for chunk in (1024 * 1024, 4093):
+        monkeypatch.setattr(detect, "CHUNK", chunk)
+        assert parse_stream(io.BytesIO(data)).model_dump_json() == want
+    assert parse_text(data.decode("utf-8", errors="replace")).model_dump_json() == want
+
+
+def test_generated_trace_damaged_gives_the_same_evidence_on_every_path(tmp_path, monkeypatch):
+    path = tmp_path / "t.trc"
+    gen_trace10046.generate(420 * 1024, path)
+    data = path.read_bytes()
+    _same_on_every_path(data, monkeypatch)
+    _same_on_every_path(data[: len(data) * 2 // 3], monkeypatch)  # cut inside a line
+    _same_on_every_path(data.replace(b"\n", b"\r\n"), monkeypatch)
+    rng = random.Random(10046)
+    out: list[bytes] = []
+    for line in data.splitlines(keepends=True):
+        r = rng.random()
+        if r < 0.002:
+            out.append(b"some prose about it\n")
+        elif r < 0.003:
+            out.append(b"```\n")
+        elif r < 0.004:
+            out.append(line.replace(b" ", b"\x01", 1))
+        elif r < 0.006:
+            out.append(line[: rng.randrange(len(line))] + b"\n")
+        elif r < 0.007:
+            out.append(b"\xff\xfe" + line)
+        elif r < 0.008:
+            out.append(line.rstrip(b"\n") + b"   \r\r\n")
+        elif r < 0.009:
+            out.append(b"\n")
+        elif r < 0.010:
+            out.append(b"  " + line)
+        elif r < 0.011:
+            out.append(b"15697: 1.5426 1.0901 0.0000 pollsys(0x10041CDA8, 2, 0x0, 0x0) = 1\n")
+        out.append(line)
+    _same_on_every_path(b"".join(out), monkeypatch)

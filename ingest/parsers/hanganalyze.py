@@ -145,10 +145,12 @@ class HanganalyzeParser(Parser):
             self.session = None
             return True
         if m := _SIGNATURE.match(line):
-            self.signatures.setdefault(int(m.group(1)), m.group(2)[:300])
+            if len(self.signatures) < MAX_CHAINS:
+                self.signatures.setdefault(int(m.group(1)), m.group(2)[:300])
             return True
         if m := _SIG_HASH.match(line):
-            self.hashes.setdefault(int(m.group(1)), m.group(2))
+            if len(self.hashes) < MAX_CHAINS:
+                self.hashes.setdefault(int(m.group(1)), m.group(2))
             return True
         if _SESSION_START.search(line):
             s = _Session()

@@ -123,7 +123,6 @@ class StackParser(Parser):
         self.frames_dropped = 0
         self._folded: dict[str, float] = {}  # short stack profile: function -> count
         self._folded_rows: list[tuple[float, str]] = []
-        self._samples: list[frozenset[str]] = []  # frame sets of one-line short stacks
         self._common: frozenset[str] | None = None
         self._innermost: list[str] = []
         self._short_stacks = 0

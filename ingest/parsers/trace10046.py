@@ -55,7 +55,8 @@ _CALL_RE = re.compile(
     r"\s*(c\s*=.*)$"
 )
 _WAIT_RE = re.compile(
-    r"(?:^|(?<=[\s>:#\]]))WAIT\s?#(\d+)\s*:\s*nam\s*=\s*'([^']{0,200})'\s*ela\s*=\s*(\d+(?:\.\d+)?)"
+    r"(?:^|(?<=[\s>:#\]]))WAIT\s?#(\d+)\s*:\s*nam\s*=\s*['\u2018\u2019]([^'\u2018\u2019]{0,200})"
+    r"['\u2018\u2019]\s*ela\s*=\s*(\d+(?:\.\d+)?)"
     r"(.*)$"
 )
 _PARSING_RE = re.compile(r"(?:^|(?<=[\s>:#\]]))PARSING IN CURSOR\s?#(\d+)\s+(.*)$")
@@ -77,7 +78,7 @@ _CLAIMED = re.compile(
     r"| Bind#\d+|  (?:oacdty|kxsbbbfp|value|No oacdef|Frm#|oacflg)\b.*)\s*$"
 )
 _SEQ_UPDATE = "update seq$ "  # the recursive update of a NOCACHE (or exhausted cache) sequence
-_KV_RE = re.compile(r"(\w+)\s*=\s*'?([^\s,']*)")
+_KV_RE = re.compile(r"(\w+)\s*=\s*['\u2018\u2019]?([^\s,'\u2018\u2019]*)")
 _PARAM_RE = re.compile(r"([A-Za-z_#$|][\w#$|<> ]{0,30}?)\s*=\s*(-?\d+|0x[0-9a-fA-F]+)")
 _STAMP_RE = re.compile(r"^\s*\*\*\* (.{0,200})$")
 _END_STMT = "END OF STMT"

@@ -301,6 +301,7 @@ def _specs() -> list[FactSpec]:
         # ---- raw 10046 extended SQL trace: a Method R response-time profile ----------------
         f(
             name="trace10046.response_s",
+            label="response time R",
             sources=("trace10046",),
             doc="response time R in seconds: dep=0 call elapsed + waits between calls + "
             "unexplained clock time between calls (think time included)",
@@ -313,18 +314,21 @@ def _specs() -> list[FactSpec]:
         ),
         f(
             name="trace10046.think_s",
+            label="think time",
             sources=("trace10046",),
             doc="seconds in 'SQL*Net message from client' between calls (the client's time)",
         ),
         f(name="trace10046.think_pct", sources=("trace10046",), doc="think time share of R (%)"),
         f(
             name="trace10046.unaccounted_within_s",
+            label="unaccounted within calls",
             sources=("trace10046",),
             doc="seconds of dep=0 call elapsed not explained by their CPU and the waits inside "
             "them (run queue, paging, uninstrumented code); may be negative (rounding)",
         ),
         f(
             name="trace10046.unaccounted_between_s",
+            label="unaccounted between calls",
             sources=("trace10046",),
             doc="seconds the clock (tim) moved between calls with no call and no wait",
         ),
@@ -335,6 +339,7 @@ def _specs() -> list[FactSpec]:
         ),
         f(
             name="trace10046.profile_s",
+            label="time",
             sources=("trace10046",),
             keyed_by="component",
             doc="the response-time profile in seconds: CPU service, each wait event, "
@@ -342,6 +347,7 @@ def _specs() -> list[FactSpec]:
         ),
         f(
             name="trace10046.profile_pct",
+            label="share of R",
             sources=("trace10046",),
             keyed_by="component",
             doc="each profile component as a share of R (%)",
@@ -387,6 +393,7 @@ def _specs() -> list[FactSpec]:
         ),
         f(
             name="trace10046.max_gap_s",
+            label="largest clock gap",
             sources=("trace10046",),
             doc="largest stretch of clock (tim) between the end of one timed line and the start "
             "of the next that no call or wait at any depth accounts for (s)",
@@ -418,6 +425,7 @@ def _specs() -> list[FactSpec]:
         f(name="trace10046.max_wait_block", sources=("trace10046",), doc="its block#"),
         f(
             name="trace10046.time_unit",
+            label="time unit",
             sources=("trace10046",),
             kind="string",
             doc="unit of c/e/ela/tim in the trace: 'us' (9i and later) or 'cs' (8i and "

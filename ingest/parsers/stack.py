@@ -352,7 +352,8 @@ class StackParser(Parser):
         if self._folded:
             stats = copy.deepcopy(stats)
             for name, count in self._folded.items():
-                stats.add_counted(name, count, "oracle")
+                if name not in _DUMPER:  # oradebug's own frames, in every sample
+                    stats.add_counted(name, count, "oracle")
         facts = stats.facts()
         details = stats.details()
         if self._folded:

@@ -110,3 +110,14 @@ def test_hostile_lines_stay_fast():
     assert slowest_hostile_line(HanganalyzeParser, HANG[:12]) < 0.5
     assert slowest_hostile_line(LgwrTraceParser, []) < 0.5
     assert slowest_hostile_line(StackParser, SHORT[:2]) < 0.5
+
+
+LGWR = [
+    "*** 2015-03-10 14:09:08.402",
+    "Warning: log write elapsed time 1232ms, size 652KB",
+    "Warning: log write broadcast wait time 700ms (SCN 0x0.2a)",
+    "kcrfw_update_adaptive_sync_mode: poll->post current_sched_delay=0 switch_sched_delay=1",
+]
+test_damaged_lgwr_never_raises = random_input_test(
+    lambda lines: drive_parser(LgwrTraceParser(), lines), damaged_documents([LGWR])
+)

@@ -257,3 +257,21 @@ def test_generated_trace_damaged_gives_the_same_evidence_on_every_path(tmp_path,
             out.append(b"15697: 1.5426 1.0901 0.0000 pollsys(0x10041CDA8, 2, 0x0, 0x0) = 1\n")
         out.append(line)
     _same_on_every_path(b"".join(out), monkeypatch)
+
+
+def test_9i_header_means_microseconds():
+    """9.2 already wrote e, ela and tim in microseconds (8i and earlier in centiseconds)."""
+    lines = [
+        "Oracle9i Enterprise Edition Release 9.2.0.6.0 - Production",
+        "*** SESSION ID:(52.55034) 2007-01-19 09:56:00.761",
+        "WAIT #0: nam='SQL*Net message to client' ela= 4639 p1=1650815232 p2=1 p3=0",
+        "WAIT #0: nam='SQL*Net message from client' ela= 27102 p1=1650815232 p2=1 p3=0",
+        "PARSE #1:c=10000,e=12345,p=0,cr=0,cu=0,mis=1,r=0,dep=0,og=4,tim=1141818516446923",
+    ]
+    block, rejected = run(lines)
+    assert rejected == []
+    f = block.facts
+    assert f["trace10046.time_unit"] == "us" and block.details["time_unit_basis"] == "header"
+    assert f["trace10046.release"] == "9.2.0.6.0"
+    assert f["trace10046.think_s"] == pytest.approx(0.027102)
+    assert f["trace10046.cpu_s"] == pytest.approx(0.01)

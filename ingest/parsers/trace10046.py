@@ -182,7 +182,7 @@ class Trace10046Parser(Parser):
         self.stamps = 0
         self.last_stamp: str | None = None
         self.in_sql: _Stmt | None = None
-        self.sql_lines = 0
+        self.sql_budget = 0  # characters of SQL text still expected (from len=, with slack)
         self.in_binds = False
         self.held: str | None = None  # a WAIT/call line that may continue on the next line
         self.seen_body = False
@@ -209,11 +209,13 @@ class Trace10046Parser(Parser):
             return 1
         return 0
 
-    @classmethod
-    def claims(cls, line: str) -> bool:
+    def claims(self, line: str) -> bool:  # type: ignore[override]
         """Lines only a 10046 trace prints (the cursor separator, END OF STMT, the lines of a
-        BINDS block, `*** ` timestamps): inside a trace they continue it whatever else they
-        look like, and the fast path can take them without asking the other formats."""
+        BINDS block, `*** ` timestamps), and the SQL text of the cursor being parsed (up to what
+        its len= allows): inside a trace they continue it whatever else they look like, and the
+        fast path can take them without asking the other formats."""
+        if self.in_sql is not None and self.sql_budget > 0:
+            return True
         return bool(_CLAIMED.match(line))
 
     # -- feeding --------------------------------------------------------------------------------
@@ -253,8 +255,8 @@ class Trace10046Parser(Parser):
             if stripped == _END_STMT or stripped.endswith(_END_STMT):
                 self.in_sql = None
                 return True
-            if self.sql_lines < 5000:
-                self.sql_lines += 1
+            if self.sql_budget > 0:
+                self.sql_budget -= len(line) + 1
                 st = self.in_sql
                 if len(st.text) < TEXT_EXCERPT and stripped:
                     st.text = (st.text + " " + stripped).strip()[:TEXT_EXCERPT]
@@ -542,7 +544,10 @@ class Trace10046Parser(Parser):
         else:
             self.cursors.pop(cursor, None)
             self.in_sql = _Stmt(key, 0, "x" * TEXT_EXCERPT)
-        self.sql_lines = 0
+        length = kv.get("len", "")
+        # Oracle writes the statement as sent: len= characters, newlines included. Pastes add
+        # prefixes and indentation, so twice that and some more before the text stops counting.
+        self.sql_budget = int(length) * 2 + 400 if length.isdigit() and len(length) < 9 else 4000
 
     def _statement(self, key: str, dep: int, text: str) -> _Stmt | None:
         st = self.statements.get(key)
@@ -604,7 +609,9 @@ class Trace10046Parser(Parser):
             if end - pos > MAX_LINE:
                 break
             line = text[pos:end].rstrip("\r")
-            if not (plain.get((me, line)) is False or me.claims(line) or me.start_score(line) == 2):
+            if not (
+                plain.get((me, line)) is False or self.claims(line) or me.start_score(line) == 2
+            ):
                 break
             if not self.feed(line):
                 break

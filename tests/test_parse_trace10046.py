@@ -275,3 +275,33 @@ def test_9i_header_means_microseconds():
     assert f["trace10046.release"] == "9.2.0.6.0"
     assert f["trace10046.think_s"] == pytest.approx(0.027102)
     assert f["trace10046.cpu_s"] == pytest.approx(0.01)
+
+
+def test_sql_text_that_looks_like_another_format_stays_in_the_trace():
+    lines = [
+        "PARSING IN CURSOR #7 len=70 dep=0 uid=1 oct=3 lid=1 tim=1000000000000 hv=1 ad='a' "
+        "sqlid='0000000000007'",
+        "select * from t where note = '",
+        "Thread 1 (Thread 0x7f (LWP 4242)):",
+        "'",
+        "END OF STMT",
+        "PARSE #7:c=10,e=10,p=0,cr=0,cu=0,mis=1,r=0,dep=0,og=1,tim=1000000000010",
+    ]
+    blocks = parse_text("\n".join(lines) + "\n").blocks
+    assert [b.format for b in blocks] == ["trace10046"]
+    assert blocks[0].facts["trace10046.hard_parses"] == 1
+
+
+def test_a_statement_cut_off_before_end_of_stmt_gives_way_to_what_follows():
+    truss = [
+        f"15697: {i}.5426 1.0901 0.0000 pollsys(0x10041CDA8, 2, 0x0, 0x0) = 1" for i in range(60)
+    ]
+    lines = [
+        "EXEC #3:c=10,e=10,p=0,cr=0,cu=0,mis=0,r=0,dep=0,og=1,tim=1000000000010",
+        "PARSING IN CURSOR #9 len=20 dep=0 uid=1 oct=3 lid=1 tim=1000000000020 hv=1 ad='a'",
+        "select 1 from dual",
+        *truss,
+    ]
+    blocks = parse_text("\n".join(lines) + "\n").blocks
+    assert [b.format for b in blocks] == ["trace10046", "truss"]
+    assert blocks[1].facts["trace.calls"] >= 50

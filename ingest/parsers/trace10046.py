@@ -49,7 +49,6 @@ PROFILE_CPU = "CPU service (dep=0 calls)"
 PROFILE_UNACC_IN = "unaccounted-for within calls"
 PROFILE_UNACC_BETWEEN = "unaccounted-for between calls"
 
-_CALLS = ("PARSE", "EXEC", "FETCH", "CLOSE", "UNMAP", "SORT UNMAP", "RPC EXEC", "RPC CALL")
 _CALL_RE = re.compile(
     r"(?:^|(?<=[\s>:#\]]))(PARSE|EXEC|FETCH|CLOSE|SORT UNMAP|UNMAP|RPC EXEC|RPC CALL)\s?#(\d+)\s*:"
     r"\s*(c\s*=.*)$"

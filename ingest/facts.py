@@ -620,14 +620,14 @@ def _specs() -> list[FactSpec]:
         f(
             name="stack.samples",
             sources=("stack",),
-            doc="oradebug short_stack samples (one-line stacks, or the sample count of a folded "
-            "short stack profile)",
+            doc="samples of the same process or thread (the same pstack/gdb header, or "
+            "oradebug short_stack lines; a folded short stack profile's sample count)",
         ),
         f(
             name="stack.stable_frames",
             sources=("stack",),
-            doc="frames present in every short_stack sample of the paste: the process is stuck "
-            "below them (oradebug's own ksedsts/ksdxcb/sspuser frames left out)",
+            doc="frames present in every sample of that process or thread: it is stuck below "
+            "them (oradebug's own ksedsts/ksdxcb/sspuser frames left out)",
         ),
         f(
             name="probe.count",

@@ -121,3 +121,15 @@ LGWR = [
 test_damaged_lgwr_never_raises = random_input_test(
     lambda lines: drive_parser(LgwrTraceParser(), lines), damaged_documents([LGWR])
 )
+
+
+def test_repeated_pstacks_of_one_process_keep_the_frames_that_stay_put():
+    b = _only(fixture_lines("os/pstack_linux_three_samples.txt"), "stack")
+    f = b.facts
+    assert f["stack.stacks"] == 3
+    # the first `31337:` line comes before the block opens (a `pid: command` line never opens
+    # one), so two samples carry the pid's label; kslgetl is in one of them only
+    assert f["stack.samples"] == 2
+    assert f["stack.stable_frames"] == 7  # kcbgtcr .. main
+    assert "kslgetl" not in b.details["stable_frames"]
+    assert b.details["stable_frames_of"].startswith("pid 31337")

@@ -109,6 +109,24 @@ def _frame(name: str | None, module: str | None = None) -> Frame:
     return Frame(function=name, module=module or None)
 
 
+MAX_LABELS = 200  # processes/threads whose samples are compared
+
+
+def _remember(
+    groups: dict[str, tuple[int, frozenset[str]]], label: str, frames: list[Frame]
+) -> dict[str, tuple[int, frozenset[str]]]:
+    """Count one more sample of `label` and keep the frames every sample of it shares."""
+    if not label:
+        return groups
+    names = frozenset(f.function for f in frames if f.function)
+    seen = groups.get(label)
+    if seen is not None:
+        groups[label] = (seen[0] + 1, seen[1] & names)
+    elif len(groups) < MAX_LABELS:
+        groups[label] = (1, names)
+    return groups
+
+
 class StackParser(Parser):
     format: ClassVar[Format] = "stack"
 
@@ -123,7 +141,9 @@ class StackParser(Parser):
         self.frames_dropped = 0
         self._folded: dict[str, float] = {}  # short stack profile: function -> count
         self._folded_rows: list[tuple[float, str]] = []
-        self._common: frozenset[str] | None = None
+        # samples of the same process or thread (same header label): how many, and the frames
+        # all of them share (a process stuck below them)
+        self._by_label: dict[str, tuple[int, frozenset[str]]] = {}
         self._innermost: list[str] = []
         self._short_stacks = 0
 
@@ -171,6 +191,7 @@ class StackParser(Parser):
     def _commit(self) -> None:
         if self._frames:
             self.stats.add_stack(self._frames, 1.0, self._label)
+            self._by_label = _remember(self._by_label, self._label, self._frames)
         self._frames = []
         self._last_gdb = -1
 
@@ -248,10 +269,8 @@ class StackParser(Parser):
             self.frames_dropped += len(frames) - MAX_FRAMES
             frames = frames[:MAX_FRAMES]
         self._short_stacks += 1
-        self._new_stack(f"short_stack {self._short_stacks}")
+        self._new_stack("oradebug short_stack")
         self._frames = frames
-        names = frozenset(f.function for f in frames if f.function)
-        self._common = names if self._common is None else self._common & names
         if frames and frames[0].function and len(self._innermost) < 1000:
             self._innermost.append(frames[0].function)
         self._commit()
@@ -372,18 +391,21 @@ class StackParser(Parser):
             details["short_stack_profile"] = [
                 {"count": c, "frame": f} for c, f in sorted(self._folded_rows, key=lambda t: -t[0])
             ]
-        if self._short_stacks:
-            facts["stack.samples"] = float(self._short_stacks)
-            common = sorted(self._common or ())
-            facts["stack.stable_frames"] = float(len(common))
-            if self._short_stacks > 1:
-                details["stable_frames"] = common[:200]
-                counts: dict[str, int] = {}
-                for name in self._innermost:
-                    counts[name] = counts.get(name, 0) + 1
-                details["innermost_frames"] = dict(
-                    sorted(counts.items(), key=lambda kv: -kv[1])[:30]
-                )
+        groups = self._by_label
+        if self._frames:
+            groups = _remember(dict(groups), self._label, self._frames)
+        if groups:
+            label, (samples, common) = max(groups.items(), key=lambda kv: kv[1][0])
+            if samples >= 2 or self._short_stacks:
+                facts["stack.samples"] = float(samples)
+                facts["stack.stable_frames"] = float(len(common))
+                details["stable_frames"] = sorted(common)[:200]
+                details["stable_frames_of"] = label
+        if self._short_stacks > 1:
+            counts: dict[str, int] = {}
+            for name in self._innermost:
+                counts[name] = counts.get(name, 0) + 1
+            details["innermost_frames"] = dict(sorted(counts.items(), key=lambda kv: -kv[1])[:30])
         if self._threads:
             details["threads"] = self._threads
         if self.frames_dropped:

@@ -109,6 +109,8 @@ def test_20_trace10046_cursor_pin_s_wait_on_x_at_parse():
     parts = f["trace10046.profile_s"]
     assert sum(parts.values()) == pytest.approx(f["trace10046.response_s"], rel=1e-4)
     assert b.details["pid"] == 9854
+    assert b.details["header"]["node_name"] == "ora122rac01.jks.com"
+    assert b.details["header"]["oracle_home"] == "/u01/app/oracledb/product/12.2.0/db1"
 
 
 def test_21_trace10046_array_fetch_and_network_round_trips():

@@ -93,6 +93,9 @@ _HEADER_RE = re.compile(
 _RELEASE_RE = re.compile(
     r"(?:Release|ORACLE V|^\s*Version)\s*(\d{1,2})\.(\d+)(?:\.\d+){0,3}", re.IGNORECASE
 )
+_HEADER_FIELD = re.compile(
+    r"^\s*(Node name|ORACLE_HOME|Instance name|System name|Machine)\s*[:=]\s*(\S.*)$"
+)
 _PID_RE = re.compile(r"(?:Unix process pid|Windows thread id):\s*(\d+)")
 _SESSION_RE = re.compile(r"SESSION ID:\((\d+\.\d+)\)")
 _OTHER_BODY = re.compile(
@@ -144,6 +147,7 @@ class Trace10046Parser(Parser):
         self.release: str | None = None
         self.major: int | None = None
         self.pid: int | None = None
+        self.header_info: dict[str, str] = {}  # host, ORACLE_HOME, instance, OS (a few keys)
         self.session: str | None = None
         self.tim_digits_max = 0
         self.calls = 0
@@ -292,6 +296,9 @@ class Trace10046Parser(Parser):
                 self.release = m.group(0).split(None, 1)[-1].lstrip("V ").strip()
         if m := _PID_RE.search(line):
             self.pid = int(m.group(1))
+        if m := _HEADER_FIELD.match(line):
+            key = m.group(1).lower().replace(" ", "_")
+            self.header_info.setdefault(key, m.group(2).strip()[:200])
 
     def _body_first(self, line: str) -> bool:
         """A trace body line; a WAIT or call line without its tim= may be wrapped: hold it."""
@@ -737,6 +744,7 @@ class Trace10046Parser(Parser):
             "time_unit": unit,
             "time_unit_basis": basis,
             "pid": self.pid,
+            "header": dict(self.header_info),
             "session": self.session,
             "last_timestamp": self.last_stamp,
             "response_time_s": _r(response),

@@ -768,6 +768,7 @@ class Trace10046Parser(Parser):
             ],
             "statements_total": len(self.statements) + self.statements_dropped,
             "stat_lines": self.stat_lines,
+            "library_cache_misses": self.misses,  # mis= of every call, EXEC misses included
             "bind_blocks": self.bind_blocks,
             "errors": dict(self.errors),
             "note": "R = dep=0 call time + waits between calls + unexplained clock time between "

@@ -305,3 +305,15 @@ def test_a_statement_cut_off_before_end_of_stmt_gives_way_to_what_follows():
     blocks = parse_text("\n".join(lines) + "\n").blocks
     assert [b.format for b in blocks] == ["trace10046", "truss"]
     assert blocks[1].facts["trace.calls"] >= 50
+
+
+def test_a_young_microsecond_clock_is_not_mistaken_for_centiseconds():
+    # 10g+ counts tim from boot on some platforms: 10 digits within three hours of it
+    lines = [
+        "WAIT #3: nam='db file sequential read' ela= 812 file#=4 block#=9 blocks=1 obj#=7 "
+        "tim=3456789012",
+        "FETCH #3:c=200,e=1100,p=1,cr=4,cu=0,mis=0,r=1,dep=0,og=1,tim=3456789100",
+    ]
+    block, _ = run(lines)
+    assert block.facts["trace10046.time_unit"] == "us"
+    assert block.facts["event.max_ms"]["db file sequential read"] == pytest.approx(0.812)

@@ -16,8 +16,9 @@ the order-dependent accounting tkprof cannot (Millsap and Holt, "Optimizing Orac
   and no wait explains it (pieces with `..skip..` land here too).
 - Times: Oracle 8i and earlier write c, e, ela and tim in centiseconds; 9i and later in
   microseconds. The header decides (`Oracle9i ... Release 9.2`, `ORACLE V10.2.0.1.0`,
-  `Oracle Database 19c`); without a header, tim magnitudes do (cs clocks have 10 or fewer digits,
-  microsecond clocks 12 or more), else microseconds. The `trace10046.time_unit` fact says which.
+  `Oracle Database 19c`); without a header, WAIT lines with tim= (10g on) mean microseconds,
+  else tim magnitudes decide (an 8i clock in cs has 10 digits or fewer, the 9i microsecond clock
+  16), else microseconds. The `trace10046.time_unit` fact says which.
 
 Memory stays bounded whatever the size: running sums, at most MAX_STATEMENTS statements, at most
 MAX_CURSORS cursor numbers, at most MAX_PENDING waits waiting to be placed inside or between calls
@@ -150,6 +151,7 @@ class Trace10046Parser(Parser):
         self.header_info: dict[str, str] = {}  # host, ORACLE_HOME, instance, OS (a few keys)
         self.session: str | None = None
         self.tim_digits_max = 0
+        self.timed_waits = False  # WAIT lines with tim= exist only from 10g on (microseconds)
         self.calls = 0
         self.dep0_calls = 0
         self.top_dep: int | None = None  # 0 in a whole trace; 1 in a piece of PL/SQL's SQL
@@ -388,6 +390,7 @@ class Trace10046Parser(Parser):
                 tim_s = rest[i + 4 :].split(None, 1)[0].rstrip(",") if rest[i + 4 :].strip() else ""
         tim = self._tim(tim_s) if tim_s else None
         if tim is not None:
+            self.timed_waits = True
             self._clock(tim, ela)
         pending = self.pending
         pending.append((tim, ela, idle))
@@ -630,6 +633,9 @@ class Trace10046Parser(Parser):
     def _unit(self) -> tuple[str, str]:
         if self.major is not None:
             return ("cs", "header") if self.major <= 8 else ("us", "header")
+        if self.timed_waits:
+            # a tim counted from boot can have 10 digits or fewer in microseconds too
+            return "us", "WAIT lines carry tim= (10g and later)"
         if self.tim_digits_max:
             return ("cs", "tim magnitude") if self.tim_digits_max <= 10 else ("us", "tim magnitude")
         return "us", "default (no header, no tim)"

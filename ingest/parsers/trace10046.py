@@ -351,7 +351,11 @@ class Trace10046Parser(Parser):
         self.seen_body = True
         return True
 
-    def _tim(self, value: str) -> float | None:
+    def _tim(self, value: str, took: float) -> float | None:
+        """A line's tim (when it is a number), which ends something that took `took`: it
+        moves the clock, and the largest stretch of clock between one timed line's end and the
+        next one's start is kept (no call and no wait of any depth accounts for it: the 450 s
+        between a last FETCH and its CLOSE)."""
         if value.isdigit():
             digits = len(value)
         else:
@@ -362,9 +366,15 @@ class Trace10046Parser(Parser):
         if digits > self.tim_digits_max:
             self.tim_digits_max = digits
         t = float(value)
-        if self.first_tim is None:
-            self.first_tim = t
-        self.last_tim = t
+        prev = self.prev_end
+        if prev is None:
+            if self.first_tim is None:
+                self.first_tim = t
+        else:
+            gap = t - took - prev
+            if gap > 0 and (self.max_gap is None or gap > self.max_gap[0]):
+                self.max_gap = (gap, prev, t)
+        self.prev_end = self.last_tim = t
         return t
 
     def _wait(self, name: str, ela: float, rest: str, tim_s: str | None = None) -> None:
@@ -388,10 +398,11 @@ class Trace10046Parser(Parser):
             i = rest.rfind("tim=")
             if i >= 0:
                 tim_s = rest[i + 4 :].split(None, 1)[0].rstrip(",") if rest[i + 4 :].strip() else ""
-        tim = self._tim(tim_s) if tim_s else None
-        if tim is not None:
+        if tim_s and self._tim(tim_s, ela) is not None:
+            tim: float | None = self.last_tim
             self.timed_waits = True
-            self._clock(tim, ela)
+        else:
+            tim = None
         pending = self.pending
         pending.append((tim, ela, idle))
         if len(pending) > MAX_PENDING:
@@ -438,7 +449,7 @@ class Trace10046Parser(Parser):
         dep: int,
         tim_s: str | None,
     ) -> None:
-        tim = self._tim(tim_s) if tim_s else None
+        tim = self._tim(tim_s, e) if tim_s else None
         self.calls += 1
         if kind in self.counts:
             self.counts[kind] += 1
@@ -449,8 +460,6 @@ class Trace10046Parser(Parser):
         self.rows += r
         if kind == "FETCH":
             self.fetch_rows += r
-        if tim is not None:
-            self._clock(tim, e)
         self.p += p
         self.cr += cr
         self.cu += cu
@@ -483,17 +492,6 @@ class Trace10046Parser(Parser):
             self._dep0(e, c, tim)
         else:
             self.recursive_calls += 1
-
-    def _clock(self, tim: float, took: float) -> None:
-        """The largest stretch of clock between one timed line's end and the next one's start:
-        time no call and no wait of any depth accounts for (the 450 s between a last FETCH and
-        its CLOSE)."""
-        prev = self.prev_end
-        if prev is not None:
-            gap = tim - took - prev
-            if gap > 0 and (self.max_gap is None or gap > self.max_gap[0]):
-                self.max_gap = (gap, prev, tim)
-        self.prev_end = tim
 
     def _new_top(self) -> None:
         """A piece that began inside a call (dep=1 lines first) reaches a shallower call: that
@@ -592,7 +590,11 @@ class Trace10046Parser(Parser):
                 if m is not None and m.end() - pos <= MAX_LINE:
                     g = m.groups()
                     if g[0] is not None:
-                        wait(g[1], float(g[2]), text[m.end(3) : m.end(5)], g[4])
+                        ela = float(g[2])
+                        top = self.max_wait
+                        # the parameters are only kept for a new longest wait (see _wait)
+                        rest = text[m.end(3) : m.end(5)] if top is None or ela > top[0] else ""
+                        wait(g[1], ela, rest, g[4])
                     elif g[5] is not None:
                         call(
                             g[5],

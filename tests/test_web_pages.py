@@ -342,6 +342,16 @@ def test_analyze_upload_draws_charts(client):
     assert "shmdt" in page and 'data-match="numa-shmdt-disconnect-storm"' in page
 
 
+def test_analyze_a_raw_10046_trace_shows_its_profile_chart(client):
+    token = csrf(client, "/analyze")
+    trace = Path(__file__).parent / "fixtures" / "oracle" / "trace10046_19c_pasted.txt"
+    r = client.post("/analyze", data={"csrf_token": token, "text": trace.read_text()})
+    assert r.status_code == 303
+    page = client.get(r.headers["location"]).text
+    assert "Response-time profile" in page and "<svg" in page
+    assert "trace10046.profile_pct" in page and "db file sequential read" in page
+
+
 def test_analyze_empty_and_oversized_input(client):
     token = csrf(client, "/analyze")
     empty = client.post("/analyze", data={"csrf_token": token, "text": "   "})

@@ -532,16 +532,19 @@ def _specs() -> list[FactSpec]:
         f(name="lgwr.min_write_ms", sources=("lgwr_trace",), doc="fastest warned write (ms)"),
         f(
             name="lgwr.max_write_kb",
+            unit="KB",
             sources=("lgwr_trace",),
             doc="largest redo write among the warnings (KB)",
         ),
         f(
             name="lgwr.avg_write_kb",
+            unit="KB",
             sources=("lgwr_trace",),
             doc="average redo write size among the warnings (KB)",
         ),
         f(
             name="lgwr.ms_per_mb",
+            unit="ms/MB",
             sources=("lgwr_trace",),
             doc="total warned write time / total warned MB (ms per MB: slow device vs big writes)",
         ),

@@ -133,3 +133,17 @@ def test_repeated_pstacks_of_one_process_keep_the_frames_that_stay_put():
     assert f["stack.stable_frames"] == 7  # kcbgtcr .. main
     assert "kslgetl" not in b.details["stable_frames"]
     assert b.details["stable_frames_of"].startswith("pid 31337")
+
+
+def test_short_call_stack_trace_section_of_an_incident_file():
+    lines = [
+        "----- Short Call Stack Trace -----",
+        "ksedsts()+426<-ksdxfstk()+58<-ksdxcb()+872<-sspuser()+200<-__sighandler()<-"
+        "semtimedop()+10<-skgpwwait()+187<-ksliwat()+2233<-kslwaitctx()+200<-kjusuc()+5827<-"
+        "ksipgetctxia()+1968<-ksixpgetctx()+6<-kqlmLock()+1009<-kglLock()+1448<-opiexe()+3221<-"
+        "opiodr()+1202<-ttcpip()+1222<-opitsk()+1900<-opiino()+936<-main()+201",
+    ]
+    b = _only(lines, "stack")
+    f = b.facts
+    assert f["frame.top"] == {"skgpwwait": 1.0}  # semtimedop is the syscall wrapper
+    assert "ksedsts" not in f["frame.count"] and f["layer.count"]["kgl"] == 1

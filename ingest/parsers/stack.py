@@ -65,7 +65,7 @@ _SHORT_FRAME = re.compile(r"^\s*<?-?\s*([A-Za-z_$][\w$#.]*)\(\)(?:\+(-?\d+))?\s*
 _SHORT_STACK = re.compile(r"[A-Za-z_$][\w$#.]*\(\)(?:\+\d+)?\s*<-\s*[A-Za-z_$][\w$#.]*\(\)")
 _FOLDED = re.compile(r"^\s*(\d{1,12})\s+([A-Za-z_$][\w$#.]*)\(\)(?:\+(\d+))?\s*$")
 _CALL_STACK_HEAD = re.compile(
-    r"^\s*-{3,}\s*Call Stack Trace\s*-{3,}\s*$|^\s*Short stack dump:\s*$"
+    r"^\s*-{3,}\s*(?:Short |Abridged )?Call Stack Trace\s*-{3,}\s*$|^\s*Short stack dump:\s*$"
     r"|^\s*calling\s+call\s+entry\s+argument values"
 )
 _CALL_STACK_ROW = re.compile(

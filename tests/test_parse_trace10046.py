@@ -317,3 +317,22 @@ def test_a_young_microsecond_clock_is_not_mistaken_for_centiseconds():
     block, _ = run(lines)
     assert block.facts["trace10046.time_unit"] == "us"
     assert block.facts["event.max_ms"]["db file sequential read"] == pytest.approx(0.812)
+
+
+def test_memory_stays_bounded_with_literal_sql():
+    from ingest.parsers import trace10046 as mod
+
+    p = Trace10046Parser()
+    n = mod.MAX_STATEMENTS + 500
+    for i in range(n):
+        p.feed(
+            f"PARSING IN CURSOR #{i} len=30 dep=0 uid=1 oct=3 lid=1 tim={10**12 + i * 10} "
+            f"hv={i} ad='a' sqlid='lit{i:010d}'"
+        )
+        p.feed(f"select * from t where id = {i}")
+        p.feed("END OF STMT")
+        p.feed(f"PARSE #{i}:c=5,e=5,p=0,cr=0,cu=0,mis=1,r=0,dep=0,og=1,tim={10**12 + i * 10 + 5}")
+    assert len(p.statements) == mod.MAX_STATEMENTS
+    f = p.facts()[0]
+    assert f["trace10046.statements"] == n and f["trace10046.hard_parses"] == n
+    assert len(f["statement.elapsed_s"]) <= 200

@@ -179,6 +179,8 @@ class Trace10046Parser(Parser):
         self.cursors: dict[str, _Stmt] = {}
         self.statements: dict[str, _Stmt] = {}
         self.statements_dropped = 0
+        # where the cursors of statements beyond MAX_STATEMENTS point (never reported)
+        self._dropped = _Stmt("(beyond the statement cap)", 0, "x" * TEXT_EXCERPT)
         self.stat_lines = 0
         self.bind_blocks = 0
         self.commits = 0
@@ -466,9 +468,8 @@ class Trace10046Parser(Parser):
         st = self.cursors.get(cursor)
         if st is None:
             st = self._statement(f"cursor #{cursor}", dep, "")
-            if st is not None:
-                self._cursor(cursor, st)
-        if st is not None:
+            self._cursor(cursor, st if st is not None else self._dropped)
+        if st is not None and st is not self._dropped:
             if kind == "PARSE":
                 st.parse += 1
                 st.mis += mis
@@ -549,8 +550,8 @@ class Trace10046Parser(Parser):
             self._cursor(cursor, st)
             self.in_sql = st if not st.text else _Stmt(key, st.dep, "x" * TEXT_EXCERPT)
         else:
-            self.cursors.pop(cursor, None)
-            self.in_sql = _Stmt(key, 0, "x" * TEXT_EXCERPT)
+            self._cursor(cursor, self._dropped)  # counted once, not again at each call
+            self.in_sql = self._dropped
         length = kv.get("len", "")
         # Oracle writes the statement as sent: len= characters, newlines included. Pastes add
         # prefixes and indentation, so twice that and some more before the text stops counting.

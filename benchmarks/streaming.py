@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks import gen_trace10046
 from benchmarks.gen_traces import GREP_RE, MB, Expected, ensure
 from benchmarks.report import Figure, ratio
 
@@ -104,19 +105,21 @@ def _median(runs: list[Timed]) -> Timed:
 
 
 def measure_file(
-    path: Path, exp: Expected, data_dir: Path, reps: int
+    path: Path, exp: Expected | None, data_dir: Path, reps: int, grep_re: str | None = None
 ) -> tuple[Timed, Timed, Timed, Timed, dict, float]:
     """(perfkb, grep, wc, Python floor) medians over reps, the facts perfkb reported for the
-    capture, and the wall time of grep in the session's locale."""
+    capture, and the wall time of grep in the session's locale. `grep_re` overrides the
+    reference regex of exp's kind (a raw 10046 trace has its own)."""
     size = path.stat().st_size
+    regex = grep_re if grep_re is not None else GREP_RE[exp.kind]  # type: ignore[union-attr]
     perfkb = [str(VENV_BIN / "perfkb"), "analyze", "--json", str(path)]
     grep = [
         "bash",
         "-c",
-        f"grep -cE {shlex.quote(GREP_RE[exp.kind])} {shlex.quote(str(path))} | cat",
+        f"grep -cE {shlex.quote(regex)} {shlex.quote(str(path))} | cat",
     ]
     wc = ["wc", "-l", str(path)]
-    floor = [sys.executable, "-c", PY_FLOOR, str(path), GREP_RE[exp.kind]]
+    floor = [sys.executable, "-c", PY_FLOOR, str(path), regex]
     env = perfkb_env(data_dir)
     c_env = {**os.environ, "LC_ALL": "C"}
     timed_run(["cat", str(path)] if size < 64 * MB else wc)  # warm the page cache
@@ -178,12 +181,15 @@ def run(full: bool, data_root: Path | None = None) -> list[Figure]:
                 "perfkb figure below",
             )
         )
+        truss_mbps: dict[str, float] = {}
         for size in sizes:
             for kind in ("truss", "strace"):
                 path, exp = ensure(kind, size, **({"data_dir": data_root} if data_root else {}))
                 reps = 3 if full and size == "10MB" else 1
                 p, g, w, fl, facts, g_locale = measure_file(path, exp, data_dir, reps)
                 mb = exp.bytes / MB
+                if kind == "truss":
+                    truss_mbps[size] = mb / p.wall
                 case = f"{kind} -{exp.mode} {size}"
                 problem = _check_counts(exp, facts)
                 common = {"lines": exp.lines, "bytes": exp.bytes, "calls": exp.calls}
@@ -273,4 +279,99 @@ def run(full: bool, data_root: Path | None = None) -> list[Figure]:
                         met=p.maxrss_mb <= TARGET_RSS_MB,
                     ),
                 ]
+            reps = 3 if full and size == "10MB" else 1
+            figures += trace10046_figures(size, data_dir, reps, truss_mbps.get(size), data_root)
+    return figures
+
+
+def _check_10046(exp: gen_trace10046.Expected10046, facts: dict) -> str:
+    if not facts:
+        return "perfkb did not report exactly one block"
+    got = {
+        "calls": facts.get("trace10046.db_calls"),
+        "fetches": facts.get("trace10046.fetch_count"),
+        "waits": sum(facts.get("event.count", {}).values()),
+    }
+    want = {"calls": exp.calls, "fetches": exp.fetches, "waits": exp.waits}
+    bad = [f"{k} {got[k]} ≠ {v}" for k, v in want.items() if got[k] != v]
+    return "counts differ: " + ", ".join(bad) if bad else ""
+
+
+def trace10046_figures(
+    size: str, data_dir: Path, reps: int, truss_mbps: float | None, data_root: Path | None = None
+) -> list[Figure]:
+    """A raw 10046 trace of `size` through `perfkb analyze`, beside grep/wc/the Python floor and
+    the truss capture of the same size measured in the same run (the issue asks for the same
+    order of speed as truss)."""
+    kw = {"data_dir": data_root} if data_root else {}
+    path, exp = gen_trace10046.ensure(size, **kw)
+    p, g, w, fl, facts, g_locale = measure_file(path, None, data_dir, reps, gen_trace10046.GREP_RE)
+    mb = exp.bytes / MB
+    case = f"trace10046 {size}"
+    problem = _check_10046(exp, facts)
+    figures = [
+        Figure(
+            bench=BENCH,
+            case=case,
+            metric="throughput (wall)",
+            value=round(mb / p.wall, 2),
+            unit="MB/s",
+            reference="grep -cE",
+            ref_value=round(mb / g.wall, 2),
+            ratio=ratio(mb / p.wall, mb / g.wall),
+            target=f"≥ {TARGET_MBPS:g} MB/s",
+            met=mb / p.wall >= TARGET_MBPS,
+            note=problem,
+            extra={
+                "lines": exp.lines,
+                "bytes": exp.bytes,
+                "calls": exp.calls,
+                "waits": exp.waits,
+                "perfkb_wall_s": round(p.wall, 3),
+                "perfkb_cpu_s": round(p.cpu, 3),
+                "grep_wall_s": round(g.wall, 3),
+                "grep_in_session_locale_wall_s": g_locale,
+                "wc_wall_s": round(w.wall, 3),
+                "python_floor_wall_s": round(fl.wall, 3),
+                "counts_match": not problem,
+                "reps": reps,
+            },
+        ),
+        Figure(
+            bench=BENCH,
+            case=case,
+            metric="time vs Python floor (wall)",
+            value=round(p.wall, 3),
+            unit="s",
+            reference="python: re.match per line",
+            ref_value=round(fl.wall, 3),
+            ratio=ratio(p.wall, fl.wall),
+        ),
+        Figure(
+            bench=BENCH,
+            case=case,
+            metric="peak RSS",
+            value=round(p.maxrss_mb, 1),
+            unit="MB",
+            reference="grep -cE",
+            ref_value=round(g.maxrss_mb, 1),
+            ratio=ratio(p.maxrss_mb, g.maxrss_mb),
+            target=f"≤ {TARGET_RSS_MB:g} MB",
+            met=p.maxrss_mb <= TARGET_RSS_MB,
+        ),
+    ]
+    if truss_mbps:
+        figures.append(
+            Figure(
+                bench=BENCH,
+                case=case,
+                metric="throughput vs truss (wall)",
+                value=round(mb / p.wall, 2),
+                unit="MB/s",
+                reference=f"perfkb on truss -dDE {size}",
+                ref_value=round(truss_mbps, 2),
+                ratio=ratio(mb / p.wall, truss_mbps),
+                note="same run, same size",
+            )
+        )
     return figures

@@ -27,6 +27,7 @@ FALLBACK_TEXT = 300
 
 # Tables worth showing as "top keys" when summarising a block, most telling first.
 _TABLES = (
+    "trace10046.profile_pct",
     "syscall.total_ms",
     "syscall.count",
     "event.waited_s",
@@ -36,6 +37,8 @@ _TABLES = (
     "enqueue.requests",
 )
 _FACT_ORDER = {name: i for i, name in enumerate(FACTS)}
+# formats whose own facts lead their line (R before the shared event.* / waits.* facts)
+_OWN_GROUP = {"trace10046": "trace10046.", "hanganalyze": "hang.", "lgwr_trace": "lgwr."}
 
 
 class Message(BaseModel):
@@ -128,9 +131,13 @@ def key_facts(block: EvidenceBlock, limit: int) -> list[str]:
     if limit <= 0:
         return []
     out: list[str] = []
+    own = _OWN_GROUP.get(block.format)
     scalars = sorted(
         (name for name, v in block.facts.items() if isinstance(v, int | float | str)),
-        key=lambda n: _FACT_ORDER.get(n, len(_FACT_ORDER)),
+        key=lambda n: (
+            own is not None and not n.startswith(own),
+            _FACT_ORDER.get(n, len(_FACT_ORDER)),
+        ),
     )
     for name in scalars[: max(1, limit - 1)]:
         value = block.facts[name]

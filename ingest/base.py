@@ -52,7 +52,11 @@ class Parser(ABC):
         For a line prefix only this format prints (truss's `pid:`): behind it, another format's
         header shape is part of the capture, not the start of a new block. Saying so also spares
         the detector asking every other format about each such line, which the fast path could
-        not afford for the many unique -v lines of a large capture."""
+        not afford for the many unique -v lines of a large capture.
+
+        The detector asks the open parser itself, so a parser may also say yes from what it has
+        read (a raw 10046 trace claims the SQL text between PARSING IN CURSOR and END OF STMT,
+        as long as the cursor's len= allows)."""
         return False
 
     # Optional fast path for long runs of one format (truss, strace). The detector calls it only

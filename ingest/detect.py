@@ -209,7 +209,7 @@ class Detector:
             parser = cur.parser
             ptype = type(parser)
             if (
-                ptype.claims(line)
+                parser.claims(line)
                 or ptype.start_score(line) == 2
                 or not self._strong_other(line, ptype)
             ):

@@ -18,7 +18,7 @@ from functools import lru_cache
 from pydantic import BaseModel, model_validator
 
 SYSCALL_SOURCES = ("truss", "strace")
-EVENT_SOURCES = ("tkprof", "waits")
+EVENT_SOURCES = ("tkprof", "waits", "trace10046")
 FUNCTION_SOURCES = ("stack", "dtrace")
 
 
@@ -234,6 +234,332 @@ def _specs() -> list[FactSpec]:
         f(name="tkprof.rows", sources=("tkprof",), doc="rows processed"),
         f(name="tkprof.rows_per_fetch", sources=("tkprof",), doc="rows / fetch calls"),
         f(name="tkprof.lio_per_row", sources=("tkprof",), doc="(query + current) / rows"),
+        f(
+            name="tkprof.recursive_elapsed_s",
+            sources=("tkprof",),
+            doc="elapsed seconds of OVERALL TOTALS FOR ALL RECURSIVE STATEMENTS (or the sum of "
+            "the recursive statements): time inside SQL that Oracle or PL/SQL ran for you",
+        ),
+        f(
+            name="tkprof.recursive_cpu_s",
+            sources=("tkprof",),
+            doc="cpu seconds of the recursive totals",
+        ),
+        f(
+            name="tkprof.recursive_parse_count",
+            sources=("tkprof",),
+            doc="parse calls of recursive statements",
+        ),
+        f(
+            name="tkprof.recursive_execute_count",
+            sources=("tkprof",),
+            doc="execute calls of recursive statements",
+        ),
+        f(
+            name="tkprof.recursive_hard_parses",
+            sources=("tkprof",),
+            doc="misses in library cache during parse, recursive statements only",
+        ),
+        f(
+            name="tkprof.nonrecursive_hard_parses",
+            sources=("tkprof",),
+            doc="misses in library cache during parse, non-recursive (user) statements only",
+        ),
+        f(
+            name="tkprof.execute_misses",
+            sources=("tkprof",),
+            doc="misses in library cache during execute (a cursor aged out or invalidated "
+            "between parse and execute)",
+        ),
+        f(
+            name="tkprof.distinct_statements",
+            sources=("tkprof",),
+            doc="distinct statements: the trailer's 'unique SQL statements in trace file' when "
+            "printed, else distinct SQL ids (or texts) among the statements read",
+        ),
+        f(
+            name="tkprof.user_statements",
+            sources=("tkprof",),
+            doc="'user SQL statements in trace file' from the trailer",
+        ),
+        f(
+            name="tkprof.internal_statements",
+            sources=("tkprof",),
+            doc="'internal SQL statements in trace file' from the trailer (recursive SQL)",
+        ),
+        f(
+            name="tkprof.seq_updates",
+            sources=("tkprof",),
+            doc="executions of the recursive 'update seq$' statement: one per sequence cache "
+            "refill, one per NEXTVAL for a NOCACHE sequence",
+        ),
+        f(
+            name="tkprof.hard_parse_pct",
+            sources=("tkprof",),
+            doc="hard parses per 100 parse calls (all statements): near 100 is literal SQL",
+        ),
+        # ---- raw 10046 extended SQL trace: a Method R response-time profile ----------------
+        f(
+            name="trace10046.response_s",
+            label="response time R",
+            sources=("trace10046",),
+            doc="response time R in seconds: dep=0 call elapsed + waits between calls + "
+            "unexplained clock time between calls (think time included)",
+        ),
+        f(name="trace10046.cpu_s", sources=("trace10046",), doc="CPU seconds of dep=0 calls"),
+        f(
+            name="trace10046.waited_s",
+            sources=("trace10046",),
+            doc="seconds in non-idle waits, inside and between calls",
+        ),
+        f(
+            name="trace10046.think_s",
+            label="think time",
+            sources=("trace10046",),
+            doc="seconds in 'SQL*Net message from client' between calls (the client's time)",
+        ),
+        f(name="trace10046.think_pct", sources=("trace10046",), doc="think time share of R (%)"),
+        f(
+            name="trace10046.unaccounted_within_s",
+            label="unaccounted within calls",
+            sources=("trace10046",),
+            doc="seconds of dep=0 call elapsed not explained by their CPU and the waits inside "
+            "them (run queue, paging, uninstrumented code); may be negative (rounding)",
+        ),
+        f(
+            name="trace10046.unaccounted_between_s",
+            label="unaccounted between calls",
+            sources=("trace10046",),
+            doc="seconds the clock (tim) moved between calls with no call and no wait",
+        ),
+        f(
+            name="trace10046.unaccounted_pct",
+            sources=("trace10046",),
+            doc="unaccounted-for time (within + between calls) as a share of R (%)",
+        ),
+        f(
+            name="trace10046.profile_s",
+            label="time",
+            sources=("trace10046",),
+            keyed_by="component",
+            doc="the response-time profile in seconds: CPU service, each wait event, "
+            "unaccounted-for within and between calls",
+        ),
+        f(
+            name="trace10046.profile_pct",
+            label="share of R",
+            sources=("trace10046",),
+            keyed_by="component",
+            doc="each profile component as a share of R (%)",
+        ),
+        f(name="trace10046.span_s", sources=("trace10046",), doc="last tim - first tim (s)"),
+        f(name="trace10046.db_calls", sources=("trace10046",), doc="database calls, all depths"),
+        f(
+            name="trace10046.dep0_calls",
+            sources=("trace10046",),
+            doc="top-level database calls: dep=0, or the shallowest depth in a piece of a trace "
+            "that starts inside a call (see trace10046.top_depth)",
+        ),
+        f(
+            name="trace10046.top_depth",
+            sources=("trace10046",),
+            doc="the depth R is computed from: 0 for a whole trace, 1 for a piece holding only "
+            "the SQL a PL/SQL call ran",
+        ),
+        f(
+            name="trace10046.seq_updates",
+            sources=("trace10046",),
+            doc="executions of the recursive 'update seq$': one per sequence cache refill, one "
+            "per NEXTVAL for a NOCACHE sequence",
+        ),
+        f(
+            name="trace10046.recursive_calls",
+            sources=("trace10046",),
+            doc="database calls at dep>0 (SQL run by PL/SQL, the data dictionary, triggers)",
+        ),
+        f(name="trace10046.parse_count", sources=("trace10046",), doc="PARSE calls"),
+        f(name="trace10046.exec_count", sources=("trace10046",), doc="EXEC calls"),
+        f(name="trace10046.fetch_count", sources=("trace10046",), doc="FETCH calls"),
+        f(
+            name="trace10046.hard_parses",
+            sources=("trace10046",),
+            doc="PARSE calls with mis=1 (library cache misses at parse: hard parses)",
+        ),
+        f(name="trace10046.rows", sources=("trace10046",), doc="rows (r=) of all calls"),
+        f(
+            name="trace10046.rows_per_fetch",
+            sources=("trace10046",),
+            doc="rows per FETCH call (the client's array size, when it fetches full arrays)",
+        ),
+        f(
+            name="trace10046.max_gap_s",
+            label="largest clock gap",
+            sources=("trace10046",),
+            doc="largest stretch of clock (tim) between the end of one timed line and the start "
+            "of the next that no call or wait at any depth accounts for (s)",
+        ),
+        f(name="trace10046.disk", sources=("trace10046",), doc="blocks read physically (p=)"),
+        f(name="trace10046.query", sources=("trace10046",), doc="consistent gets (cr=)"),
+        f(name="trace10046.current", sources=("trace10046",), doc="current gets (cu=)"),
+        f(name="trace10046.statements", sources=("trace10046",), doc="distinct statements"),
+        f(name="trace10046.commits", sources=("trace10046",), doc="XCTEND rlbk=0 lines"),
+        f(name="trace10046.rollbacks", sources=("trace10046",), doc="XCTEND rlbk=1 lines"),
+        f(name="trace10046.errors", sources=("trace10046",), doc="ERROR / PARSE ERROR lines"),
+        f(
+            name="trace10046.max_wait_ms",
+            sources=("trace10046",),
+            doc="longest single non-idle wait (ms)",
+        ),
+        f(
+            name="trace10046.max_wait_event",
+            sources=("trace10046",),
+            kind="string",
+            doc="event of the longest single non-idle wait",
+        ),
+        f(
+            name="trace10046.max_wait_obj",
+            sources=("trace10046",),
+            doc="obj# (data object id) of the longest wait",
+        ),
+        f(name="trace10046.max_wait_file", sources=("trace10046",), doc="its file#"),
+        f(name="trace10046.max_wait_block", sources=("trace10046",), doc="its block#"),
+        f(
+            name="trace10046.time_unit",
+            label="time unit",
+            sources=("trace10046",),
+            kind="string",
+            doc="unit of c/e/ela/tim in the trace: 'us' (9i and later) or 'cs' (8i and "
+            "earlier), from the header, else from tim magnitudes",
+        ),
+        f(
+            name="trace10046.release",
+            sources=("trace10046",),
+            kind="string",
+            doc="Oracle release from the trace header",
+        ),
+        f(
+            name="statement.elapsed_s",
+            sources=("trace10046",),
+            keyed_by="statement",
+            doc="elapsed seconds of all calls of the statement (sql_id, else hv=, else cursor "
+            "#); a recursive statement's time is also inside its parent's",
+        ),
+        f(
+            name="statement.cpu_s",
+            sources=("trace10046",),
+            keyed_by="statement",
+            doc="CPU seconds of the statement's calls",
+        ),
+        f(
+            name="statement.exec_count",
+            sources=("trace10046",),
+            keyed_by="statement",
+            doc="EXEC calls of the statement",
+        ),
+        f(
+            name="statement.parse_count",
+            sources=("trace10046",),
+            keyed_by="statement",
+            doc="PARSE calls of the statement",
+        ),
+        f(
+            name="statement.hard_parses",
+            sources=("trace10046",),
+            keyed_by="statement",
+            doc="PARSE calls of the statement with mis=1",
+        ),
+        # ---- hanganalyze -----------------------------------------------------------------
+        f(name="hang.chains", sources=("hanganalyze",), doc="wait chains reported"),
+        f(
+            name="hang.waiters",
+            sources=("hanganalyze",),
+            doc="sessions waiting behind another session in the chains",
+        ),
+        f(
+            name="hang.blocker_sid",
+            sources=("hanganalyze",),
+            doc="session id at the head of the longest chain (the root blocker)",
+        ),
+        f(name="hang.blocker_ospid", sources=("hanganalyze",), doc="its OS process id"),
+        f(
+            name="hang.blocker_event",
+            sources=("hanganalyze",),
+            kind="string",
+            doc="what the root blocker is doing ('SQL*Net message from client' = idle, holding "
+            "what others want; 'not in wait' = on CPU)",
+        ),
+        f(
+            name="hang.blocker_wait_s",
+            sources=("hanganalyze",),
+            doc="seconds the root blocker has been in its current wait",
+        ),
+        f(
+            name="hang.blocking_sessions",
+            sources=("hanganalyze",),
+            doc="sessions the root blocker blocks, as hanganalyze prints it",
+        ),
+        f(
+            name="hang.waiter_event",
+            sources=("hanganalyze",),
+            kind="string",
+            doc="event the blocked sessions wait on (the first waiter's)",
+        ),
+        f(
+            name="hang.max_waiter_wait_s",
+            sources=("hanganalyze",),
+            doc="longest time in wait among the blocked sessions (s)",
+        ),
+        f(
+            name="hang.event_count",
+            sources=("hanganalyze",),
+            keyed_by="event",
+            doc="sessions in the chains by the event they wait on",
+        ),
+        f(
+            name="hang.signature",
+            sources=("hanganalyze",),
+            kind="string",
+            doc="the first chain's signature ('blocker event'<='waiter event')",
+        ),
+        # ---- LGWR trace ------------------------------------------------------------------
+        f(
+            name="lgwr.slow_writes",
+            sources=("lgwr_trace",),
+            doc="'Warning: log write elapsed time' lines (redo writes over 500 ms)",
+        ),
+        f(name="lgwr.max_write_ms", sources=("lgwr_trace",), doc="slowest redo write (ms)"),
+        f(name="lgwr.avg_write_ms", sources=("lgwr_trace",), doc="average slow redo write (ms)"),
+        f(name="lgwr.min_write_ms", sources=("lgwr_trace",), doc="fastest warned write (ms)"),
+        f(
+            name="lgwr.max_write_kb",
+            unit="KB",
+            sources=("lgwr_trace",),
+            doc="largest redo write among the warnings (KB)",
+        ),
+        f(
+            name="lgwr.avg_write_kb",
+            unit="KB",
+            sources=("lgwr_trace",),
+            doc="average redo write size among the warnings (KB)",
+        ),
+        f(
+            name="lgwr.ms_per_mb",
+            unit="ms/MB",
+            sources=("lgwr_trace",),
+            doc="total warned write time / total warned MB (ms per MB: slow device vs big writes)",
+        ),
+        f(
+            name="lgwr.broadcast_waits",
+            sources=("lgwr_trace",),
+            doc="'Warning: log write broadcast wait time' lines (RAC: waiting for the SCN "
+            "broadcast before posting the committers)",
+        ),
+        f(
+            name="lgwr.sync_mode_switches",
+            sources=("lgwr_trace",),
+            doc="adaptive log file sync switches between post/wait and polling "
+            "(kcrfw_update_adaptive_sync_mode, 'Log file sync switching to ...')",
+        ),
         # ---- mpstat ------------------------------------------------------------------------
         f(name="cpu.count", sources=("mpstat",), doc="CPUs reported"),
         f(name="cpu.intervals", sources=("mpstat",), doc="samples (the since-boot one excluded)"),
@@ -294,6 +620,18 @@ def _specs() -> list[FactSpec]:
         ),
         f(name="stack.stacks", sources=F, doc="stacks/threads seen"),
         f(name="stack.frames", sources=F, doc="frames seen"),
+        f(
+            name="stack.samples",
+            sources=("stack",),
+            doc="samples of the same process or thread (the same pstack/gdb header, or "
+            "oradebug short_stack lines; a folded short stack profile's sample count)",
+        ),
+        f(
+            name="stack.stable_frames",
+            sources=("stack",),
+            doc="frames present in every sample of that process or thread: it is stuck below "
+            "them (oradebug's own ksedsts/ksdxcb/sspuser frames left out)",
+        ),
         f(
             name="probe.count",
             label="count",

@@ -7,7 +7,19 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-Format = Literal["tkprof", "truss", "strace", "mpstat", "stack", "dtrace", "waits", "unknown"]
+Format = Literal[
+    "tkprof",
+    "truss",
+    "strace",
+    "mpstat",
+    "stack",
+    "dtrace",
+    "waits",
+    "trace10046",
+    "hanganalyze",
+    "lgwr_trace",
+    "unknown",
+]
 FORMATS: tuple[str, ...] = (
     "tkprof",
     "truss",
@@ -16,6 +28,9 @@ FORMATS: tuple[str, ...] = (
     "stack",
     "dtrace",
     "waits",
+    "trace10046",
+    "hanganalyze",
+    "lgwr_trace",
     "unknown",
 )
 Platform = Literal["solaris", "linux", "aix", "hpux", "windows", "any"]

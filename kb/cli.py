@@ -737,6 +737,30 @@ def _num(value: Any) -> str:
     return number(value) if isinstance(value, int | float) else str(value)
 
 
+def _render_profile(details: dict[str, Any]) -> None:
+    """A raw 10046 trace's response-time profile, the table a Method R profiler prints."""
+    rows = details.get("profile") or []
+    if not rows:
+        return
+    r = details.get("response_time_s")
+    table = Table(title=f"Response-time profile (R = {_num(r)} s)", title_justify="left")
+    for col in ("component", "seconds", "% of R", "calls", "avg ms", "max ms"):
+        table.add_column(col, justify="left" if col == "component" else "right")
+    for row in rows[:15]:
+        name = str(row.get("component"))
+        if row.get("idle"):
+            name += " (think time)"
+        table.add_row(
+            Text(name),
+            _num(row.get("seconds")),
+            _num(row.get("pct_of_r")),
+            "" if row.get("calls") is None else _num(row.get("calls")),
+            "" if row.get("avg_ms") is None else _num(row.get("avg_ms")),
+            "" if row.get("max_ms") is None else _num(row.get("max_ms")),
+        )
+    out.print(table)
+
+
 def _render_result(result: Any) -> None:
     if not result.blocks:
         out.print(
@@ -755,6 +779,8 @@ def _render_result(result: Any) -> None:
         for name, value in _fact_summary(block.facts):
             table.add_row(name, Text(value))
         out.print(table)
+        if block.format == "trace10046":
+            _render_profile(block.details)
     if result.matches:
         out.print(Text("\nMatches", style="bold"))
         for n, m in enumerate(result.matches, 1):

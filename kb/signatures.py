@@ -31,7 +31,19 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from ingest.facts import FACTS
 from kb.regex_safety import UnsafeRegex, check_regex
 
-Source = Literal["tkprof", "truss", "strace", "mpstat", "stack", "dtrace", "waits", "text"]
+Source = Literal[
+    "tkprof",
+    "truss",
+    "strace",
+    "mpstat",
+    "stack",
+    "dtrace",
+    "waits",
+    "trace10046",
+    "hanganalyze",
+    "lgwr_trace",
+    "text",
+]
 Op = Literal[">", ">=", "<", "<=", "==", "!="]
 
 OP_SYMBOL = {">": ">", ">=": "≥", "<": "<", "<=": "≤", "==": "=", "!=": "≠"}

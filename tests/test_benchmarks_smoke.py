@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # benchmarks/ is not an installed package: run from the checkout
     sys.path.insert(0, str(REPO))
 
-from benchmarks import gen_traces  # noqa: E402
+from benchmarks import gen_trace10046, gen_traces  # noqa: E402
 from benchmarks.report import Figure, Run, machine, now, write_json  # noqa: E402
 from benchmarks.search import QUERIES, build_fts5, build_whoosh, fts_match, fts_page, whoosh_page  # noqa: E402
 from benchmarks.synth_kb import real_entries, synthetic_docs, synthetic_entries  # noqa: E402
@@ -61,6 +61,27 @@ def test_generated_capture_parses_to_exactly_what_was_written(tmp_path, kind, mo
         assert exp.continuation_lines > 0
     else:
         assert exp.unfinished > 0
+
+
+def test_generated_10046_trace_parses_to_exactly_what_was_written(tmp_path):
+    import re
+
+    from ingest.detect import parse_text
+
+    path = tmp_path / "bench.trc"
+    exp = gen_trace10046.generate(SIZE, path)
+    assert exp.bytes == path.stat().st_size >= SIZE
+    text = path.read_text()
+    # the file as a stream (the fast path) and line by line give one block with the tallies
+    for evidence in (parse_text(text), _parse(path)):
+        assert [(b.format, b.end_line) for b in evidence.blocks] == [("trace10046", exp.lines)]
+        facts = evidence.blocks[0].facts
+        assert facts["trace10046.db_calls"] == exp.calls
+        assert facts["trace10046.fetch_count"] == exp.fetches
+        assert sum(facts["event.count"].values()) == exp.waits
+    grep = re.compile(gen_trace10046.GREP_RE)
+    assert sum(1 for line in text.splitlines() if grep.match(line)) == exp.calls + exp.waits
+    assert gen_trace10046.generate(SIZE, tmp_path / "again.trc").model_dump() == exp.model_dump()
 
 
 def test_generator_is_deterministic_and_seeded(tmp_path):

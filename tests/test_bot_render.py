@@ -309,3 +309,15 @@ def test_event_log_says_first_time_once_across_racing_instances(tmp_path: Path):
         results = list(pool.map(claim, logs))
     assert sorted(results) == [False] * 7 + [True]
     assert EventLog(path).seen("event:Ev1") and not EventLog(path).seen("event:Ev2")
+
+
+def test_a_raw_10046_block_shows_r_and_its_profile():
+    from bot.render import describe_block
+    from ingest.detect import parse_text
+
+    trace = Path(__file__).parent / "fixtures" / "oracle" / "trace10046_19c_pasted.txt"
+    block = [b for b in parse_text(trace.read_text()).blocks if b.format == "trace10046"][0]
+    line = describe_block(block, 4)
+    assert line.startswith("*trace10046*")
+    assert "trace10046.response_s" in line  # R leads the scalars
+    assert "trace10046.profile_pct: SQL*Net message from client" in line  # the largest share first

@@ -325,6 +325,18 @@ def test_analyze_a_seed_capture(run):
     assert "block 1: truss" in human.stdout and "numa-shmdt-disconnect-storm" in human.stdout
 
 
+def test_analyze_a_raw_10046_trace_prints_its_response_time_profile(run):
+    run("init")
+    trace = Path(__file__).parent / "fixtures" / "oracle" / "trace10046_19c_pasted.txt"
+    human = run("analyze", str(trace), env={"COLUMNS": "200"})
+    assert human.exit_code == 0, human.stderr
+    out = human.stdout
+    assert "block 1: trace10046" in out and "Response-time profile" in out
+    # the think-time row is marked, and the components are listed with their share of R
+    assert "SQL*Net message from client (think time)" in out
+    assert "db file sequential read" in out and "% of R" in out
+
+
 def test_analyze_reads_stdin(run):
     run("init")
     text = (FIXTURES / "001_truss_shmdt.txt").read_text()

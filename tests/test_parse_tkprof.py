@@ -471,3 +471,20 @@ test_truncated_reports_never_raise = random_input_test(
 @given(st.lists(st.one_of(NOISE, number_line, st.sampled_from(TKPROF_LINES)), max_size=30))
 def test_a_rejected_line_leaves_the_parser_unchanged(lines):
     feed_checking_rejections(TkprofParser(), lines)
+
+
+# -- hard parses by recursion, distinct statements, sequence refills (issue 14) ---------------
+
+
+def test_nocache_sequence_report_counts_seq_updates_and_recursive_totals():
+    block, _ = drive_parser(TkprofParser(), fixture_lines("oracle/tkprof_nocache_sequence.txt"))
+    assert_facts_valid(block)
+    f = block.facts
+    assert f["tkprof.seq_updates"] == 20000
+    assert f["tkprof.recursive_execute_count"] == 20000
+    assert f["tkprof.recursive_elapsed_s"] == pytest.approx(3.35)
+    assert f["tkprof.recursive_parse_count"] == 20000
+    assert f["tkprof.nonrecursive_hard_parses"] == 1 and f["tkprof.recursive_hard_parses"] == 0
+    assert f["tkprof.distinct_statements"] == 2
+    assert f["tkprof.user_statements"] == 1 and f["tkprof.internal_statements"] == 1
+    assert f["event.pct_of_waited"]["enq: SQ - contention"] > 80

@@ -342,6 +342,16 @@ def test_analyze_upload_draws_charts(client):
     assert "shmdt" in page and 'data-match="numa-shmdt-disconnect-storm"' in page
 
 
+def test_analyze_a_raw_10046_trace_shows_its_profile_chart(client):
+    token = csrf(client, "/analyze")
+    trace = Path(__file__).parent / "fixtures" / "oracle" / "trace10046_19c_pasted.txt"
+    r = client.post("/analyze", data={"csrf_token": token, "text": trace.read_text()})
+    assert r.status_code == 303
+    page = client.get(r.headers["location"]).text
+    assert "Response-time profile" in page and "<svg" in page
+    assert "trace10046.profile_pct" in page and "db file sequential read" in page
+
+
 def test_analyze_empty_and_oversized_input(client):
     token = csrf(client, "/analyze")
     empty = client.post("/analyze", data={"csrf_token": token, "text": "   "})
@@ -472,6 +482,24 @@ def test_block_charts_for_each_format():
     assert any("unaccounted" in c for c in captions)
     assert "50%" in dict(block_charts(tkprof))[captions[-1]]  # 5 of 10 s unaccounted
     assert block_charts(Block(format="unknown", start_line=1, end_line=1)) == []
+    trace = Block(
+        format="trace10046",
+        start_line=1,
+        end_line=2,
+        facts={
+            "trace10046.profile_s": {
+                "CPU service (dep=0 calls)": 1.5,
+                "db file sequential read": 0.5,
+            },
+            "trace10046.profile_pct": {
+                "CPU service (dep=0 calls)": 75.0,
+                "db file sequential read": 25.0,
+            },
+        },
+    )
+    caption, svg = block_charts(trace)[0]
+    assert caption.startswith("Response-time profile")
+    assert "db file sequential read" in svg and "0.5 s" in svg
 
 
 def test_internal_errors_render_a_friendly_page(tmp_path):

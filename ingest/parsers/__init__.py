@@ -5,15 +5,21 @@ from __future__ import annotations
 
 from ingest.base import Parser
 from ingest.parsers.dtrace import DtraceParser
+from ingest.parsers.hanganalyze import HanganalyzeParser
+from ingest.parsers.lgwr import LgwrTraceParser
 from ingest.parsers.mpstat import MpstatParser
 from ingest.parsers.stack import StackParser
 from ingest.parsers.strace import StraceParser
 from ingest.parsers.tkprof import TkprofParser
+from ingest.parsers.trace10046 import Trace10046Parser
 from ingest.parsers.truss import TrussParser
 from ingest.parsers.waits import WaitsParser
 
 PARSERS: tuple[type[Parser], ...] = (
     TkprofParser,
+    Trace10046Parser,
+    HanganalyzeParser,
+    LgwrTraceParser,
     TrussParser,
     StraceParser,
     MpstatParser,

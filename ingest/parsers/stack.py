@@ -58,6 +58,30 @@ _PERF_HEADER = re.compile(
     r"(?:\d+\s+)?\S+:\s*$"
 )
 
+# Oracle: oradebug short_stack (`ksedsts()+244<-ksdxfstk()+58<-...`, innermost first), the folded
+# "short stack profile" (`     20 kdstf01001010000km()+346`), incident/error trace call stack
+# tables (`ksedst()+31   call   ksedst1()   000000000 ? ...`) and 12.2+ `[N] (ksedst1()+95 -> ...)`
+_SHORT_FRAME = re.compile(r"^\s*<?-?\s*([A-Za-z_$][\w$#.]*)\(\)(?:\+(-?\d+))?\s*$")
+_SHORT_STACK = re.compile(r"[A-Za-z_$][\w$#.]*\(\)(?:\+\d+)?\s*<-\s*[A-Za-z_$][\w$#.]*\(\)")
+_FOLDED = re.compile(r"^\s*(\d{1,12})\s+([A-Za-z_$][\w$#.]*)\(\)(?:\+(\d+))?\s*$")
+_CALL_STACK_HEAD = re.compile(
+    r"^\s*-{3,}\s*(?:Short |Abridged )?Call Stack Trace\s*-{3,}\s*$|^\s*Short stack dump:\s*$"
+    r"|^\s*calling\s+call\s+entry\s+argument values"
+)
+_CALL_STACK_ROW = re.compile(
+    r"^\s*(?:\[\d+\]\s+)?([A-Za-z_$][\w$#.]*)\(\)(?:\+(\d+))?\s+"
+    r"(?:call|ptr_call|PTR_CALL|CALL|signal|SIGNAL|jmp|\?\?\?)\s+\S"
+)
+_FRAME_1222 = re.compile(r"^\s*(?:FRAME\s*)?\[\d+\]\s*\(([A-Za-z_$][\w$#.]*)\(\)(?:\+\d+)?\s*->")
+_CALL_STACK_NOISE = re.compile(
+    r"^(?:\s*location\s+type\s+point|\s*-{8,}(?:\s+-{4,})+|\s+CALL TYPE:"
+    r"|\s+[A-Z][A-Z0-9]{1,2} [0-9A-F]{3,16}\b|\s{20,}[0-9A-Fa-f]{6,16} \?)"
+)
+# the frames oradebug's own signal handling adds on top of every short stack
+_ORACLE_HINT = re.compile(r"\(\)|Stack|calling|oradebug|Statement processed")
+_ORADEBUG = re.compile(r"^\s*(?:SQL>\s*)?(?:oradebug\s+\w+.*|Statement processed\.?)\s*$", re.I)
+_DUMPER = frozenset({"ksedsts", "ksdxfstk", "ksdxcb", "sspuser", "__sighandler", "__restore_rt"})
+
 _LWP = re.compile(r"^\s*-{3,}\s*lwp#\s*(?P<lwp>\d+)\s*/\s*thread#\s*(?P<thread>\d+)\s*-{3,}\s*$")
 _GDB_THREAD = re.compile(r"^Thread\s+(?P<n>\d+)\s+\((?P<what>.*)\):?\s*$")
 _LWP_IN = re.compile(r"\bLWP\s+(\d+)")
@@ -85,6 +109,24 @@ def _frame(name: str | None, module: str | None = None) -> Frame:
     return Frame(function=name, module=module or None)
 
 
+MAX_LABELS = 200  # processes/threads whose samples are compared
+
+
+def _remember(
+    groups: dict[str, tuple[int, frozenset[str]]], label: str, frames: list[Frame]
+) -> dict[str, tuple[int, frozenset[str]]]:
+    """Count one more sample of `label` and keep the frames every sample of it shares."""
+    if not label:
+        return groups
+    names = frozenset(f.function for f in frames if f.function)
+    seen = groups.get(label)
+    if seen is not None:
+        groups[label] = (seen[0] + 1, seen[1] & names)
+    elif len(groups) < MAX_LABELS:
+        groups[label] = (1, names)
+    return groups
+
+
 class StackParser(Parser):
     format: ClassVar[Format] = "stack"
 
@@ -97,6 +139,13 @@ class StackParser(Parser):
         self._votes: dict[str, int] = {}
         self._threads: list[str] = []
         self.frames_dropped = 0
+        self._folded: dict[str, float] = {}  # short stack profile: function -> count
+        self._folded_rows: list[tuple[float, str]] = []
+        # samples of the same process or thread (same header label): how many, and the frames
+        # all of them share (a process stuck below them)
+        self._by_label: dict[str, tuple[int, frozenset[str]]] = {}
+        self._innermost: list[str] = []
+        self._short_stacks = 0
 
     # -- detection ------------------------------------------------------------------------------
 
@@ -104,6 +153,14 @@ class StackParser(Parser):
     def start_score(cls, line: str) -> int:
         if len(line) > MAX_LINE:
             return 0
+        if "()" in line and (
+            _SHORT_STACK.search(line) or _CALL_STACK_ROW.match(line) or _FRAME_1222.match(line)
+        ):
+            return 2
+        if _CALL_STACK_HEAD.match(line):
+            return 2
+        if "()" in line and _FOLDED.match(line):
+            return 2
         if (
             _LWP.match(line)
             or _GDB_THREAD.match(line)
@@ -134,6 +191,7 @@ class StackParser(Parser):
     def _commit(self) -> None:
         if self._frames:
             self.stats.add_stack(self._frames, 1.0, self._label)
+            self._by_label = _remember(self._by_label, self._label, self._frames)
         self._frames = []
         self._last_gdb = -1
 
@@ -158,7 +216,64 @@ class StackParser(Parser):
             self._commit()
             self._label = ""
             return True
+        if _ORACLE_HINT.search(line) and self._oracle(line):
+            return True
         return self._header(line) or self._frame_line(line) or self._other(line)
+
+    def _oracle(self, line: str) -> bool:
+        """Oracle's own stack shapes; False when the line is none of them."""
+        if _SHORT_STACK.search(line):
+            self._short_stack(line)
+            return True
+        if m := _FOLDED.match(line):
+            name, count = m.group(2), float(m.group(1))
+            self._folded[name] = self._folded.get(name, 0.0) + count
+            if len(self._folded_rows) < 200:
+                self._folded_rows.append((count, f"{name}()+{m.group(3) or 0}"))
+            return True
+        if _ORADEBUG.match(line):
+            return True  # the commands between samples
+        if _CALL_STACK_HEAD.match(line):
+            if "calling" not in line:
+                self._new_stack(line.strip().strip("-").strip()[:60])
+            return True
+        if m := _CALL_STACK_ROW.match(line) or _FRAME_1222.match(line):
+            self._push(_frame(m.group(1), "oracle"))
+            return True
+        return bool(self._frames and _CALL_STACK_NOISE.match(line))
+
+    def _short_stack(self, line: str) -> None:
+        """One oradebug short_stack sample: frames innermost first, separated by `<-`; the
+        frames of the dump itself (ksedsts ... __sighandler) are not the process's work."""
+        self._commit()
+        frames: list[Frame] = []
+        for part in line.split("<-"):
+            m = _SHORT_FRAME.match(part)
+            if m is None:
+                part = part.strip()
+                tail = re.search(r"([A-Za-z_$][\w$#.]*)\(\)(?:\+\d+)?\s*$", part)
+                if tail is None:
+                    if part:
+                        self.malformed += 1
+                    continue
+                name = tail.group(1)
+            else:
+                name = m.group(1)
+            frames.append(_frame(name, "oracle"))
+        cut = 0
+        for i, f in enumerate(frames[:8]):
+            if f.function in _DUMPER:
+                cut = i + 1
+        frames = frames[cut:] or frames
+        if len(frames) > MAX_FRAMES:
+            self.frames_dropped += len(frames) - MAX_FRAMES
+            frames = frames[:MAX_FRAMES]
+        self._short_stacks += 1
+        self._new_stack("oradebug short_stack")
+        self._frames = frames
+        if frames and frames[0].function and len(self._innermost) < 1000:
+            self._innermost.append(frames[0].function)
+        self._commit()
 
     def _header(self, line: str) -> bool:
         if m := _LWP.match(line):
@@ -253,8 +368,44 @@ class StackParser(Parser):
         if self._frames:
             stats = copy.deepcopy(self.stats)
             stats.add_stack(self._frames, 1.0, self._label)
+        if self._folded:
+            stats = copy.deepcopy(stats)
+            for name, count in self._folded.items():
+                if name not in _DUMPER:  # oradebug's own frames, in every sample
+                    stats.add_counted(name, count, "oracle")
         facts = stats.facts()
         details = stats.details()
+        if self._folded:
+            # one sample holds the dump's own frames once: their count is the number of samples
+            samples = max(
+                (
+                    self._folded[n]
+                    for n in ("ksedsts", "ksdxfstk", "main", "_start")
+                    if n in self._folded
+                ),
+                default=max(self._folded.values()),
+            )
+            facts["stack.samples"] = float(samples)
+            deepest = [n for n in self._folded if n not in _DUMPER and self._folded[n] >= samples]
+            facts["stack.stable_frames"] = float(len(deepest))
+            details["short_stack_profile"] = [
+                {"count": c, "frame": f} for c, f in sorted(self._folded_rows, key=lambda t: -t[0])
+            ]
+        groups = self._by_label
+        if self._frames:
+            groups = _remember(dict(groups), self._label, self._frames)
+        if groups:
+            label, (samples, common) = max(groups.items(), key=lambda kv: kv[1][0])
+            if samples >= 2 or self._short_stacks:
+                facts["stack.samples"] = float(samples)
+                facts["stack.stable_frames"] = float(len(common))
+                details["stable_frames"] = sorted(common)[:200]
+                details["stable_frames_of"] = label
+        if self._short_stacks > 1:
+            counts: dict[str, int] = {}
+            for name in self._innermost:
+                counts[name] = counts.get(name, 0) + 1
+            details["innermost_frames"] = dict(sorted(counts.items(), key=lambda kv: -kv[1])[:30])
         if self._threads:
             details["threads"] = self._threads
         if self.frames_dropped:

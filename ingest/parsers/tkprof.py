@@ -49,6 +49,7 @@ TEXT_EXCERPT = 300  # characters of SQL text kept per statement
 MAX_SQL_LINES = 2000  # SQL text lines without a call table before we stop believing it is SQL
 MAX_ROWSOURCE_ROWS = 60  # plan lines kept per statement
 MAX_STATEMENTS_KEPT = 50  # statement summaries kept in details (the slowest)
+MAX_DISTINCT = 100_000  # distinct statements remembered for tkprof.distinct_statements
 MAX_EVENTS = 2000  # distinct events tracked; Oracle defines fewer
 TOP_EVENTS = 50  # events listed in details
 
@@ -233,6 +234,15 @@ class _Agg:
     overall_seen: bool = False
     dropped_events: int = 0
     top: list[tuple[float, int, StatementSummary]] = field(default_factory=list)
+    # hard parses split by recursion (a literal-SQL report shows them non-recursive, a NOCACHE
+    # sequence or a dictionary problem recursive) and the distinct statements seen
+    rec_misses_parse: int = 0
+    nonrec_misses_parse: int = 0
+    overall_rec_misses_parse: int = 0
+    overall_nonrec_misses_parse: int = 0
+    distinct: set[str] = field(default_factory=set)
+    distinct_dropped: int = 0
+    seq_updates: float = 0.0
 
     def copy(self) -> _Agg:
         new = _Agg(**{f.name: getattr(self, f.name) for f in fields(self)})
@@ -242,6 +252,7 @@ class _Agg:
         new.overall = {k: _Totals(**vars(v)) for k, v in self.overall.items()}
         new.overall_events = {k: list(v) for k, v in self.overall_events.items()}
         new.top = list(self.top)
+        new.distinct = set(self.distinct)
         return new
 
     def take(self, st: _Stmt) -> None:
@@ -253,14 +264,30 @@ class _Agg:
             self.dropped_events += _add_events(self.overall_events, st.waits)
             self.overall_misses_parse += st.misses_parse
             self.overall_misses_execute += st.misses_execute
+            if st.kind == "overall_rec":
+                self.overall_rec_misses_parse += st.misses_parse
+            else:
+                self.overall_nonrec_misses_parse += st.misses_parse
             return
         if totals is None and not st.waits:
             return  # SQL text without a call table (a parse error, a cut-off paste)
         self.dropped_events += _add_events(self.stmt_events, st.waits)
         self.stmt_misses_parse += st.misses_parse
         self.stmt_misses_execute += st.misses_execute
+        if st.depth > 0:
+            self.rec_misses_parse += st.misses_parse
+        else:
+            self.nonrec_misses_parse += st.misses_parse
+        key = st.sql_id or " ".join(st.text.split())[:TEXT_EXCERPT]
+        if key and key not in self.distinct:
+            if len(self.distinct) < MAX_DISTINCT:
+                self.distinct.add(key)
+            else:
+                self.distinct_dropped += 1
         if totals is None:
             return
+        if " ".join(st.text.split())[:12].lower() == "update seq$ ":
+            self.seq_updates += totals.execute_count
         self.statements += 1
         if st.depth > 0:
             self.rec.add(totals)
@@ -721,6 +748,7 @@ class TkprofParser(Parser):
         rec = agg.overall.get("overall_rec") or (agg.rec if agg.rec_n else None)
         if rec is not None:
             details["recursive_totals"] = dict(vars(rec))
+        facts.update(self._recursion_facts(agg, rec, totals))
         facts.update(_event_facts(events))
         details["events"] = _event_rows(events)
         summaries = sorted(agg.top, key=lambda t: (-t[0], -t[1]))
@@ -737,6 +765,55 @@ class TkprofParser(Parser):
         identifiers = [e for e, _ in sorted(events.items(), key=lambda kv: -kv[1][2])][:100]
         identifiers += [t[2].sql_id for t in summaries if t[2].sql_id]
         return facts, details, list(dict.fromkeys(identifiers)), None
+
+    def _recursion_facts(
+        self, agg: _Agg, rec: _Totals | None, totals: _Totals | None
+    ) -> dict[str, float]:
+        """Hard parses split by recursion, recursive totals and distinct statements: what tells
+        a literal-SQL report (many user statements, each parsed hard once) from a NOCACHE
+        sequence or a data dictionary problem (the hard parses and the time are recursive)."""
+        out: dict[str, float] = {}
+        if rec is not None:
+            out["tkprof.recursive_elapsed_s"] = _r(rec.elapsed)
+            out["tkprof.recursive_cpu_s"] = _r(rec.cpu)
+            out["tkprof.recursive_parse_count"] = rec.parse_count
+            out["tkprof.recursive_execute_count"] = rec.execute_count
+        if agg.overall_seen:
+            out["tkprof.recursive_hard_parses"] = float(agg.overall_rec_misses_parse)
+            out["tkprof.nonrecursive_hard_parses"] = float(agg.overall_nonrec_misses_parse)
+            out["tkprof.execute_misses"] = float(agg.overall_misses_execute)
+            hard = agg.overall_misses_parse
+        else:
+            out["tkprof.recursive_hard_parses"] = float(agg.rec_misses_parse)
+            out["tkprof.nonrecursive_hard_parses"] = float(agg.nonrec_misses_parse)
+            out["tkprof.execute_misses"] = float(agg.stmt_misses_execute)
+            hard = agg.stmt_misses_parse
+        parses = 0.0
+        if "overall_nonrec" in agg.overall or "overall_rec" in agg.overall:
+            parses = sum(t.parse_count for t in agg.overall.values())
+        else:
+            parses = agg.nonrec.parse_count + agg.rec.parse_count
+        if parses > 0:
+            out["tkprof.hard_parse_pct"] = _r(min(hard / parses * 100.0, 100.0))
+        if agg.statements:
+            out["tkprof.seq_updates"] = agg.seq_updates
+        unique = self._trailer.get("unique SQL statements in trace file")
+        if unique is None:
+            unique = self._overall_counts.get("unique SQL statements in session")
+        if unique is not None:
+            out["tkprof.distinct_statements"] = float(unique)
+        elif agg.distinct:
+            out["tkprof.distinct_statements"] = float(len(agg.distinct) + agg.distinct_dropped)
+        for key, fact in (
+            ("user SQL statements in trace file", "tkprof.user_statements"),
+            ("internal SQL statements in trace file", "tkprof.internal_statements"),
+        ):
+            value = self._trailer.get(key)
+            if value is None:
+                value = self._overall_counts.get(key.replace("trace file", "session"))
+            if value is not None:
+                out[fact] = float(value)
+        return out
 
     @staticmethod
     def _totals(agg: _Agg) -> tuple[_Totals | None, str | None]:

@@ -327,6 +327,18 @@ def block_charts(block: Block) -> list[tuple[str, Markup]]:
                     ),
                 )
             )
+    elif fmt == "trace10046":
+        # the Method R profile: each component's share of response time, largest first
+        seconds = _table(block, "trace10046.profile_s")
+        pct = _table(block, "trace10046.profile_pct")
+        ranked = sorted(pct.items(), key=lambda kv: -abs(kv[1]))
+        notes = {k: f"{_fmt(seconds[k])} s" for k, _ in ranked if k in seconds}
+        out.append(
+            (
+                "Response-time profile (share of R)",
+                hbars(ranked, title="share of response time", unit="%", value_note=notes),
+            )
+        )
     elif fmt in ("stack", "dtrace"):
         top = (
             _table(block, "probe.count")

@@ -13,9 +13,12 @@ shim also proves the event name reaches SQL*Plus intact as one SQL string litera
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -325,3 +328,49 @@ def test_hand_written_placeholders_and_one_pass() -> None:
     ]
     # things that look like braces but are no placeholder kind are left alone
     assert fill("awk '{print $1}' {nope}", values) == "awk '{print $1}' {nope}"
+
+
+# -- the same commands through the real surfaces -------------------------------------------------
+
+
+def _hostile_awr(name: str) -> str:
+    awr = (FIXTURES / "oracle/awr_19c_top10_db_file_sequential_read.txt").read_text()
+    return awr.replace("db file sequential read", name)
+
+
+def test_api_and_cli_serve_the_same_inert_commands(tmp_path, sandbox) -> None:
+    """POST /api/analyze on the HTTP server and `perfkb analyze --json` give commands that
+    run inert in the sandbox, and the same ones (the analysis fills them once for every surface)."""
+    import httpx
+
+    from kb.settings import Settings
+    from kb.web.devserver import running_server, seed_entries
+
+    settings = Settings(data_dir=tmp_path / "data", api_token=None, proxy_user_header=None)
+    seed_entries(settings)
+    names = HOSTILE[:4]
+    via_api: dict[str, list[str]] = {}
+    with running_server(settings) as url, httpx.Client(base_url=url, timeout=60) as client:
+        for name in names:
+            r = client.post("/api/analyze", json={"text": _hostile_awr(name)})
+            assert r.status_code == 200
+            via_api[name] = [c["command"] for c in r.json()["next_commands"]]
+    for name in names:
+        evidence = tmp_path / "awr.txt"
+        evidence.write_text(_hostile_awr(name))
+        cli = subprocess.run(
+            [sys.executable, "-m", "kb", "analyze", "--json", str(evidence)],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PERFKB_DATA_DIR": str(settings.data_dir)},
+            cwd=Path(__file__).resolve().parents[1],
+            timeout=120,
+            check=True,
+        )
+        via_cli = [c["command"] for c in json.loads(cli.stdout)["next_commands"]]
+        assert via_cli == via_api[name]
+        assert any("active_session_history" in c for c in via_cli)
+        for command in via_cli:
+            for shell in SHELLS:
+                run_in_sandbox(command, sandbox, shell)
+                assert_nothing_ran(sandbox, command)

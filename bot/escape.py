@@ -27,8 +27,10 @@ _PIPE = "\u00a6"  # ¦ broken bar
 _ZWSP = "\u200b"
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u2028\u2029]")
-# An underscore opens/closes italics only at a word edge; inside a word (ora_lgwr) it is text.
-_EDGE_UNDERSCORE = re.compile(r"(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
+# `*`, `_` and `~` open or close bold, italics and strike only at a word's edge; inside a word
+# (SQL*Net, ora_lgwr) they are text and stay as they are, so evidence reads as it was pasted.
+_EDGE_MARK = re.compile(r"(?<![0-9A-Za-z])[*_~]|[*_~](?![0-9A-Za-z])")
+_LOOK_ALIKE = {"*": _ASTERISK, "_": _UNDERSCORE, "~": _TILDE}
 
 
 def esc(value: object) -> str:
@@ -37,12 +39,11 @@ def esc(value: object) -> str:
 
 
 def text(value: object) -> str:
-    """User text placed in running mrkdwn: escaped, control characters dropped, and the
-    formatting characters (`` ` * ~ `` and edge ``_``) replaced by look-alikes so the text can
-    neither open a code span nor bold, strike or italicise what follows."""
-    out = _CONTROL.sub(" ", esc(value))
-    out = out.replace("`", _BACKTICK).replace("*", _ASTERISK).replace("~", _TILDE)
-    return _EDGE_UNDERSCORE.sub(_UNDERSCORE, out)
+    """User text placed in running mrkdwn: escaped, control characters dropped, backticks and
+    the formatting characters at a word's edge (``*`` ``_`` ``~``) replaced by look-alikes, so
+    the text can neither open a code span nor bold, strike or italicise what follows."""
+    out = _CONTROL.sub(" ", esc(value)).replace("`", _BACKTICK)
+    return _EDGE_MARK.sub(lambda m: _LOOK_ALIKE[m.group(0)], out)
 
 
 def code(value: object, limit: int = 200) -> str:

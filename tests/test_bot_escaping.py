@@ -199,6 +199,9 @@ def test_escape_functions_follow_slacks_rules():
     assert escape.esc("a & <b> c") == "a &amp; &lt;b&gt; c"
     assert escape.text("*x* _y_ ~z~ `w` db_file_name") == "∗x∗ ˍyˍ ∼z∼ ˋwˋ db_file_name"
     assert escape.text("a\x00b\u2028c") == "a b c"
+    # inside a word they are no markup and stay as pasted
+    assert escape.text("SQL*Net a~b x_y") == "SQL*Net a~b x_y"
+    assert escape.text("*SQL*Net*") == "∗SQL*Net∗"
     assert escape.code("a`b\nc<d>") == "aˋb c&lt;d&gt;"
     assert len(escape.code("x" * 500)) == 200
     assert "```" not in escape.code_block("echo ```; x ````")

@@ -3,11 +3,11 @@ suggested next command into a shell.
 
 Hostile names (command substitution, backticks, quotes that close the SQL literal, ';', '|',
 '&&', globbing, unicode quotes, NUL, line breaks, SQL*Plus 'host' and '&' variables, very long
-names) are planted into AWR, tkprof, strace, truss and pstack/gdb evidence, analysed through the
-real analysis with the starter KB, and every suggested command is then executed by /bin/sh (and
-bash, where users usually paste) in a sandbox: a temporary cwd and HOME, with shims on PATH for
-sqlplus, strace, truss, pstack, gdb and the other tools, which only record their arguments and
-stdin. Each payload would create a file in the sandbox if it ran; none may appear. The sqlplus
+names) are planted into AWR, Statspack, tkprof, raw 10046, hanganalyze, strace, truss and
+pstack/gdb evidence, analysed through the real analysis with the starter KB, and every suggested
+command is then executed by /bin/sh (and bash, where users usually paste) in a sandbox: a
+temporary cwd and HOME, with shims on PATH for sqlplus, strace, truss, pstack, gdb and the other
+tools, which only record their arguments and stdin. Each payload would create a file in the sandbox if it ran; none may appear. The sqlplus
 shim also proves the event name reaches SQL*Plus intact as one SQL string literal.
 """
 
@@ -176,6 +176,8 @@ def hostile_evidence() -> list[tuple[str, str, str]]:
     truss = (FIXTURES / "seeds/001_truss_shmdt.txt").read_text()
     pstack = (FIXTURES / "os/pstack_solaris_threads.txt").read_text()
     gdb = (FIXTURES / "os/gdb_bt_oracle_semtimedop.txt").read_text()
+    trace = (FIXTURES / "oracle/trace10046_19c_pasted.txt").read_text()
+    hang = (FIXTURES / "oracle/hanganalyze_cpu_blocker.trc").read_text()
     out = []
     for name in HOSTILE:
         prose = f"on host db1, pid {name} sid {name} process {name} device {name}\n"
@@ -188,6 +190,8 @@ def hostile_evidence() -> list[tuple[str, str, str]]:
             ("truss", name, prose + truss.replace("0x380000000", name)),
             ("pstack", name, pstack.replace("tnslsnr", name)),
             ("gdb", name, prose + gdb),
+            ("trace10046", name, trace.replace("db file sequential read", name)),
+            ("hanganalyze", name, hang.replace("library cache lock", name)),
         ]
     return out
 

@@ -25,6 +25,8 @@ test: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 	$(BIN)/pytest -q
+	# issue 20: a bounded fuzz run of the entry path and the next-command filler (~25 s)
+	$(BIN)/python fuzz/run_fuzz.py --only entry-yaml entry-json commands --seconds 8 --jobs 2
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

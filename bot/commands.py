@@ -10,6 +10,7 @@ from typing import Any
 
 from slack_sdk import WebClient
 
+from bot import escape
 from bot.common import analyze, deps, log, post, redact, reply_analysis, report_failure
 from bot.modals import ANALYZE_CALLBACK, Origin, add_entry_view, analyze_view, field
 from bot.render import has_evidence, render_help, render_search
@@ -29,7 +30,7 @@ def ack_command(ack: Any, command: dict[str, Any]) -> None:
     if sub in ("", "help"):
         ack(**render_help().model_dump())
     elif sub not in SUBCOMMANDS:
-        ack(**render_help(f"`{sub[:40]}` is not a perfkb command.").model_dump())
+        ack(**render_help(f"`{escape.code(sub, 40)}` is not a perfkb command.").model_dump())
     elif sub == "search" and not rest:
         ack(text="Give a query: `/perfkb search shmdt platform:solaris`")
     else:
@@ -47,7 +48,7 @@ def run_command(command: dict[str, Any], client: WebClient, respond: Any, contex
             try:
                 page = d.store.search(rest, per_page=10)
             except StoreError as exc:  # a query the store cannot run: its message is for people
-                respond(text=f"Search failed: {exc}", response_type="ephemeral")
+                respond(text=f"Search failed: {escape.text(exc)}", response_type="ephemeral")
                 return
             message = render_search(page, d.settings.base_url)
             respond(text=message.text, blocks=message.blocks, response_type="ephemeral")
@@ -58,7 +59,7 @@ def run_command(command: dict[str, Any], client: WebClient, respond: Any, contex
     except Exception as exc:
         log.error("/perfkb %s failed: %s", sub, redact(exc))
         try:
-            respond(text=f"perfkb could not run `{sub}`; the error is logged.")
+            respond(text=f"perfkb could not run `{escape.code(sub, 40)}`; the error is logged.")
         except Exception as inner:  # response_url expired or unreachable
             log.error("response_url failed too: %s", redact(inner))
 

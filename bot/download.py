@@ -16,6 +16,8 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
+from bot.escape import code
+
 SLACK_FILE_HOSTS = frozenset({"files.slack.com"})
 MAX_REDIRECTS = 3
 CHUNK = 64 * 1024
@@ -83,7 +85,7 @@ def iter_lines(
     """
     if not allowed_url(url, api_url):
         host = urlsplit(url).hostname or "?"
-        raise DownloadError(f"`{name}` is hosted on {host}, which is not Slack's file host")
+        raise DownloadError(f"`{name}` is hosted on `{code(host)}`, which is not Slack's file host")
     headers = {"Authorization": f"Bearer {token}"}
     with httpx.Client(timeout=TIMEOUT_S, follow_redirects=False) as client:
         for _ in range(MAX_REDIRECTS + 1):

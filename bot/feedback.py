@@ -12,6 +12,7 @@ from typing import Any
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
+from bot import escape
 from bot.common import api_error, deps, log, redact
 from bot.render import FEEDBACK_ACTION, mark_feedback, parse_feedback_action_id
 from kb.store import StoreError
@@ -34,7 +35,7 @@ def record_feedback(
         d.store.record_feedback(entry_id, fingerprint, verdict, user)  # type: ignore[arg-type]
         counts = d.store.feedback_for(fingerprint).get(entry_id, {})
     except StoreError as exc:
-        _tell(respond, f"perfkb could not record that: {exc}")
+        _tell(respond, f"perfkb could not record that: {escape.text(exc)}")
         return
     except Exception as exc:
         log.error("recording feedback failed: %s", redact(exc), exc_info=True)
@@ -43,7 +44,7 @@ def record_feedback(
     message = body.get("message")
     channel = (body.get("channel") or {}).get("id")
     if not message or not channel:  # an ephemeral message: only response_url can change it
-        _tell(respond, f"Recorded: *{verdict} cause* for `{entry_id}`.")
+        _tell(respond, f"Recorded: *{verdict} cause* for `{escape.code(entry_id)}`.")
         return
     blocks = mark_feedback(message.get("blocks") or [], entry_id, user, verdict, counts)
     try:
@@ -52,7 +53,7 @@ def record_feedback(
         )
     except (SlackApiError, SlackClientError) as exc:
         log.error("chat.update after feedback failed: %s", api_error(exc))
-        _tell(respond, f"Recorded: *{verdict} cause* for `{entry_id}`.")
+        _tell(respond, f"Recorded: *{verdict} cause* for `{escape.code(entry_id)}`.")
 
 
 def _tell(respond: Any, text: str) -> None:

@@ -26,6 +26,7 @@ from bot.common import (
     say_short,
 )
 from bot.download import DownloadError, iter_lines, too_large_message
+from bot.escape import code
 from bot.render import has_evidence, render_help
 
 MAX_FILES_PER_MESSAGE = 3
@@ -112,7 +113,8 @@ def analyze_file(
     dm: bool,
     prefix: str = "",
 ) -> None:
-    name = file.get("name") or file.get("id") or "file"
+    raw_name = str(file.get("name") or file.get("id") or "file")
+    name = code(raw_name)  # the name as it may stand in our `code spans` (bot/escape.py)
     if not is_text(file):
         if dm:
             say_short(client, channel, f"`{name}` is not a text file; I read text captures.")
@@ -146,7 +148,7 @@ def analyze_file(
         report_failure(client, f"the analysis of `{name}`", exc, channel, thread_ts)
         return
     if has_evidence(result):
-        saved = f"[file {name}]\n" + evidence_text(result)
+        saved = f"[file {raw_name}]\n" + evidence_text(result)
         reply_analysis(d, client, result, text=saved, channel=channel, thread_ts=thread_ts)
     elif dm:
         post(client, render_help(f"I found no evidence in `{name}`."), channel=channel)

@@ -16,6 +16,7 @@ from urllib.parse import quote
 
 from pydantic import BaseModel
 
+from bot.escape import code, code_block, esc, label, text
 from ingest.facts import FACTS, number
 from ingest.model import Block as EvidenceBlock
 from kb.results import AnalysisResult, Match
@@ -79,20 +80,15 @@ DETAILS = (
 # -- text helpers --------------------------------------------------------------------------------
 
 
-def esc(text: str) -> str:
-    """Escape the three characters Slack's mrkdwn treats as markup."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
 def clip(text: str, limit: int = MAX_TEXT) -> str:
     if len(text) <= limit:
         return text
     return text[: limit - 1].rstrip() + "…"
 
 
-def link(url: str, label: str) -> str:
-    label = esc(label).replace("|", "¦")
-    return f"<{url}|{label}>"
+def link(url: str, title: str) -> str:
+    """A link to our own URL (built from validated ids and quoted), labelled with user text."""
+    return f"<{esc(url)}|{label(title)}>"
 
 
 def entry_url(base_url: str, entry_id: str) -> str:
@@ -159,7 +155,7 @@ def describe_block(block: EvidenceBlock, facts: int) -> str:
     if block.malformed_lines:
         head += f", {block.malformed_lines} lines not understood"
     shown = key_facts(block, facts)
-    return head + (": " + esc("; ".join(shown)) if shown else "")
+    return head + (": " + text("; ".join(shown)) if shown else "")
 
 
 def evidence_blocks(result: AnalysisResult) -> list[EvidenceBlock]:
@@ -202,11 +198,11 @@ def match_blocks(
         f" · score {match.score:.2f}"
     ]
     shown = match.evidence[: detail.evidence_lines]
-    lines += [f"•  {esc(clip(obs, 300))}" for obs in shown]
+    lines += [f"•  {text(clip(obs, 300))}" for obs in shown]
     if len(match.evidence) > len(shown) and detail.evidence_lines:
         lines.append(f"_…and {len(match.evidence) - len(shown)} more observations_")
     if match.versions and not detail.summary_only:
-        lines.append("_Versions:_ " + esc(clip("; ".join(match.versions), 500)))
+        lines.append("_Versions:_ " + text(clip("; ".join(match.versions), 500)))
     fp = result.fingerprint
     return [
         section("\n".join(lines), block_id=f"m:{match.id}"),
@@ -258,7 +254,7 @@ def fallback_text(result: AnalysisResult) -> str:
     if result.matches:
         top = result.matches[0]
         # the notification text is mrkdwn too: an entry title must not @channel anybody
-        return clip(f"{head}; top match: {esc(top.title)} ({top.confidence})", FALLBACK_TEXT)
+        return clip(f"{head}; top match: {text(top.title)} ({top.confidence})", FALLBACK_TEXT)
     return clip(f"{head}; no known incident matched", FALLBACK_TEXT)
 
 
@@ -271,7 +267,7 @@ def _render(
     if platform and platform != "any":
         head += f" · platform {platform}"
     if result.context.versions:
-        head += " · versions " + esc(", ".join(result.context.versions[:4]))
+        head += " · versions " + text(", ".join(result.context.versions[:4]))
     listed = [describe_block(b, detail.facts_per_block) for b in found[: detail.blocks_listed]]
     if len(found) > len(listed):
         listed.append(f"_…and {len(found) - len(listed)} more blocks_")
@@ -297,7 +293,7 @@ def _render(
         where = f" ({platform})" if platform and platform != "any" else ""
         lines = [f"*Next commands{where}*"]
         for cmd in commands:
-            lines.append(f"{esc(clip(cmd.why, 300))}\n```{esc(clip(cmd.command, 600))}```")
+            lines.append(f"{text(clip(cmd.why, 300))}\n```{code_block(clip(cmd.command, 600))}```")
         blocks += [DIVIDER, section("\n".join(lines))]
 
     footer = f"analysed in {result.elapsed_ms:.0f} ms"
@@ -340,31 +336,34 @@ HELP = (
 
 
 def render_help(note: str = "") -> Message:
-    text = f"{note}\n\n{HELP}" if note else HELP
-    return Message(text="perfkb help", blocks=[section(text)])
+    """Help, after `note` (mrkdwn the caller built: user text in it went through bot.escape)."""
+    body = f"{note}\n\n{HELP}" if note else HELP
+    return Message(text="perfkb help", blocks=[section(body)])
 
 
 def _snippet(snippet_html: str) -> str:
-    """Whoosh's highlighted HTML fragment as mrkdwn (the marks become bold)."""
+    """Whoosh's highlighted HTML fragment as mrkdwn: the marks become bold, the text between them
+    is user text (bot/escape.py's text(), so it cannot add formatting of its own)."""
     marked = snippet_html.replace("<mark>", "\x01").replace("</mark>", "\x02")
-    text = esc(html.unescape(re.sub(r"<[^>]{0,200}>", "", marked)))
-    text = re.sub(r"\x01\s*", "*", text)
-    return re.sub(r"\s*\x02", "*", text)
+    plain = html.unescape(re.sub(r"<[^>]{0,200}>", "", marked))
+    out: list[str] = []
+    for i, piece in enumerate(re.split(r"\x01|\x02", plain)):
+        piece = text(piece)
+        out.append(f"*{piece.strip()}*" if i % 2 and piece.strip() else piece)
+    return "".join(out)
 
 
 def render_search(page: Any, base_url: str) -> Message:
     """A SearchPage (kb.store) as a short list."""
     if not page.results:
         return Message(
-            text=f"perfkb: nothing found for {esc(page.query)}",
-            blocks=[
-                section(f"Nothing in the knowledge base matches `{esc(clip(page.query, 200))}`.")
-            ],
+            text=f"perfkb: nothing found for {text(page.query)}",
+            blocks=[section(f"Nothing in the knowledge base matches `{code(page.query)}`.")],
         )
     query_url = f"{base_url.rstrip('/')}/search?q={quote(page.query)}"
     blocks = [
         section(
-            f"*{page.total} result(s) for* `{esc(clip(page.query, 200))}` · "
+            f"*{page.total} result(s) for* `{code(page.query)}` · "
             + link(query_url, "open in the web page")
         )
     ]
@@ -372,8 +371,8 @@ def render_search(page: Any, base_url: str) -> Message:
         tags = " · ".join(x for x in (", ".join(hit.platforms), ", ".join(hit.sources)) if x)
         body = f"*{link(entry_url(base_url, hit.id), hit.title)}*"
         if tags:
-            body += f"  _{esc(tags)}_"
+            body += f"  _{text(tags)}_"
         if hit.snippet_html:
             body += "\n" + clip(_snippet(hit.snippet_html), 600)
         blocks.append(section(body))
-    return Message(text=f"perfkb: {page.total} result(s) for {esc(page.query)}", blocks=blocks)
+    return Message(text=f"perfkb: {page.total} result(s) for {text(page.query)}", blocks=blocks)

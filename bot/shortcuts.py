@@ -13,7 +13,9 @@ from typing import Any
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
+from bot import escape
 from bot.common import BotDeps, api_error, deps, log, post, report_failure
+from bot.escape import code
 from bot.messages import slack_to_plain
 from bot.modals import (
     Origin,
@@ -24,7 +26,7 @@ from bot.modals import (
     origin_of,
     signatures_yaml,
 )
-from bot.render import entry_url, esc, link
+from bot.render import entry_url, link
 from ingest.detect import parse_text
 from kb.proposal import propose_signatures
 from kb.store import EntryNotFound, StoreError
@@ -130,13 +132,13 @@ def create_entry(
     try:
         saved = d.store.add(entry, author=author)
     except StoreError as exc:
-        post(client, channel=user, text=f"perfkb did not save the entry: {exc}")
+        post(client, channel=user, text=f"perfkb did not save the entry: {escape.text(exc)}")
         return
     except Exception as exc:
         report_failure(client, "saving the entry", exc, user)
         return
     url = entry_url(d.settings.base_url, saved.id)
-    text = f"<@{user}> added {link(url, saved.title)} to the knowledge base (`{esc(saved.id)}`)."
+    text = f"<@{user}> added {link(url, saved.title)} to the knowledge base (`{code(saved.id)}`)."
     in_thread = origin.channel and origin.thread_ts
     if in_thread and post(client, channel=origin.channel, thread_ts=origin.thread_ts, text=text):
         return

@@ -1,9 +1,14 @@
-"""Fuzz every parser, the detector and the matcher: a benchmark-style run, not part of CI.
+"""Fuzz every parser, the detector, the matcher, the entry path and the next-command filler.
 
     .venv/bin/python fuzz/run_fuzz.py                        # 100,000 inputs per target
     .venv/bin/python fuzz/run_fuzz.py --examples 2000        # a quick look
     .venv/bin/python fuzz/run_fuzz.py --only detector truss  # some targets
     .venv/bin/python fuzz/run_fuzz.py --atheris 120          # plus 120 s of atheris per target
+    .venv/bin/python fuzz/run_fuzz.py --only entry-yaml entry-json commands --seconds 6
+                                                             # the bounded run `make test` makes
+
+The long run is a benchmark-style run, not part of CI; the entry targets and the command filler
+(fuzz/kb_targets.py, issue 20) also run for a few seconds each in `make test`.
 
 Inputs come from hypothesis: the committed fixtures (every format) damaged by a few random
 mutations (hostile numbers such as nan, inf, -1 and 1e309; deleted, repeated, swapped, cut and
@@ -42,6 +47,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import kb_targets  # noqa: E402  (fuzz/kb_targets.py: entries and the next-command filler)
+
 FIXTURES = ROOT / "tests" / "fixtures"
 MAX_FIXTURE_LINES = 120
 
@@ -317,7 +325,22 @@ def targets() -> dict[str, Callable[[str], None]]:
     out: dict[str, Callable[[str], None]] = {"detector": check_detector}
     out.update({p.format: parser_check(p) for p in PARSERS})
     out["matcher"] = check_matcher
+    out["entry-yaml"] = kb_targets.check_entry_yaml
+    out["entry-json"] = kb_targets.check_entry_json
+    out["commands"] = kb_targets.check_command_value
     return out
+
+
+def target_strategy(name: str, texts: list[str]):
+    """The inputs for one target: evidence-like text for the parsers, the detector and the
+    matcher; damaged entries for the entry targets; hostile values for the command filler."""
+    if name == "entry-yaml":
+        return kb_targets.entry_strategy(False, mutate)
+    if name == "entry-json":
+        return kb_targets.entry_strategy(True, mutate)
+    if name == "commands":
+        return kb_targets.command_strategy()
+    return strategy(texts)
 
 
 # -- running ------------------------------------------------------------------------------------
@@ -363,13 +386,20 @@ def record(
     return f"{type(exc).__name__} at {where}: {str(exc)[:80]}"
 
 
-def run_hypothesis(name: str, examples: int, slow_s: float, out_dir: Path, seed: int) -> Outcome:
+class _OutOfTime(Exception):
+    """Raised inside the hypothesis test to end a run bounded by --seconds."""
+
+
+def run_hypothesis(
+    name: str, examples: int, slow_s: float, out_dir: Path, seed: int, seconds: float = 0.0
+) -> Outcome:
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hseed
 
     check = targets()[name]
     outcome = Outcome(name, "hypothesis")
     texts = fixture_texts()
+    deadline = time.perf_counter() + seconds if seconds else math.inf
 
     @hseed(seed)
     @settings(
@@ -379,8 +409,10 @@ def run_hypothesis(name: str, examples: int, slow_s: float, out_dir: Path, seed:
         phases=[Phase.generate],
         suppress_health_check=list(HealthCheck),
     )
-    @given(strategy(texts))
+    @given(target_strategy(name, texts))
     def fuzz(text: str) -> None:
+        if time.perf_counter() > deadline:
+            raise _OutOfTime
         outcome.inputs += 1
         started = time.process_time()  # CPU: a busy machine must not make an input look slow
         try:
@@ -398,9 +430,25 @@ def run_hypothesis(name: str, examples: int, slow_s: float, out_dir: Path, seed:
 
     check("")  # warm up: the first call builds the matcher and compiles regexes
     started = time.perf_counter()
-    fuzz()
+    with contextlib.suppress(_OutOfTime):
+        fuzz()
     outcome.seconds = time.perf_counter() - started
     return outcome
+
+
+def atheris_seeds(name: str) -> list[str]:
+    """atheris's starting corpus: the starter entries for the entry targets, hostile values for
+    the command filler, the evidence fixtures for everything else."""
+    if name in ("entry-yaml", "entry-json"):
+        from kb.entry_yaml import dump_entry
+
+        return [
+            json.dumps(d) if name == "entry-json" else dump_entry(e)
+            for d, e in kb_targets.starter_pairs()
+        ]
+    if name == "commands":
+        return list(kb_targets.SHELL_HOSTILE) + list(kb_targets.SENTINELS.values())
+    return fixture_texts()
 
 
 def run_atheris(name: str, seconds: int, slow_s: float, out_dir: Path) -> Outcome:
@@ -408,7 +456,7 @@ def run_atheris(name: str, seconds: int, slow_s: float, out_dir: Path) -> Outcom
     by the child exactly like the hypothesis ones."""
     corpus = out_dir / "atheris-corpus" / name
     corpus.mkdir(parents=True, exist_ok=True)
-    for n, text in enumerate(fixture_texts()):
+    for n, text in enumerate(atheris_seeds(name)):
         (corpus / f"seed-{n:03d}").write_bytes(text.encode()[:4096])
     stats = out_dir / f"atheris-{name}.json"
     cmd = [
@@ -439,8 +487,12 @@ def atheris_child(name: str, out_dir: Path, slow_s: float, argv: list[str]) -> N
     with atheris.instrument_imports():
         import ingest.detect  # noqa: F401
         import ingest.parsers  # noqa: F401
+        import kb.command_fill  # noqa: F401
+        import kb.entry_yaml  # noqa: F401
         import kb.evaluate  # noqa: F401
         import kb.matcher  # noqa: F401
+        import kb.models  # noqa: F401
+        import kb.store  # noqa: F401
     check = targets()[name]
     outcome = Outcome(name, "atheris")
     stats = out_dir / f"atheris-{name}.json"
@@ -472,9 +524,9 @@ def atheris_child(name: str, out_dir: Path, slow_s: float, argv: list[str]) -> N
     atheris.Fuzz()
 
 
-def _worker(args: tuple[str, int, float, str, int]) -> Outcome:
-    name, examples, slow_s, out, seed = args
-    return run_hypothesis(name, examples, slow_s, Path(out), seed)
+def _worker(args: tuple[str, int, float, str, int, float]) -> Outcome:
+    name, examples, slow_s, out, seed, seconds = args
+    return run_hypothesis(name, examples, slow_s, Path(out), seed, seconds)
 
 
 def report(outcomes: list[Outcome], wall: float) -> str:
@@ -500,6 +552,9 @@ def main() -> int:
         "--examples", type=int, default=100_000, help="hypothesis inputs per target"
     )
     parser.add_argument("--only", nargs="*", help="targets (default: all)")
+    parser.add_argument(
+        "--seconds", type=float, default=0.0, help="stop each hypothesis target after S seconds"
+    )
     parser.add_argument("--atheris", type=int, default=0, metavar="S", help="seconds per target")
     parser.add_argument("--slow", type=float, default=2.0, help="CPU seconds one input may take")
     parser.add_argument("--out", default="/tmp/perfkb-fuzz", help="where failures are written")
@@ -519,7 +574,7 @@ def main() -> int:
     if unknown:
         parser.error(f"unknown targets: {', '.join(sorted(unknown))}; have {', '.join(targets())}")
     started = time.perf_counter()
-    jobs = [(n, args.examples, args.slow, str(out_dir), args.seed) for n in names]
+    jobs = [(n, args.examples, args.slow, str(out_dir), args.seed, args.seconds) for n in names]
     if args.jobs > 1 and len(jobs) > 1:
         with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
             outcomes = pool.map(_worker, jobs, chunksize=1)

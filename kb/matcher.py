@@ -612,8 +612,12 @@ def next_commands(
     out: list[SuggestedCommand] = []
     seen: set[str] = set()
 
-    def add(command: str, plat: str, why: str, source: str) -> None:
-        command = fill(command, evidence)
+    def add(
+        command: str, plat: str, why: str, source: str, extra: Mapping[str, object] | None = None
+    ) -> None:
+        # The one place a suggested command is filled: kb/command_fill.py validates each value
+        # for its kind and quotes it for where it stands (or leaves the placeholder's name).
+        command = fill(command, evidence, extra)
         if command in seen or len(out) >= MAX_COMMANDS:
             return
         seen.add(command)
@@ -635,8 +639,8 @@ def next_commands(
         for rule, block in suggestions(evidence.blocks):
             for step in rule.steps:
                 for plat in targets:
-                    command, why = render_step(step, rule, block, plat)
-                    add(command, plat, why, "playbook")
+                    command, why, values = render_step(step, rule, block, plat)
+                    add(command, plat, why, "playbook", values)
     return out
 
 

@@ -1,4 +1,4 @@
-"""Render diagnostic commands for the platform the evidence came from, and fill placeholders.
+"""Render diagnostic commands for the platform the evidence came from, and pick placeholder values.
 
 Entries carry commands for each platform they know; when one is missing for the user's
 platform we translate the common Solaris <-> Linux tool pairs rather than show nothing.
@@ -7,8 +7,10 @@ platform we translate the common Solaris <-> Linux tool pairs rather than show n
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from ingest.model import Evidence
+from kb import command_fill
 
 # (solaris pattern, linux replacement), (linux pattern, solaris replacement): the usual pairs.
 _TO_LINUX: list[tuple[re.Pattern[str], str]] = [
@@ -41,10 +43,6 @@ _TO_SOLARIS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\bbpftrace\b"), "dtrace"),
 ]
 
-# Upper-case PID / SID words and <pid> / {pid} forms are placeholders; lower-case 'sid' in SQL is not.
-_PLACEHOLDER_PID = re.compile(r"<pid>|\{pid\}|<PID>|\{PID\}|\bPID\b")
-_PLACEHOLDER_SID = re.compile(r"<sid>|\{sid\}|<SID>|\{SID\}|\bSID\b")
-
 
 def translate(command: str, to_platform: str) -> str:
     rules = _TO_LINUX if to_platform == "linux" else _TO_SOLARIS if to_platform == "solaris" else []
@@ -70,10 +68,22 @@ def evidence_pid(evidence: Evidence) -> int | None:
     return None
 
 
-def fill(command: str, evidence: Evidence) -> str:
+def evidence_values(evidence: Evidence) -> dict[str, object]:
+    """The placeholder values the evidence as a whole supplies (kb/command_fill.py validates and
+    quotes them; here they are only picked)."""
+    values: dict[str, object] = {}
     pid = evidence_pid(evidence)
     if pid is not None:
-        command = _PLACEHOLDER_PID.sub(str(pid), command)
+        values["pid"] = pid
     if evidence.context.sids:
-        command = _PLACEHOLDER_SID.sub(str(evidence.context.sids[0]), command)
-    return command
+        values["sid"] = evidence.context.sids[0]
+    return values
+
+
+def fill(command: str, evidence: Evidence, extra: Mapping[str, object] | None = None) -> str:
+    """The command with its placeholders filled from the evidence (and `extra`, e.g. the block a
+    playbook rule fired on), through the one safe filler."""
+    values = evidence_values(evidence)
+    if extra:
+        values.update(extra)
+    return command_fill.fill(command, values)

@@ -1,7 +1,9 @@
 """General next steps keyed by what the evidence shows, for when no known incident matches well.
 
 Each rule reads block facts (never raw text), and carries the command for Solaris and for Linux
-with why it helps and what to look for. Rules are plain data so they are easy to review.
+with why it helps and what to look for. Rules are plain data so they are easy to review. Commands
+are templates: `{pid}`, `{syscall:script}`, `{event:sql}` are filled (validated and quoted for where
+they stand, or left as their name) only by kb/command_fill.py.
 """
 
 from __future__ import annotations
@@ -42,20 +44,20 @@ _UNACCOUNTED = Rule(
     finding="elapsed time far above cpu + waits: the time is spent where Oracle does not measure",
     steps=[
         Step(
-            solaris="for i in 1 2 3 4 5; do pstack PID; sleep 1; done",
-            linux="for i in 1 2 3 4 5; do eu-stack -p PID; sleep 1; done",
+            solaris="for i in 1 2 3 4 5; do pstack {pid}; sleep 1; done",
+            linux="for i in 1 2 3 4 5; do eu-stack -p {pid}; sleep 1; done",
             why="Sample the server process's stack a few times: the frames that repeat show the code "
             "path the instrumentation misses (look up unknown prefixes: sl = OS calls, kge = errors).",
         ),
         Step(
-            solaris="truss -c -f -p PID   # Ctrl-C after 10-20 s",
-            linux="strace -c -f -p PID   # Ctrl-C after 10-20 s",
+            solaris="truss -c -f -p {pid}   # Ctrl-C after 10-20 s",
+            linux="strace -c -f -p {pid}   # Ctrl-C after 10-20 s",
             why="Count the syscalls the process makes meanwhile: many identical reads or a slow call "
             "explain uninstrumented time.",
         ),
         Step(
-            solaris="prstat -mL -p PID 1 5",
-            linux="pidstat -u -w -t -p PID 1 5",
+            solaris="prstat -mL -p {pid} 1 5",
+            linux="pidstat -u -w -t -p {pid} 1 5",
             why="LAT (Solaris) or high involuntary context switches (Linux) mean the process waits for "
             "a CPU: run-queue time also shows up as unaccounted.",
         ),
@@ -76,8 +78,8 @@ _HIGH_SYS = Rule(
             why="Count syscalls system-wide by process: the hot syscall names the kernel work.",
         ),
         Step(
-            solaris="truss -c -f -p PID",
-            linux="strace -c -f -p PID",
+            solaris="truss -c -f -p {pid}",
+            linux="strace -c -f -p {pid}",
             why="Per-process syscall counts and time for the busiest process.",
         ),
     ],
@@ -120,8 +122,8 @@ _SLOW_CONNECT = Rule(
     finding="listener or connection handling shows slow accept/fork/exec",
     steps=[
         Step(
-            solaris="truss -f -d -D -E -o /tmp/lsnr.truss -p PID",
-            linux="strace -f -tt -T -o /tmp/lsnr.strace -p PID",
+            solaris="truss -f -d -D -E -o /tmp/lsnr.truss -p {pid}",
+            linux="strace -f -tt -T -o /tmp/lsnr.strace -p {pid}",
             why="Trace the listener with timestamps while connecting: time from accept() to the "
             "child's reply is the connect cost; look for slow fork, exec and name lookups.",
         ),
@@ -137,8 +139,8 @@ _HOT_SYSCALL = Rule(
     finding="one syscall dominates the traced time",
     steps=[
         Step(
-            solaris="dtrace -n 'syscall::SYSCALL:entry /pid == PID/ { @[ustack()] = count(); }'",
-            linux="bpftrace -e 'tracepoint:syscalls:sys_enter_SYSCALL /pid == PID/ { @[ustack] = count(); }'",
+            solaris="dtrace -n 'syscall::{syscall:script}:entry /pid == {pid:script}/ { @[ustack()] = count(); }'",
+            linux="bpftrace -e 'tracepoint:syscalls:sys_enter_{syscall:script} /pid == {pid:script}/ { @[ustack] = count(); }'",
             why="The user stacks that make the hot syscall tell which code path to fix.",
         )
     ],
@@ -148,21 +150,29 @@ _STACK = Rule(
     finding="an Oracle process stack",
     steps=[
         Step(
-            solaris="for i in 1 2 3 4 5; do pstack PID; sleep 1; done",
-            linux="for i in 1 2 3 4 5; do eu-stack -p PID; sleep 1; done",
+            solaris="for i in 1 2 3 4 5; do pstack {pid}; sleep 1; done",
+            linux="for i in 1 2 3 4 5; do eu-stack -p {pid}; sleep 1; done",
             why="One stack is a snapshot; frames that stay on top across samples are the hot path.",
         )
     ],
+)
+# The event name comes from the evidence, so the SQL goes through a quoted heredoc (<<'EOF': the
+# shell expands nothing in it) with the name as a SQL literal ({event:sql} doubles its quotes and
+# refuses line breaks); `set define off` keeps SQL*Plus from reading '&' as a substitution variable.
+_ASH_BY_EVENT = (
+    "sqlplus -s / as sysdba <<'EOF'\n"
+    "set define off\n"
+    "select sql_id, count(*) from v$active_session_history where event = '{event:sql}'"
+    " and sample_time > sysdate - 1/24 group by sql_id order by 2 desc;\n"
+    "EOF"
 )
 _EVENT = Rule(
     name="dominant-event",
     finding="one wait event dominates",
     steps=[
         Step(
-            solaris='sqlplus / as sysdba <<< "select sql_id, count(*) from v\\$active_session_history '
-            "where event = 'EVENT' and sample_time > sysdate - 1/24 group by sql_id order by 2 desc;\"",
-            linux='sqlplus / as sysdba <<< "select sql_id, count(*) from v\\$active_session_history '
-            "where event = 'EVENT' and sample_time > sysdate - 1/24 group by sql_id order by 2 desc;\"",
+            solaris=_ASH_BY_EVENT,
+            linux=_ASH_BY_EVENT,
             why="Which statements wait on the dominant event (ASH needs the Diagnostics Pack; Snapper "
             "works without it).",
         )
@@ -259,10 +269,20 @@ def suggestions(blocks: list[Block]) -> list[tuple[Rule, Block]]:
     return out
 
 
-def render_step(step: Step, rule: Rule, block: Block, platform: str) -> tuple[str, str]:
+def step_values(block: Block) -> dict[str, object]:
+    """Placeholder values the block a rule fired on supplies ({syscall}, {event}); unchecked here:
+    kb/command_fill.py validates and quotes every value when the command is filled."""
+    values: dict[str, object] = {"syscall": hot_syscall(block) or "read"}
+    event = _top_event(block)
+    if event is not None:
+        values["event"] = event
+    return values
+
+
+def render_step(
+    step: Step, rule: Rule, block: Block, platform: str
+) -> tuple[str, str, dict[str, object]]:
+    """(command template, why, the block's placeholder values): the caller fills the template
+    once, with these values and the evidence's own (pid, sid), through kb/command_fill.py."""
     command = step.solaris if platform == "solaris" else step.linux
-    if rule is _HOT_SYSCALL:
-        command = command.replace("SYSCALL", hot_syscall(block) or "read")
-    if rule is _EVENT:
-        command = command.replace("EVENT", _top_event(block) or "EVENT")
-    return command, f"{rule.finding}. {step.why}"
+    return command, f"{rule.finding}. {step.why}", step_values(block)

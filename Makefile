@@ -24,9 +24,9 @@ test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
-	$(BIN)/pytest -q
-	# issue 20: a bounded fuzz run of the entry path and the next-command filler (~25 s)
+	# issue 20: a bounded fuzz run of the entry path and the next-command filler (~25 s), before pytest so its summary closes the run
 	$(BIN)/python fuzz/run_fuzz.py --only entry-yaml entry-json commands --seconds 8 --jobs 2
+	$(BIN)/pytest -q
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

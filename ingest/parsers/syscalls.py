@@ -26,6 +26,7 @@ import copy
 import heapq
 import math
 import random
+import re
 from abc import abstractmethod
 from collections.abc import Callable
 from typing import Literal
@@ -92,6 +93,66 @@ io_uring_enter port_get port_getn port_associate port_send
 FD_CALLS = frozenset(_FD_CALL_NAMES.split())
 
 _SIZE_MAX_DIGITS = 15
+
+# -- strace or truss? ------------------------------------------------------------------------------
+# A bare call line (`read(9, "...", 8192) = 8192`) is printed alike by strace and truss; these are
+# the shapes only one of them prints. strace: decoded structures `{tv_sec=...}`, `= -1 ENOENT (No
+# such file or directory)`, `<0.000123>`, lower-case hex, `"..."...` (three dots after a cut
+# string), `/* 90 vars */`, AT_FDCWD, and calls only Linux has. truss: `Err#2 ENOENT`, upper-case
+# or zero-padded hex (`0xFFBFF8A0`, `0x00000000`), `"..".., ` (two dots), `(sleeping...)`, and
+# calls only Solaris (lwp_park, pollsys) or AIX (kread, thread_tsleep) has.
+_STRACE_ONLY = re.compile(
+    r"\)\s+=\s+-1\s+E[A-Z0-9]+\s+\(|<\d+\.\d{6}>\s*$|\{[a-z_]{2,}=|\[\{[a-z_]+="
+    r"|(?<![\w])0x[0-9a-f]*[a-f][0-9a-f]*\b|\"\.{3}[,)]|/\* \d+ vars? \*/|\bAT_FDCWD\b"
+    r"|\)\s+=\s+\?\s*$|\b(?:sin6?_port|sun_path|sa_family)="
+).search
+_TRUSS_ONLY = re.compile(
+    r"\bErr#\d|(?<![\w])0x[0-9A-F]*[A-F][0-9A-F]*\b|(?<![\w])0x[0-9A-F]{8}(?:[0-9A-F]{8})?\b"
+    r"|\"\.\.(?!\.)[,)]|\(sleeping\.\.\.\)"
+).search
+_CALL_NAME = re.compile(r"^\s*+(?:\S*:\s*+)?(?:\S*:\s*+)?([A-Za-z_]\w*+)\(").match
+_LINUX_ONLY_CALLS_NAMES = """openat openat2 newfstatat fstatat64 pread64 pwrite64 epoll_wait epoll_pwait epoll_pwait2
+    epoll_ctl epoll_create epoll_create1 futex clock_nanosleep rt_sigaction rt_sigprocmask
+    rt_sigreturn rt_sigtimedwait arch_prctl set_tid_address set_robust_list prlimit64 io_submit
+    io_getevents io_pgetevents io_setup io_uring_enter io_uring_setup getrandom recvmmsg
+    sendmmsg accept4 eventfd2 timerfd_create timerfd_settime inotify_init1 inotify_add_watch
+    exit_group sched_yield gettid tgkill tkill clone clone3 wait4 ppoll pselect6 _llseek mremap
+    mmap2 fadvise64 sync_file_range getdents64 semtimedop_time64 rseq membarrier
+    capget capset prctl personality sysinfo sched_getaffinity sched_setaffinity"""
+LINUX_ONLY_CALLS = frozenset(_LINUX_ONLY_CALLS_NAMES.split())
+_SOLARIS_ONLY_CALLS_NAMES = """lwp_park lwp_unpark lwp_create lwp_exit lwp_kill lwp_sigmask lwp_self lwp_wait
+    lwp_mutex_lock lwp_mutex_unlock lwp_mutex_timedlock lwp_mutex_wakeup lwp_cond_wait
+    lwp_cond_signal lwp_cond_broadcast lwp_continue lwp_suspend lwp_name pollsys kaio
+    getmsg putmsg door_call door_return door_info portfs so_socket so_socketpair semsys
+    shmsys msgsys schedctl resolvepath memcntl sysconfig priocntlsys privsys pset_bind
+    pset pset_info llseek yield fxstat xstat lxstat cladm lgrpsys getloadavg mmapobj
+    sigaction sigprocmask uucopy forksys fork1 forkx"""
+SOLARIS_ONLY_CALLS = frozenset(_SOLARIS_ONLY_CALLS_NAMES.split())
+_AIX_ONLY_CALLS_NAMES = """kread kwrite kopen kclose kioctl kfcntl klseek kpread kpwrite kreadv kwritev _nsleep
+    nsleep thread_tsleep thread_twakeup thread_waitlock_ thread_waitlock thread_setmystate
+    thread_setmymask_fast thread_unlock_ _pollset_poll pollset_poll pollset_ctl
+    _getpid _getppid __libc_sbrk kfork appulimit getprocs64 _sigaction ngetsockname
+    ngetpeername naccept nrecvfrom nsendmsg kpoll _select _setitimer"""
+AIX_ONLY_CALLS = frozenset(_AIX_ONLY_CALLS_NAMES.split())
+
+
+def dialect(line: str) -> str | None:
+    """Which tool printed this syscall line, from its shape alone: "strace", "truss" (Solaris),
+    "aix" (AIX truss), or None when both print it alike (say so rather than guess)."""
+    m = _CALL_NAME(line)
+    if m is not None:
+        name = m.group(1)
+        if name in AIX_ONLY_CALLS:
+            return "aix"
+        if name in LINUX_ONLY_CALLS:
+            return "strace"
+        if name in SOLARIS_ONLY_CALLS:
+            return "truss"
+    if _TRUSS_ONLY(line):
+        return "truss"
+    if _STRACE_ONLY(line):
+        return "strace"
+    return None
 
 
 def _int_arg(s: str) -> int | None:

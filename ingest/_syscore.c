@@ -25,6 +25,9 @@
 
 /* -- configuration, from syscalls.py ---------------------------------------------------------- */
 
+#define MAX_TARGETS 64
+#define TARGET_LEN 32
+
 static struct {
     int ready;
     long max_syscalls, max_pids, max_repeat_keys, reservoir, top_n, max_names, max_children;
@@ -36,7 +39,21 @@ static struct {
     PyObject *stat_cls, *proc_cls;
     double *bounds;
     int nbounds;
+    /* TARGET_CALLS: calls whose lines the scanners hand to the Python path (syscalls.FdTargets
+     * reads what they open, connect and wait on) */
+    char target_names[MAX_TARGETS][TARGET_LEN];
+    unsigned char target_lens[MAX_TARGETS];
+    int ntargets;
 } cfg;
+
+/* Is name[0..n) one of TARGET_CALLS? A handful of names: a length check, then memcmp. */
+static int target_call(const unsigned char *name, Py_ssize_t n)
+{
+    for (int k = 0; k < cfg.ntargets; k++)
+        if (cfg.target_lens[k] == n && memcmp(cfg.target_names[k], name, (size_t)n) == 0)
+            return 1;
+    return 0;
+}
 
 static PyObject *k_syscall, *k_pid, *k_ms, *k_line, *k_ret, *k_err, *k_notes, *k_after,
     *k_before, *k_parent, *s_round, *s_strip, *four;
@@ -1813,6 +1830,10 @@ static PyObject *Core_truss_run(Core *c, PyObject *const *args, Py_ssize_t nargs
         }
         Py_ssize_t name_n = i - name_s;
         Py_ssize_t args_s = i + 1;
+        if (target_call(s + name_s, name_n)) {
+            status = 1; /* a call FdTargets reads: the Python path takes it */
+            break;
+        }
         /* the args end at the last ")" of the line, if the regex can end there */
         Py_ssize_t close = le - 1;
         while (close >= args_s && s[close] != ')')
@@ -2510,8 +2531,8 @@ static PyObject *Core_strace_run(Core *c, PyObject *const *args, Py_ssize_t narg
             Py_ssize_t name_n = k - name_s, w = k;
             while (k < le && is_ws(s[k]))
                 k++;
-            if (k == w || !starts(s, k, le, "resumed>")) {
-                status = 1;
+            if (k == w || !starts(s, k, le, "resumed>") || target_call(s + name_s, name_n)) {
+                status = 1; /* or a call FdTargets reads: the Python path takes it */
                 break;
             }
             k += 8;
@@ -2663,6 +2684,10 @@ static PyObject *Core_strace_run(Core *c, PyObject *const *args, Py_ssize_t narg
         if (close >= 0) { /* a complete call */
             if (!(px.has_pid || timed)) {
                 status = 1; /* a bare call line: the detector asks the other formats */
+                break;
+            }
+            if (target_call(s + name_s, name_n)) {
+                status = 1; /* a call FdTargets reads: the Python path takes it */
                 break;
             }
             n++;
@@ -2926,6 +2951,30 @@ static PyObject *configure(PyObject *mod, PyObject *spec)
     if (bounds == NULL || !PyTuple_Check(bounds)) {
         PyErr_SetString(PyExc_TypeError, "configure(): HIST_BOUNDS must be a tuple");
         return NULL;
+    }
+    PyObject *targets = PyDict_GetItemString(spec, "TARGET_CALLS"); /* optional */
+    cfg.ntargets = 0;
+    if (targets != NULL) {
+        PyObject *it = PyObject_GetIter(targets), *item;
+        if (it == NULL)
+            return NULL;
+        while ((item = PyIter_Next(it)) != NULL) {
+            Py_ssize_t tn;
+            const char *t = PyUnicode_Check(item) ? PyUnicode_AsUTF8AndSize(item, &tn) : NULL;
+            if (t == NULL || tn >= TARGET_LEN || cfg.ntargets >= MAX_TARGETS) {
+                Py_DECREF(item);
+                Py_DECREF(it);
+                if (!PyErr_Occurred())
+                    PyErr_SetString(PyExc_ValueError, "configure(): TARGET_CALLS out of range");
+                return NULL;
+            }
+            memcpy(cfg.target_names[cfg.ntargets], t, (size_t)tn);
+            cfg.target_lens[cfg.ntargets++] = (unsigned char)tn;
+            Py_DECREF(item);
+        }
+        Py_DECREF(it);
+        if (PyErr_Occurred())
+            return NULL;
     }
     cfg.nbounds = (int)PyTuple_GET_SIZE(bounds);
     cfg.bounds = PyMem_Malloc(sizeof(double) * (cfg.nbounds ? cfg.nbounds : 1));

@@ -20,6 +20,7 @@ from ingest.base import MAX_LINE
 from ingest.model import Platform
 from ingest.parsers.syscalls import (
     MAX_PIDS,
+    TARGET_CALLS,
     SummaryRow,
     SyscallParser,
     Timing,
@@ -245,6 +246,8 @@ class StraceParser(SyscallParser):
             if d is not None:
                 self._any_dur = True
             self.agg.call(p, name, d, r, ts, None, err, args, self._n, ret)
+            if name in TARGET_CALLS:
+                self.targets.call(p, name, args, ret, err, d, self._n)
             return True
         return self._feed_other(line)
 
@@ -325,6 +328,8 @@ class StraceParser(SyscallParser):
                 if d is not None:
                     self._any_dur = True
                 call(p, name, d, r, ts, None, err, args, self._n, ret)
+                if name in TARGET_CALLS:
+                    self.targets.call(p, name, args, ret, err, d, self._n)
             elif text.find("Err#", pos, end) >= 0:
                 break  # feed turns it away as truss
             elif u_name is not None:
@@ -457,6 +462,8 @@ class StraceParser(SyscallParser):
         else:
             d = None
         self.agg.call(p, name, d, r, ts, None, err, args, line_no, ret)
+        if name in TARGET_CALLS:
+            self.targets.call(p, name, args, ret, err, d, line_no)
 
     def _summary_line(self, line: str) -> bool:
         m = _SUM_HEAD(line)
@@ -528,4 +535,5 @@ class StraceParser(SyscallParser):
         else:
             timing = "none"
         facts, details, identifiers = agg.result(timing)
+        self._what_it_waited_on(facts, details)
         return facts, details, identifiers, "linux" if self._linux else None

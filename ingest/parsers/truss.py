@@ -24,6 +24,7 @@ from ingest.base import MAX_LINE
 from ingest.model import Platform
 from ingest.parsers.syscalls import (
     AIX_ONLY_CALLS,
+    TARGET_CALLS,
     SummaryRow,
     SyscallParser,
     Timing,
@@ -257,6 +258,8 @@ class TrussParser(SyscallParser):
         # decided: the hot path, without building an event
         ts, D, dur = self._times(t1, t2, t3) if t1 is not None else (None, None, None)
         self.agg.call(p, name, dur, D, ts, D, err, args, self._n, ret)
+        if name in TARGET_CALLS:
+            self.targets.call(p, name, args, ret, err, dur, self._n)
         return True
 
     fast = True
@@ -338,7 +341,10 @@ class TrussParser(SyscallParser):
                     else:
                         ts = D = dur = None
                     err = (ename or "Err#" + errno) if errno is not None else None
-                    call(int(pid) if pid else None, name, dur, D, ts, D, err, args, n, ret)
+                    p = int(pid) if pid else None
+                    call(p, name, dur, D, ts, D, err, args, n, ret)
+                    if name in TARGET_CALLS:
+                        self.targets.call(p, name, args, ret, err, dur, n)
                     pos = end + 1
                     continue
             # any other line: taken through feed() if it is one this parser claims
@@ -553,6 +559,8 @@ class TrussParser(SyscallParser):
                 if Ei >= 0:
                     dur = float(nums[Ei]) * 1000.0
             agg.call(pid, name, dur, D, ts, D, err, args, n, ret)
+            if name in TARGET_CALLS:
+                self.targets.call(pid, name, args, ret, err, dur, n)
         elif kind == _CONT_EV:
             agg.continuation(ev[1])
         elif kind == _ELIDE_EV:
@@ -575,5 +583,6 @@ class TrussParser(SyscallParser):
         if self._buf is not None:
             self._decide()
         facts, details, identifiers = self.agg.result(self._timing)
+        self._what_it_waited_on(facts, details)
         platform: Platform | None = "aix" if self._aix else "solaris" if self._solaris else None
         return facts, details, identifiers, platform

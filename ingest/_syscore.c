@@ -1854,12 +1854,12 @@ static PyObject *Core_truss_run(Core *c, PyObject *const *args, Py_ssize_t nargs
             status = 1; /* the detector asks the other formats, or feed() reads it */
             break;
         }
+        if ((tail == 2 && contains(ap, args_n, "(sleeping")) || (tail == 1 && eno_n)) {
+            status = 1; /* an LWP going to sleep, or a failed call: FdTargets reads them */
+            break;
+        }
         n++;
         calls = 1;
-        if (tail == 2 && contains(ap, args_n, "(sleeping")) {
-            pos = e + 1; /* the call is reported again when it returns */
-            continue;
-        }
         if (contains(ap, args_n, "(returning as")) { /* a fork child's first line */
             Cols v;
             if (truss_cols(s, &t, cols, &v) < 0)
@@ -2542,8 +2542,10 @@ static PyObject *Core_strace_run(Core *c, PyObject *const *args, Py_ssize_t narg
             /* _TAIL(rest): (.*)\)\s+=\s+RET */
             Py_ssize_t ret_s, ret_n, rest2;
             Py_ssize_t close = strace_close(s, rest_s, le, 1, &ret_s, &ret_n, &rest2);
-            if (close < 0) {
-                status = 1; /* no value yet (still unfinished) or unreadable: Python decides */
+            if (close < 0 || (ret_n == 2 && s[ret_s] == '-' && s[ret_s + 1] == '1')) {
+                /* no value yet (still unfinished), unreadable, or a failed call (FdTargets
+                 * reads those): Python decides */
+                status = 1;
                 break;
             }
             /* the unfinished half, if its name matches */
@@ -2686,8 +2688,9 @@ static PyObject *Core_strace_run(Core *c, PyObject *const *args, Py_ssize_t narg
                 status = 1; /* a bare call line: the detector asks the other formats */
                 break;
             }
-            if (target_call(s + name_s, name_n)) {
-                status = 1; /* a call FdTargets reads: the Python path takes it */
+            if (target_call(s + name_s, name_n) ||
+                (ret_n == 2 && s[ret_s] == '-' && s[ret_s + 1] == '1')) {
+                status = 1; /* a call FdTargets reads (or a failed one): the Python path */
                 break;
             }
             n++;

@@ -210,6 +210,22 @@ def _specs() -> list[FactSpec]:
             label="DNS waits that timed out",
         ),
         f(
+            name="fd.errors",
+            sources=S,
+            keyed_by="target",
+            doc="failed calls on an fd whose target is known, keyed '<file, device or socket> "
+            "<call>: <errno>' (a read of /dev/random failing with EAGAIN)",
+            label="failed calls",
+        ),
+        f(
+            name="trace.asleep",
+            sources=S,
+            keyed_by="syscall",
+            doc="LWPs truss showed blocked in the call, `(sleeping...)` (lwp_park: parked "
+            "threads; pollsys / read: waiting for input)",
+            label="LWPs asleep",
+        ),
+        f(
             name="futex.error_pct",
             sources=S,
             doc="share of futex calls that failed (EAGAIN: the value changed; ETIMEDOUT: the "

@@ -46,7 +46,7 @@ def test_slowest_calls_carry_their_target_and_share_of_the_span() -> None:
     slow = block.details["slowest"]
     assert slow[0]["syscall"] == "poll" and slow[0]["target"] == "socket to 10.0.0.53:53 (DNS)"
     pread = next(s for s in slow if s["syscall"] == "pread64")
-    assert pread["target"] == "/dev/mapper/vg01-lv_data" and pread["ms"] == 250.0
+    assert pread["target"] == "/dev/mapper/vg01-lv_data (O_DIRECT)" and pread["ms"] == 250.0
     span_ms = block.facts["trace.span_s"] * 1000
     assert block.facts["trace.slowest_share_pct"] == pytest.approx(100 * 5004.1 / span_ms, abs=0.01)
 
@@ -160,3 +160,29 @@ def test_property_fd_table_is_bounded_and_consistent(ops) -> None:
     assert all(len(h) <= syscalls.MAX_FD_HISTORY for h in t.fds.values())
     for fd, path in last.items():
         assert t.target(1, fd) == path
+
+
+def test_failed_calls_are_counted_by_their_target() -> None:
+    text = "".join(
+        f'4722  open("/dev/random", O_RDONLY|O_NONBLOCK) = 7\n'
+        f"4722  read(7, 0x160dc7b{i}, 1) = -1 EAGAIN (Resource temporarily unavailable)\n"
+        f"4722  close(7) = 0\n"
+        for i in range(3)
+    )
+    f = _block(text).facts
+    assert f["fd.errors"] == {"/dev/random (O_NONBLOCK) read: EAGAIN": 3.0}
+
+
+def test_truss_lwps_asleep_and_the_signals_table() -> None:
+    text = (
+        "/1:\tread(0, 0xFFFFFD7FFFDFECAC, 1)  (sleeping...)\n"
+        "/5:\tlwp_park(0x00000000, 0)\t\t(sleeping...)\n"
+        "/6:\tlwp_park(0x00000000, 0)\t\t(sleeping...)\n"
+        "/2:\tpollsys(0xFFFFFD7FFE7FDE30, 1, 0xFFFFFD7FFE7FDEE0, 0x00000000) = 0\n"
+    )
+    block = _block(text, "truss")
+    assert block.facts["trace.asleep"] == {"read": 1.0, "lwp_park": 2.0}
+    assert {a["lwp"] for a in block.details["asleep"]} == {"1", "5", "6"}
+    summary = "signals ------------\nSIGALRM            1\ntotal:             1\n\nsyscall   seconds   calls  errors\nread         2.04  138822\n"
+    block = _block(summary, "truss")
+    assert block.facts["trace.signals"] == 1.0 and block.facts["syscall.count"]["read"] == 138822

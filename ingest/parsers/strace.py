@@ -246,7 +246,7 @@ class StraceParser(SyscallParser):
             if d is not None:
                 self._any_dur = True
             self.agg.call(p, name, d, r, ts, None, err, args, self._n, ret)
-            if name in TARGET_CALLS:
+            if name in TARGET_CALLS or err is not None:
                 self.targets.call(p, name, args, ret, err, d, self._n)
             return True
         return self._feed_other(line)
@@ -328,7 +328,7 @@ class StraceParser(SyscallParser):
                 if d is not None:
                     self._any_dur = True
                 call(p, name, d, r, ts, None, err, args, self._n, ret)
-                if name in TARGET_CALLS:
+                if name in TARGET_CALLS or err is not None:
                     self.targets.call(p, name, args, ret, err, d, self._n)
             elif text.find("Err#", pos, end) >= 0:
                 break  # feed turns it away as truss
@@ -462,7 +462,7 @@ class StraceParser(SyscallParser):
         else:
             d = None
         self.agg.call(p, name, d, r, ts, None, err, args, line_no, ret)
-        if name in TARGET_CALLS:
+        if name in TARGET_CALLS or err is not None:
             self.targets.call(p, name, args, ret, err, d, line_no)
 
     def _summary_line(self, line: str) -> bool:

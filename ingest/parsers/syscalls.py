@@ -813,6 +813,7 @@ CONNECT_CALLS = frozenset({"connect"})
 ACCEPT_CALLS = frozenset({"accept", "accept4", "naccept"})
 CLOSE_CALLS = frozenset({"close", "kclose"})
 DUP_CALLS = frozenset({"dup", "dup2", "dup3"})
+FCNTL_CALLS = frozenset({"fcntl", "fcntl64", "kfcntl"})  # F_DUPFD copies an fd too
 POLL_CALLS = frozenset(
     {"poll", "ppoll", "select", "pselect6", "_newselect", "epoll_wait", "epoll_pwait",
      "epoll_pwait2", "pollsys", "_pollset_poll", "port_get", "port_getn"}
@@ -820,7 +821,7 @@ POLL_CALLS = frozenset(
 EPOLL_CTL_CALLS = frozenset({"epoll_ctl"})
 TARGET_CALLS = (
     OPEN_CALLS | SOCKET_CALLS | CONNECT_CALLS | ACCEPT_CALLS | CLOSE_CALLS | DUP_CALLS
-) | (POLL_CALLS | EPOLL_CTL_CALLS)
+) | (POLL_CALLS | EPOLL_CTL_CALLS | FCNTL_CALLS)
 
 MAX_FDS = 4096  # (pid, fd) entries remembered; the oldest go first
 MAX_FD_HISTORY = 4  # targets remembered per (pid, fd), for calls before a reuse
@@ -855,6 +856,7 @@ _SELECT_SET = re.compile(r"^\s*\d{1,5},\s*\[([\d ]{0,200})\]").match
 _TV = re.compile(r"\{tv_sec=(\d{1,12}),\s*tv_(n|u)sec=(\d{1,9})\}").search
 _FD_Y = re.compile(r"^\s*(\d{1,9})<([^>]{1,512})>").match  # strace -y: 3</path>
 _INT = re.compile(r"^\s*(-?\d{1,10})\s*$").match
+_IO_FLAGS = ("O_DIRECT", "O_DSYNC", "O_SYNC", "O_NONBLOCK", "O_NDELAY")
 
 
 def describe_peer(args: str) -> str | None:
@@ -945,8 +947,16 @@ class FdTargets:
         self.peers: dict[str, int] = {}  # connect() peer -> calls
         self.peer_errors: dict[str, int] = {}  # connect() peer -> failed calls
         self.dns_timeouts = 0
+        self.fd_errors: dict[str, int] = {}  # "target call: ERRNO" -> calls
+        self.asleep: dict[tuple, str] = {}  # (pid, lwp) -> the call it went to sleep in
 
     # -- intake -------------------------------------------------------------------------------
+
+    def sleeping(self, pid, lwp: str | None, name: str, args: str) -> None:
+        """truss's `(sleeping...)`: the LWP blocked in this call when the line was printed."""
+        key = (pid, lwp)
+        if key in self.asleep or len(self.asleep) < MAX_FDS:
+            self.asleep[key] = f"{name}({args.split('(sleeping')[0].strip()[:80]}"
 
     def _set(self, pid, fd: int, target: str, line: int) -> None:
         key = (pid, fd)
@@ -974,14 +984,26 @@ class FdTargets:
 
     def call(self, pid, name: str, args: str, ret: str | None, err: str | None,
              dur: float | None, line: int) -> None:  # fmt: skip
-        """One call whose name is in TARGET_CALLS (args as printed, ret as text)."""
+        """One call whose name is in TARGET_CALLS, or one that failed (args as printed, ret as
+        text)."""
         parts = _split_args(args)
+        if err is not None and name in FD_CALLS and parts:
+            fd, shown = _fd_of(parts[0])
+            target = shown or (self.target(pid, fd, line) if fd is not None else None)
+            if target is not None:
+                key = f"{target} {name}: {err}"[:200]
+                if key in self.fd_errors or len(self.fd_errors) < MAX_PEERS:
+                    self.fd_errors[key] = self.fd_errors.get(key, 0) + 1
+        if name not in TARGET_CALLS:
+            return
         fd_ret = _INT(ret) if ret else None
         new_fd = int(fd_ret.group(1)) if fd_ret is not None and err is None else None
         if name in OPEN_CALLS:
             q = _QUOTED(args)
             if q is not None and new_fd is not None and new_fd >= 0:
-                self._set(pid, new_fd, q.group(1), line)
+                flags = [f for f in _IO_FLAGS if f in args]  # what changes how I/O waits
+                path = q.group(1) + (f" ({'|'.join(flags)})" if flags else "")
+                self._set(pid, new_fd, path, line)
         elif name in SOCKET_CALLS:
             if new_fd is not None and new_fd >= 0:
                 fam = _FAMILY(args)
@@ -1005,7 +1027,7 @@ class FdTargets:
             hist = self.fds.get((pid, fd)) if fd is not None else None
             if hist and hist[-1][1] is None:
                 hist[-1][1] = line
-        elif name in DUP_CALLS:
+        elif name in DUP_CALLS or (name in FCNTL_CALLS and "F_DUPFD" in args):
             fd, _ = _fd_of(parts[0]) if parts else (None, None)
             if fd is not None and new_fd is not None and new_fd >= 0:
                 t = self.target(pid, fd, line)
@@ -1100,6 +1122,19 @@ class FdTargets:
             facts["socket.connect_errors"] = {p: float(c) for p, c in self.peer_errors.items()}
         if self.dns_timeouts:
             facts["socket.dns_timeouts"] = float(self.dns_timeouts)
+        if self.fd_errors:
+            top = sorted(self.fd_errors.items(), key=lambda kv: -kv[1])[:20]
+            facts["fd.errors"] = {k: float(c) for k, c in top}
+        if self.asleep:
+            by_call: dict[str, float] = {}
+            for call in self.asleep.values():
+                name = call.partition("(")[0]
+                by_call[name] = by_call.get(name, 0.0) + 1.0
+            facts["trace.asleep"] = by_call
+            details["asleep"] = [
+                {"pid": pid, "lwp": lwp, "call": call + " (sleeping...)"}
+                for (pid, lwp), call in list(self.asleep.items())[:50]
+            ]
         details["timeouts"] = list(self.timeouts)
         open_fds = [
             {"pid": pid, "fd": fd, "target": hist[-1][2]}
@@ -1107,6 +1142,17 @@ class FdTargets:
             if hist
         ]
         details["fd_targets"] = open_fds[-50:]
+
+    def repeat_targets(self, facts: dict, details: dict) -> None:
+        """What the fd of each syscall's most repeated call (repeat.fd) refers to."""
+        out = {}
+        for name, fd in (facts.get("repeat.fd") or {}).items():
+            for (_pid, f), hist in self.fds.items():
+                if f == int(fd) and hist:
+                    out[name] = hist[-1][2]
+                    break
+        if out:
+            details["repeat_targets"] = out
 
 
 class NativeAggregator(SyscallAggregator):
@@ -1221,6 +1267,7 @@ class SyscallParser(Parser):
         if slowest and span:
             facts["trace.slowest_share_pct"] = slowest[0]["share_pct"]
         self.targets.facts(facts, details)
+        self.targets.repeat_targets(facts, details)
         count = facts.get("syscall.count", {}).get("futex")
         if count:
             errors = facts.get("syscall.errors", {}).get("futex", 0.0)

@@ -195,7 +195,7 @@ class TrussParser(SyscallParser):
         cmd = _CMD(line[:256])
         if cmd is not None and (cmd.group(1) or "").startswith("-"):
             return 2
-        if _SUM_HEAD(line):
+        if _SUM_HEAD(line) or _SIG_HEAD(line):  # truss -c prints its signals table first
             return 2
         return 0
 
@@ -241,6 +241,7 @@ class TrussParser(SyscallParser):
             if "(sleeping" in args:  # the call is reported again when it returns
                 self._n += 1
                 self._seen_call = True
+                self.targets.sleeping(int(pid) if pid else None, lwp or lwp2, name, args)
                 return True
             if ") = " in args or ") Err#" in args:
                 return self._feed_other(line)
@@ -258,7 +259,7 @@ class TrussParser(SyscallParser):
         # decided: the hot path, without building an event
         ts, D, dur = self._times(t1, t2, t3) if t1 is not None else (None, None, None)
         self.agg.call(p, name, dur, D, ts, D, err, args, self._n, ret)
-        if name in TARGET_CALLS:
+        if name in TARGET_CALLS or err is not None:
             self.targets.call(p, name, args, ret, err, dur, self._n)
         return True
 
@@ -324,6 +325,7 @@ class TrussParser(SyscallParser):
                     n += 1
                     calls = True
                     if "(sleeping" in args and ret is None and errno is None:
+                        self.targets.sleeping(int(pid) if pid else None, lwp or lwp2, name, args)
                         pos = end + 1  # the call is reported again when it returns
                         continue
                     if "(returning as" in args:
@@ -343,7 +345,7 @@ class TrussParser(SyscallParser):
                     err = (ename or "Err#" + errno) if errno is not None else None
                     p = int(pid) if pid else None
                     call(p, name, dur, D, ts, D, err, args, n, ret)
-                    if name in TARGET_CALLS:
+                    if name in TARGET_CALLS or err is not None:
                         self.targets.call(p, name, args, ret, err, dur, n)
                     pos = end + 1
                     continue
@@ -559,7 +561,7 @@ class TrussParser(SyscallParser):
                 if Ei >= 0:
                     dur = float(nums[Ei]) * 1000.0
             agg.call(pid, name, dur, D, ts, D, err, args, n, ret)
-            if name in TARGET_CALLS:
+            if name in TARGET_CALLS or err is not None:
                 self.targets.call(pid, name, args, ret, err, dur, n)
         elif kind == _CONT_EV:
             agg.continuation(ev[1])

@@ -217,7 +217,8 @@ def _mean(rows: list[dict[str, float]], key: str) -> float | None:
 
 
 def _summary(interval: _Interval) -> dict:
-    rows = list(interval.rows.values()) or ([interval.all_row] if interval.all_row else [])
+    # the `all` row as printed, when there is one: the numbers people quote
+    rows = [interval.all_row] if interval.all_row else list(interval.rows.values())
     out: dict = {"label": interval.label, "cpus": len(interval.rows)}
     for key in _PCT:
         value = _mean(rows, key)
@@ -616,9 +617,9 @@ class MpstatParser(Parser):
                     facts["cpu.intr_per_s"] = round(all_row, 3)
                     if intr and all_row < 0.5 * sum(intr.values()):
                         notes.append(
-                            f"the all row ({all_row:g} intr/s) is far below the sum of the CPU "
-                            f"rows ({sum(intr.values()):g}): a known sysstat overflow in that "
-                            "sum; read the per-CPU rows"
+                            f"the all row ({all_row:,.0f} intr/s) is far below the sum of the "
+                            f"CPU rows ({sum(intr.values()):,.0f}): a known sysstat overflow in "
+                            "that sum; read the per-CPU rows"
                         )
                 elif intr:
                     facts["cpu.intr_per_s"] = round(sum(intr.values()), 3)

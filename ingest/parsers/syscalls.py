@@ -948,6 +948,7 @@ class FdTargets:
         self.peer_errors: dict[str, int] = {}  # connect() peer -> failed calls
         self.dns_timeouts = 0
         self.fd_errors: dict[str, int] = {}  # "target call: ERRNO" -> calls
+        self.last_fd: int | None = None  # the fd slow_target last read off a line
         self.asleep: dict[tuple, str] = {}  # (pid, lwp) -> the call it went to sleep in
 
     # -- intake -------------------------------------------------------------------------------
@@ -1044,7 +1045,7 @@ class FdTargets:
                         fds = self.epoll[key] = []
                     if fds is not None and fd not in fds and len(fds) < MAX_EPOLL_FDS:
                         fds.append(fd)
-        else:
+        elif name in POLL_CALLS:
             self._poll(pid, name, args, parts, ret, err, dur, line)
 
     def _poll(self, pid, name, args, parts, ret, err, dur, line) -> None:
@@ -1097,6 +1098,7 @@ class FdTargets:
             if shown is not None:
                 return shown
             if fd is not None:
+                self.last_fd = fd
                 t = self.target(pid, fd, line)
                 if t is None and name.startswith("epoll"):
                     inner = self.epoll.get((pid, fd), [])
@@ -1258,9 +1260,12 @@ class SyscallParser(Parser):
         for slow in details.get("slowest", []):
             line = slow.get("line")
             text = kept[line - 1] if kept is not None and 0 < line <= len(kept) else None
+            self.targets.last_fd = None
             target = self.targets.slow_target(slow.get("pid"), slow["syscall"], text, line)
             if target is not None:
                 slow["target"] = target
+            if self.targets.last_fd is not None:
+                slow["fd"] = self.targets.last_fd  # named even when the trace never opened it
             if span:
                 slow["share_pct"] = round(100.0 * slow["ms"] / (span * 1000.0), 2)
         slowest = details.get("slowest") or []

@@ -15,6 +15,7 @@ import re
 from typing import ClassVar
 
 from ingest.base import Parser
+from ingest.facts import number
 from ingest.model import Format, Platform
 
 SOLARIS_COLUMNS = (
@@ -579,6 +580,7 @@ class MpstatParser(Parser):
                 "one report: if mpstat ran without an interval, these are averages since boot, "
                 "not what the CPUs do now"
             )
+        details["findings"] = _findings(details)
         details["samples"] = samples
         details["intervals"] = totals.summaries
         if not self._average.empty():
@@ -702,6 +704,23 @@ class MpstatParser(Parser):
             for c in sorted(per_cpu, key=lambda c: (len(c), c))
         ]
         details["hot_cpus"] = _hot(per_cpu)
+
+
+def _findings(details: dict) -> list[str]:
+    """Plain sentences for the renderers: the CPUs interrupts or steal take over."""
+    out = []
+    for h in details.get("hot_cpus", []):
+        if h["metric"] in ("irq+soft", "steal"):
+            out.append(
+                f"CPU {h['cpu']}: {h['metric']} {number(h['value'])} % "
+                f"(the other CPUs' median {number(h['others_median'])} %)"
+            )
+    for key in ("softirq_hot", "irq_hot"):
+        for h in details.get(key, [])[:2]:
+            out.append(
+                f"CPU {h['cpu']} takes {number(h['share_pct'])} % of the {h['name']} interrupts"
+            )
+    return out[:6]
 
 
 def _hot(per_cpu: dict[str, dict[str, float]]) -> list[dict]:

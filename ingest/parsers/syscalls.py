@@ -34,6 +34,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from ingest.base import MAX_LINE, Parser
+from ingest.facts import number
 from ingest.model import Block
 
 try:  # built by `pip install` (setup.py); without it the pure-Python aggregator does everything
@@ -1157,6 +1158,55 @@ class FdTargets:
             details["repeat_targets"] = out
 
 
+MAX_FINDINGS = 6
+
+
+def _findings(facts: dict, details: dict) -> list[str]:
+    """A few plain sentences saying what the trace's slow calls and waits were on, for the
+    renderers to show as they are (they hold no diagnosis)."""
+    out: list[str] = []
+    slowest = details.get("slowest") or []
+    if slowest:
+        s = slowest[0]
+        text = f"slowest call: {s['syscall']} {number(s['ms'])} ms"
+        if s.get("target"):
+            text += f" on {s['target']}"
+        elif s.get("fd") is not None:
+            text += f" on fd {s['fd']} (not opened in the trace)"
+        if s.get("share_pct") is not None:
+            text += f", {number(s['share_pct'])} % of the traced span"
+        out.append(text)
+    groups: dict[tuple, list[dict]] = {}
+    for t in details.get("timeouts") or []:
+        groups.setdefault((t["syscall"], tuple(t["targets"])), []).append(t)
+    for (name, targets), items in list(groups.items())[:2]:
+        limit = items[0].get("timeout_ms")
+        text = f"{name} returned 0 (timed out) {len(items)} time{'s' if len(items) > 1 else ''}"
+        if limit is not None:
+            text += f" after its {number(limit)} ms timeout"
+        if targets:
+            text += " waiting on " + ", ".join(targets[:2])
+        out.append(text)
+    for key, n in list((facts.get("fd.errors") or {}).items())[:1]:
+        out.append(f"failed calls on {key} ({number(n)}×)")
+    asleep = facts.get("trace.asleep") or {}
+    if asleep:
+        out.append(
+            "LWPs asleep: "
+            + ", ".join(
+                f"{number(n)} in {name}"
+                for name, n in sorted(asleep.items(), key=lambda kv: -kv[1])
+            )
+        )
+    futex = (facts.get("syscall.count") or {}).get("futex", 0)
+    if futex >= 100 and facts.get("futex.error_pct", 0) >= 20:
+        out.append(
+            f"futex churn: {number(futex)} calls, {number(facts['futex.error_pct'])} % failing "
+            "(EAGAIN / ETIMEDOUT)"
+        )
+    return out[:MAX_FINDINGS]
+
+
 class NativeAggregator(SyscallAggregator):
     """SyscallAggregator with its per-call state in C (ingest/_syscore.c): call, event, child,
     continuation and elide run there, and the parsers' scanners (truss_run, strace_run) feed it
@@ -1279,6 +1329,7 @@ class SyscallParser(Parser):
             facts["futex.error_pct"] = round(100.0 * errors / count, 3)
             if span:
                 facts["futex.calls_per_s"] = round(count / span, 3)
+        details["findings"] = _findings(facts, details)
 
     @abstractmethod
     def _run_lines(self, text: str, pos: int, endpos: int, limit: int) -> int:

@@ -267,12 +267,28 @@ class StraceParser(SyscallParser):
 
             def step(at: int) -> tuple[int, int]:
                 at, _, status = scan(text, at, endpos, self)  # it updates the parser's state
+                if self.agg.routed:
+                    self._drain()
                 return at, status
 
             end = self._scan(step, text, pos, endpos)
         if self._n != n0:
             self._linux = True  # the run takes only lines with a pid or a time
         return end, self._n - n0
+
+    def _drain(self) -> None:
+        """Hand FdTargets the lines the C scanner took for it (in order, before anything the
+        Python path reads next)."""
+        routed = self.agg.routed
+        for n, line in routed:
+            m = _CALL(line)
+            if m is None:
+                continue
+            pid_b, pid, _clock, _f, name, args, ret, rest = m.groups()
+            p = int(pid_b or pid) if (pid_b or pid) else self._main_pid
+            err, d = _outcome(ret, rest) if rest else (None, None)
+            self.targets.call(p, name, args, ret, err, d, n)
+        routed.clear()
 
     def _run_lines(self, text: str, pos: int, endpos: int, limit: int) -> int:
         """feed_run's rules in Python, for at most `limit` lines (-1: no limit); returns where it

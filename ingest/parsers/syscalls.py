@@ -339,6 +339,7 @@ class SyscallAggregator:
         self.continuations = 0
         self.elisions = 0
         self._last_notes: list[str] | None = None
+        self.routed: list[tuple[int, str]] = []  # filled by the C scanners only
 
     def _init_tables(self) -> None:
         """The state that stays in Python with either aggregator (NativeAggregator shares the
@@ -812,7 +813,6 @@ OPEN_CALLS = frozenset({"open", "open64", "openat", "openat2", "creat", "creat64
 SOCKET_CALLS = frozenset({"socket", "so_socket"})
 CONNECT_CALLS = frozenset({"connect"})
 ACCEPT_CALLS = frozenset({"accept", "accept4", "naccept"})
-CLOSE_CALLS = frozenset({"close", "kclose"})
 DUP_CALLS = frozenset({"dup", "dup2", "dup3"})
 FCNTL_CALLS = frozenset({"fcntl", "fcntl64", "kfcntl"})  # F_DUPFD copies an fd too
 POLL_CALLS = frozenset(
@@ -821,8 +821,23 @@ POLL_CALLS = frozenset(
 )  # fmt: skip
 EPOLL_CTL_CALLS = frozenset({"epoll_ctl"})
 TARGET_CALLS = (
-    OPEN_CALLS | SOCKET_CALLS | CONNECT_CALLS | ACCEPT_CALLS | CLOSE_CALLS | DUP_CALLS
-) | (POLL_CALLS | EPOLL_CTL_CALLS | FCNTL_CALLS)
+    OPEN_CALLS | SOCKET_CALLS | CONNECT_CALLS | ACCEPT_CALLS | DUP_CALLS | EPOLL_CTL_CALLS
+) | (POLL_CALLS | FCNTL_CALLS)
+# Which of those lines the C scanners hand to the Python path, as (name, kind) pairs: 1 always,
+# 2 when the call returned 0 (a poll that ran out; other returns change nothing), 3 when its
+# arguments hold F_DUPFD, 4 (every FD_CALLS name) when it failed. A line it keeps is one
+# FdTargets.call would ignore, so both paths build the same tables.
+ROUTE_KIND: tuple[tuple[str, int], ...] = (
+    tuple(
+        (n, 1)
+        for n in sorted(
+            OPEN_CALLS | SOCKET_CALLS | CONNECT_CALLS | ACCEPT_CALLS | DUP_CALLS | EPOLL_CTL_CALLS
+        )
+    )
+    + tuple((n, 2) for n in sorted(POLL_CALLS))
+    + tuple((n, 3) for n in sorted(FCNTL_CALLS))
+    + tuple((n, 4) for n in sorted(FD_CALLS))
+)
 
 MAX_FDS = 4096  # (pid, fd) entries remembered; the oldest go first
 MAX_FD_HISTORY = 4  # targets remembered per (pid, fd), for calls before a reuse
@@ -857,6 +872,7 @@ _SELECT_SET = re.compile(r"^\s*\d{1,5},\s*\[([\d ]{0,200})\]").match
 _TV = re.compile(r"\{tv_sec=(\d{1,12}),\s*tv_(n|u)sec=(\d{1,9})\}").search
 _FD_Y = re.compile(r"^\s*(\d{1,9})<([^>]{1,512})>").match  # strace -y: 3</path>
 _INT = re.compile(r"^\s*(-?\d{1,10})\s*$").match
+_NESTED = re.compile(r'["{\[(]').search
 _IO_FLAGS = ("O_DIRECT", "O_DSYNC", "O_SYNC", "O_NONBLOCK", "O_NDELAY")
 
 
@@ -880,6 +896,8 @@ def describe_peer(args: str) -> str | None:
 
 def _split_args(args: str) -> list[str]:
     """Top-level comma-separated arguments (structures, arrays and strings kept whole)."""
+    if not _NESTED(args):
+        return [a.strip() for a in args.split(",")]
     out: list[str] = []
     depth = 0
     quote = False
@@ -987,10 +1005,11 @@ class FdTargets:
     def call(self, pid, name: str, args: str, ret: str | None, err: str | None,
              dur: float | None, line: int) -> None:  # fmt: skip
         """One call whose name is in TARGET_CALLS, or one that failed (args as printed, ret as
-        text)."""
-        parts = _split_args(args)
-        if err is not None and name in FD_CALLS and parts:
-            fd, shown = _fd_of(parts[0])
+        text). An fd is never "closed" here: a reused fd's next open ends its previous target,
+        which needs no close line (the C scanners keep those)."""
+        first = args.partition(",")[0]
+        if err is not None and name in FD_CALLS:
+            fd, shown = _fd_of(first)
             target = shown or (self.target(pid, fd, line) if fd is not None else None)
             if target is not None:
                 key = f"{target} {name}: {err}"[:200]
@@ -1011,7 +1030,7 @@ class FdTargets:
                 fam = _FAMILY(args)
                 self._set(pid, new_fd, "socket " + (fam.group(1) if fam else "?"), line)
         elif name in CONNECT_CALLS:
-            fd, _ = _fd_of(parts[0]) if parts else (None, None)
+            fd, _ = _fd_of(first)
             peer = describe_peer(args)
             if peer is not None:
                 if peer in self.peers or len(self.peers) < MAX_PEERS:
@@ -1024,18 +1043,14 @@ class FdTargets:
             if new_fd is not None and new_fd >= 0:
                 peer = describe_peer(args)
                 self._set(pid, new_fd, "socket from " + (peer or "a client"), line)
-        elif name in CLOSE_CALLS:
-            fd, _ = _fd_of(parts[0]) if parts else (None, None)
-            hist = self.fds.get((pid, fd)) if fd is not None else None
-            if hist and hist[-1][1] is None:
-                hist[-1][1] = line
         elif name in DUP_CALLS or (name in FCNTL_CALLS and "F_DUPFD" in args):
-            fd, _ = _fd_of(parts[0]) if parts else (None, None)
+            fd, _ = _fd_of(first)
             if fd is not None and new_fd is not None and new_fd >= 0:
                 t = self.target(pid, fd, line)
                 if t is not None:
                     self._set(pid, new_fd, t, line)
         elif name in EPOLL_CTL_CALLS:
+            parts = _split_args(args)
             if len(parts) >= 3 and "ADD" in parts[1]:
                 epfd, _ = _fd_of(parts[0])
                 fd, _ = _fd_of(parts[2])
@@ -1046,13 +1061,16 @@ class FdTargets:
                         fds = self.epoll[key] = []
                     if fds is not None and fd not in fds and len(fds) < MAX_EPOLL_FDS:
                         fds.append(fd)
-        elif name in POLL_CALLS:
-            self._poll(pid, name, args, parts, ret, err, dur, line)
+        elif name in POLL_CALLS and ret == "0" and err is None:
+            self._poll(pid, name, args, dur, line)
 
-    def _poll(self, pid, name, args, parts, ret, err, dur, line) -> None:
+    def _poll(self, pid, name: str, args: str, dur: float | None, line: int) -> None:
+        if name in ("poll", "epoll_wait"):  # the timeout is the last argument
+            parts = [args.partition(",")[0], "", "", ""]
+            parts[2 if name == "poll" else 3] = args.rpartition(",")[2]
+        else:
+            parts = _split_args(args)
         timeout = _timeout_ms(name, parts)
-        if ret != "0" or err is not None:
-            return
         if timeout == 0:
             self.zero_polls[name] = self.zero_polls.get(name, 0) + 1
             return
@@ -1063,7 +1081,7 @@ class FdTargets:
             self.expired_max[name] = timeout
         fds: list[int] = []
         if name in ("poll", "ppoll"):
-            fds = [int(x) for x in _POLL_FDS(args)[:8]]
+            fds = [int(x) for x in _POLL_FDS(args, 0, 4096)[:8]]
         elif name in ("select", "pselect6", "_newselect"):
             m = _SELECT_SET(args)
             if m is not None:
@@ -1226,6 +1244,7 @@ class NativeAggregator(SyscallAggregator):
         self.elide = core.elide  # type: ignore[method-assign]
         self.truss_run = core.truss_run
         self.strace_run = core.strace_run
+        self.routed = core.routed  # lines the scanners took that FdTargets reads
 
     @property  # type: ignore[override]
     def gap_timing(self) -> bool:
@@ -1276,7 +1295,7 @@ if _syscore is not None:
             "OTHER": OTHER,
             "FORK_CALLS": FORK_CALLS,
             "EXEC_CALLS": EXEC_CALLS,
-            "TARGET_CALLS": tuple(sorted(TARGET_CALLS)),
+            "ROUTE_KIND": ROUTE_KIND,
             "FD_CALLS": FD_CALLS,
             "SIZE_FROM_END": _SIZE_FROM_END,
             "HIST_BOUNDS": HIST_BOUNDS,

@@ -285,12 +285,28 @@ class TrussParser(SyscallParser):
                 at, self._n, calls, status = scan(text, at, endpos, self._n, cols)
                 if calls:
                     self._seen_call = True
+                if self.agg.routed:
+                    self._drain()
                 return at, status
 
             end = self._scan(step, text, pos, endpos)
         if self._n != n0:
             self._solaris = True  # the run takes only prefixed, timed or Err# lines
         return end, self._n - n0
+
+    def _drain(self) -> None:
+        """Hand FdTargets the lines the C scanner took for it (in order, before anything the
+        Python path reads next)."""
+        routed = self.agg.routed
+        for n, line in routed:
+            m = _CALL(line)
+            if m is None:
+                continue
+            pid, _lwp, _lwp2, t1, t2, t3, name, args, ret, errno, ename = m.groups()
+            err = (ename or "Err#" + errno) if errno is not None else None
+            dur = self._times(t1, t2, t3)[2] if t1 is not None else None
+            self.targets.call(int(pid) if pid else None, name, args, ret, err, dur, n)
+        routed.clear()
 
     def _run_lines(self, text: str, pos: int, endpos: int, limit: int) -> int:
         """feed_run's rules in Python, for at most `limit` lines (-1: no limit); returns where it

@@ -47,17 +47,24 @@ static struct {
     unsigned char target_lens[MAX_TARGETS];
     unsigned char target_kinds[MAX_TARGETS];
     int ntargets;
+    uint64_t first_len[256]; /* kinds 1-3: bit n set when a name of length n starts with c */
 } cfg;
 
 static int contains(const unsigned char *s, Py_ssize_t n, const char *w);
 
-/* name[0..n)'s routing kinds as a bit set (1 << kind); a length check, then memcmp */
-static int route_bits(const unsigned char *name, Py_ssize_t n)
+/* name[0..n)'s routing kinds as a bit set (1 << kind); a length check, then memcmp. Kind 4
+ * (the long FD_CALLS list) is looked at only for a failed call. */
+static int route_bits(const unsigned char *name, Py_ssize_t n, int failed)
 {
     int bits = 0;
-    for (int k = 0; k < cfg.ntargets; k++)
+    if (!failed && (n >= 64 || !((cfg.first_len[name[0]] >> n) & 1)))
+        return 0; /* most call lines: no name of kinds 1-3 starts so and is this long */
+    for (int k = 0; k < cfg.ntargets; k++) {
+        if (cfg.target_kinds[k] == 4 && !failed)
+            break; /* configure() put kind 4 last */
         if (cfg.target_lens[k] == n && memcmp(cfg.target_names[k], name, (size_t)n) == 0)
             bits |= 1 << cfg.target_kinds[k];
+    }
     return bits;
 }
 
@@ -66,7 +73,7 @@ static int route_bits(const unsigned char *name, Py_ssize_t n)
 static int routed(const unsigned char *s, Py_ssize_t name_s, Py_ssize_t name_n, Py_ssize_t args_s,
                   Py_ssize_t args_n, Py_ssize_t ret_s, Py_ssize_t ret_n, int failed, int partial)
 {
-    int bits = route_bits(s + name_s, name_n);
+    int bits = route_bits(s + name_s, name_n, failed);
     if (!bits)
         return 0;
     if (bits & (1 << 1))
@@ -3021,13 +3028,16 @@ static PyObject *configure(PyObject *mod, PyObject *spec)
                 t = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(pair, 0), &tn);
                 kind = PyLong_AsLong(PyTuple_GET_ITEM(pair, 1));
             }
+            int after4 = cfg.ntargets > 0 && cfg.target_kinds[cfg.ntargets - 1] == 4;
             if (t == NULL || tn >= TARGET_LEN || cfg.ntargets >= MAX_TARGETS || kind < 1 ||
-                kind > 4) {
+                kind > 4 || (after4 && kind != 4)) {
                 if (!PyErr_Occurred())
                     PyErr_SetString(PyExc_ValueError, "configure(): ROUTE_KIND out of range");
                 return NULL;
             }
             memcpy(cfg.target_names[cfg.ntargets], t, (size_t)tn);
+            if (kind != 4 && tn > 0)
+                cfg.first_len[(unsigned char)t[0]] |= (uint64_t)1 << tn;
             cfg.target_lens[cfg.ntargets] = (unsigned char)tn;
             cfg.target_kinds[cfg.ntargets++] = (unsigned char)kind;
         }

@@ -825,8 +825,9 @@ TARGET_CALLS = (
 ) | (POLL_CALLS | FCNTL_CALLS)
 # Which of those lines the C scanners hand to the Python path, as (name, kind) pairs: 1 always,
 # 2 when the call returned 0 (a poll that ran out; other returns change nothing), 3 when its
-# arguments hold F_DUPFD, 4 (every FD_CALLS name) when it failed. A line it keeps is one
-# FdTargets.call would ignore, so both paths build the same tables.
+# arguments hold F_DUPFD, 4 (every FD_CALLS name, last: the scanner reads that long list only
+# for a failed call) when it failed. A line it keeps is one FdTargets.call would ignore, so both
+# paths build the same tables.
 ROUTE_KIND: tuple[tuple[str, int], ...] = (
     tuple(
         (n, 1)

@@ -150,6 +150,8 @@ def test_solaris_processor_sets() -> None:
     assert f["cpu.syscl"] == {"set 0": 20.0, "set 1": 6000.0}
     assert f["cpu.usr"]["set 1"] == 40.0 and f["cpu.idle"]["set 1"] == 40.0
     assert f["cpu.max_smtx"] == 60.0 and f["cpu.max_xcal"] == 1500.0
+    # the machine's usr %: each set's average weighed by its size, (0 * 1 + 40 * 4) / 5
+    assert f["cpu.usr_pct"] == 32.0 and f["cpu.idle_pct"] == (90 + 40 * 4) / 5
 
 
 @pytest.mark.parametrize("prefix", ["# ", "#", "node008: ", "db-01.example.com:  "])

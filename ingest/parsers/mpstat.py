@@ -542,11 +542,19 @@ class MpstatParser(Parser):
                 return None
             return totals.all_sums[key] / totals.all_n
 
+        def weight(c: str) -> float:
+            """A processor set's rows are averages over its CPUs: weigh them by its size."""
+            if not self._sets:
+                return 1.0
+            return max(totals.cpu_sums[c].get("sze", 0.0) / totals.cpu_n[c], 0.0)
+
         def from_cpus(key: str) -> float | None:
-            have = [c for c in totals.cpu_sums if key in totals.cpu_sums[c]]
+            have = [c for c in totals.cpu_sums if key in totals.cpu_sums[c] and weight(c) > 0]
             if not have:
                 return None
-            return sum(totals.cpu_sums[c][key] for c in have) / sum(totals.cpu_n[c] for c in have)
+            return sum(totals.cpu_sums[c][key] * weight(c) for c in have) / sum(
+                totals.cpu_n[c] * weight(c) for c in have
+            )
 
         samples = sum(totals.cpu_n.values()) if per_cpu else totals.all_n
 

@@ -153,6 +153,8 @@ def _s35(ev: Evidence) -> None:
 
 def _s36(ev: Evidence) -> None:
     blocks = _blocks(ev, "strace")
+    # the program's output splits its write(1, ...) line: still one capture, nothing malformed
+    assert len(blocks) == 1 and blocks[0].malformed_lines == 0
     summary = next(b for b in blocks if b.details["summary"])
     f = summary.facts
     assert (f["trace.calls"], f["trace.errors"]) == (61, 15)

@@ -192,3 +192,30 @@ def test_property_one_truss_shape_makes_the_block_truss_on_solaris(calls, at):
     lines.insert(at, 'open("/x", O_RDONLY) Err#2 ENOENT')
     blocks = _syscall_blocks("\n".join(lines) + "\n")
     assert blocks and all(b == ("truss", "solaris") for b in blocks)
+
+
+def test_program_output_inside_a_write_line_keeps_one_block() -> None:
+    text = (
+        'openat(AT_FDCWD, "/etc/hosts", O_RDONLY|O_CLOEXEC) = -1 ENOENT (No such file or directory)\n'
+        'write(1, "line one\\nline two\\n", 18line one\n'
+        "line two\n"
+        ") = 18\n"
+        "exit_group(0)                           = ?\n"
+        "+++ exited with 0 +++\n"
+    )
+    (block,) = [b for b in parse_text(text).blocks if b.format != "unknown"]
+    assert (block.format, block.malformed_lines) == ("strace", 0)
+    assert block.facts["syscall.count"] == {"openat": 1.0, "write": 1.0, "exit_group": 1.0}
+
+
+def test_a_split_write_that_never_ends_does_not_swallow_what_follows() -> None:
+    text = (
+        'openat(AT_FDCWD, "/etc/hosts", O_RDONLY) = -1 ENOENT (No such file or directory)\n'
+        'write(1, "abc", 3abc\n'
+        "close(3) = 0\n"
+        "So the lookup never happened on Oracle 19.12 here.\n"
+    )
+    ev = parse_text(text)
+    assert "19.12" in ev.context.versions
+    (block,) = [b for b in ev.blocks if b.format == "strace"]
+    assert block.end_line == 3

@@ -57,6 +57,11 @@ _CMD = re.compile(
 _PID_OPT = re.compile(r"(?:^|\s)-p\s*(\d{1,10})\b").search
 _ERRNAME = re.compile(r"\s*(E[A-Z0-9]{2,})\b").match
 _CALLISH = re.compile(r"[A-Za-z_]\w*\(").match
+# The traced program's own output on the terminal strace writes to splits its write(1, ...) /
+# write(2, ...) line: `write(1, "ok\n"..., 3ok` then the output, then `) = 3`.
+_CUT_WRITE = re.compile(r"^(write|writev|pwrite64|pwrite|sendto)\(([12],.*)$").match
+_ECHO_END = re.compile(r"^\)\s+=\s+" + _RET).match
+MAX_ECHO = 64  # output lines taken while such a write is open
 _ELISION = re.compile(r"^(?:\[\s*\.{3}\s*\]|\.{3,}|…)$").match
 _SUM_HEAD = re.compile(
     r"^\s*%\s*time\s+(seconds)\s+(usecs/call)\s+(calls)\s+(errors)\s+syscall\s*$"
@@ -163,6 +168,8 @@ class StraceParser(SyscallParser):
         self._unfinished: dict[int | None, tuple] = {}
         self._summary = False
         self._sum_cols: list[tuple[str, int]] = []  # column name, end offset in the header
+        self._cut: tuple | None = None  # (pid, name, args, line) of a write the output split
+        self._echo = 0  # output lines taken since
         # Has a line said Linux? Only bare call lines that truss prints alike leave it False,
         # and then the block's platform is None ("unsure") rather than a guess.
         self._linux = False
@@ -226,6 +233,8 @@ class StraceParser(SyscallParser):
         m = _CALL(line)  # never matches truss: `pid:` prefixes and Err# do not fit it
         if m is not None:
             pid_b, pid, clock, f, name, args, ret, rest = m.groups()
+            if self._cut is not None:
+                self._cut = None  # the split write never got its value
             if not self._linux:
                 if pid_b or pid or clock or f or "(" in rest or "<" in rest:
                     self._linux = True  # -f/-t prefixes, `-1 ENOENT (...)`, `<0.000123>`
@@ -364,6 +373,17 @@ class StraceParser(SyscallParser):
         return pos
 
     def _feed_other(self, line: str) -> bool:
+        if self._cut is not None:
+            end = _ECHO_END(line)
+            if end is not None:  # the split write's return value: the call is whole again
+                p, name, args, line_no = self._cut
+                self._cut = None
+                self._n += 1
+                self.malformed -= 1
+                ret, rest = end.groups()
+                err, d = _outcome(ret, rest)
+                self.agg.call(p, name, d, None, None, None, err, args, line_no, ret)
+                return True
         s = line.strip()
         if not s:  # kept, so a blank inside a capture does not split it
             self._n += 1
@@ -446,7 +466,15 @@ class StraceParser(SyscallParser):
                 if _CALLISH(rest) and (prefixed or ")" not in rest):
                     self._n += 1
                     self.malformed += 1  # a call line cut short
+                    cut = _CUT_WRITE(rest)
+                    if cut is not None and not prefixed:
+                        self._cut = (self._main_pid, cut.group(1), cut.group(2), self._n)
+                        self._echo = 0
                     return True
+        if self._cut is not None and self._echo < MAX_ECHO:
+            self._n += 1  # the program's output, between its write and the write's value
+            self._echo += 1
+            return True
         return False
 
     def _resumed(self, groups: tuple) -> None:

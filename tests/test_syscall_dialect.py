@@ -219,3 +219,38 @@ def test_a_split_write_that_never_ends_does_not_swallow_what_follows() -> None:
     assert "19.12" in ev.context.versions
     (block,) = [b for b in ev.blocks if b.format == "strace"]
     assert block.end_line == 3
+
+
+_PREFIXES = st.sampled_from(
+    [
+        "Mar 14 09:12:44 ",
+        "Nov  2 23:01:07 db01 strace[77]: ",
+        "2024-03-14T09:12:44.123456+01:00 db01 strace[77]: ",
+        "2024-03-14 09:12:44,5 host ",
+    ]
+)
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    calls=st.lists(
+        st.tuples(
+            _NAMES,
+            _ARGS,
+            st.sampled_from([" = 0", " = -1 EAGAIN (Resource temporarily unavailable)"]),
+        ),
+        min_size=1,
+        max_size=10,
+    ),
+    prefix=_PREFIXES,
+)
+def test_property_a_log_prefix_changes_nothing(calls, prefix) -> None:
+    """strace lines behind any syslog/journal stamp give the facts the bare lines give."""
+    lines = [f"{n}({a}){r}" for n, a, r in calls]
+    lines.append("read(3, 0x7ffd1000, 16) = -1 EINTR (Interrupted system call)")
+    bare = parse_text("\n".join(lines) + "\n")
+    logged = parse_text("".join(prefix + line + "\n" for line in lines))
+    (b1,) = [b for b in bare.blocks if b.format != "unknown"]
+    (b2,) = [b for b in logged.blocks if b.format != "unknown"]
+    assert (b2.format, b2.platform) == ("strace", "linux")
+    assert b2.facts == b1.facts

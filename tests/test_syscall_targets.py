@@ -186,3 +186,13 @@ def test_truss_lwps_asleep_and_the_signals_table() -> None:
     summary = "signals ------------\nSIGALRM            1\ntotal:             1\n\nsyscall   seconds   calls  errors\nread         2.04  138822\n"
     block = _block(summary, "truss")
     assert block.facts["trace.signals"] == 1.0 and block.facts["syscall.count"]["read"] == 138822
+
+
+def test_getpeername_names_a_socket_opened_before_the_trace() -> None:
+    text = (
+        '[pid 3] 10:00:00.000001 getpeername(22, {sa_family=AF_INET, sin_port=htons(1521), sin_addr=inet_addr("10.9.8.7")}, [16]) = 0 <0.000005>\n'
+        '[pid 3] 10:00:00.000100 read(22, "\\0\\0", 8208) = 2 <3.000000>\n'
+        '[pid 3] 10:00:03.000200 read(22, "\\0\\0", 8208) = 2 <0.000010>\n'
+    )
+    slow = _block(text).details["slowest"][0]
+    assert slow["target"] == "socket to 10.9.8.7:1521 (Oracle listener)" and slow["fd"] == 22

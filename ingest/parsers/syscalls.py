@@ -812,6 +812,9 @@ def decimal(s: str) -> float:
 OPEN_CALLS = frozenset({"open", "open64", "openat", "openat2", "creat", "creat64", "kopen"})
 SOCKET_CALLS = frozenset({"socket", "so_socket"})
 CONNECT_CALLS = frozenset({"connect"})
+PEER_CALLS = frozenset(
+    {"getpeername", "ngetpeername"}
+)  # a socket's peer, when it was opened before
 ACCEPT_CALLS = frozenset({"accept", "accept4", "naccept"})
 DUP_CALLS = frozenset({"dup", "dup2", "dup3"})
 FCNTL_CALLS = frozenset({"fcntl", "fcntl64", "kfcntl"})  # F_DUPFD copies an fd too
@@ -822,7 +825,7 @@ POLL_CALLS = frozenset(
 EPOLL_CTL_CALLS = frozenset({"epoll_ctl"})
 TARGET_CALLS = (
     OPEN_CALLS | SOCKET_CALLS | CONNECT_CALLS | ACCEPT_CALLS | DUP_CALLS | EPOLL_CTL_CALLS
-) | (POLL_CALLS | FCNTL_CALLS)
+) | (POLL_CALLS | FCNTL_CALLS | PEER_CALLS)
 # Which of those lines the C scanners hand to the Python path, as (name, kind) pairs: 1 always,
 # 2 when the call returned 0 (a poll that ran out; other returns change nothing), 3 when its
 # arguments hold F_DUPFD, 4 (every FD_CALLS name, last: the scanner reads that long list only
@@ -832,7 +835,13 @@ ROUTE_KIND: tuple[tuple[str, int], ...] = (
     tuple(
         (n, 1)
         for n in sorted(
-            OPEN_CALLS | SOCKET_CALLS | CONNECT_CALLS | ACCEPT_CALLS | DUP_CALLS | EPOLL_CTL_CALLS
+            OPEN_CALLS
+            | SOCKET_CALLS
+            | CONNECT_CALLS
+            | ACCEPT_CALLS
+            | DUP_CALLS
+            | EPOLL_CTL_CALLS
+            | PEER_CALLS
         )
     )
     + tuple((n, 2) for n in sorted(POLL_CALLS))
@@ -1040,6 +1049,15 @@ class FdTargets:
                         self.peer_errors[peer] = self.peer_errors.get(peer, 0) + 1
                 if fd is not None:
                     self._set(pid, fd, "socket to " + peer, line)
+        elif name in PEER_CALLS:
+            fd, _ = _fd_of(first)
+            peer = describe_peer(args) if err is None else None
+            if (
+                fd is not None
+                and peer is not None
+                and self.target(pid, fd, line) != ("socket to " + peer)
+            ):
+                self._set(pid, fd, "socket to " + peer, line)
         elif name in ACCEPT_CALLS:
             if new_fd is not None and new_fd >= 0:
                 peer = describe_peer(args)

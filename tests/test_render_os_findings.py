@@ -11,6 +11,7 @@ from bot.render import describe_block
 from ingest.detect import parse_text
 from ingest.model import Block
 from kb.cli import app
+from kb.matcher import analyze_text
 from kb.web.charts import block_charts
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "linux" / "strace_dns_timeout_fttT.txt"
@@ -65,3 +66,12 @@ def test_mpstat_chart_stacks_irq_and_steal_and_findings_name_the_cpu() -> None:
     ((caption, svg),) = block_charts(block)
     assert "irq" in caption
     assert 'class="cpu-irq"' in str(svg) and 'class="cpu-steal"' in str(svg)
+
+
+def test_playbook_next_steps_for_softirq_steal_and_dns() -> None:
+    result = analyze_text(MPSTAT)
+    commands = " ".join(c.command for c in result.next_commands)
+    assert "mpstat -I SCPU -P ALL 1 5" in commands and "vmstat 1 10" in commands
+    result = analyze_text(FIXTURE.read_text())
+    assert any("/etc/resolv.conf" in c.command for c in result.next_commands)
+    assert {c.platform for c in result.next_commands} <= {"linux", "any"}

@@ -206,3 +206,16 @@ def test_property_all_row_wins_and_prefixes_do_not_change_facts(rows, all_row, p
     assert f["cpu.softirq"] == {str(i): pytest.approx(r[2]) for i, r in enumerate(rows)}
     assert f["cpu.max_irq_pct"] == pytest.approx(max(r[2] for r in rows))
     assert f["cpu.irq_hot_cpus"] == sum(r[2] >= 30 for r in rows)
+
+
+def test_numa_node_rows() -> None:
+    text = (
+        "10:00:00 AM NODE    %usr   %nice    %sys %iowait    %irq   %soft  %steal  %guest  %gnice   %idle\n"
+        "10:00:01 AM  all   20.00    0.00    5.00    0.00    0.00    1.00    0.00    0.00    0.00   74.00\n"
+        "10:00:01 AM    0   30.00    0.00    5.00    0.00    0.00    2.00    0.00    0.00    0.00   63.00\n"
+        "10:00:01 AM    1   10.00    0.00    5.00    0.00    0.00    0.00    0.00    0.00    0.00   85.00\n"
+    )
+    block = run(text)
+    assert block.facts["cpu.usr"] == {"node 0": 30.0, "node 1": 10.0}
+    assert block.facts["cpu.usr_pct"] == 20.0 and "cpu.count" not in block.facts
+    assert any("NUMA" in n for n in block.details["notes"])

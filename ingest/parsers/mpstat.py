@@ -142,13 +142,21 @@ def _solaris_header(line: str) -> list[str] | None:
     return None
 
 
+def _id_column(tokens: list[str]) -> int:
+    """Where sysstat's id column is: CPU, or NODE (`mpstat -N`, per NUMA node); -1: none."""
+    for name in ("CPU", "NODE"):
+        if name in tokens:
+            return tokens.index(name)
+    return -1
+
+
 def _intr_header(line: str) -> tuple[int, str, list[str]] | None:
     """(tokens before CPU, kind, column names) of a sysstat `mpstat -I` table: `intr/s` alone
     (SUM), softirq kinds (SCPU), or one `N/s` column per interrupt line (CPU)."""
     tokens = line.split()
-    if "CPU" not in tokens:
+    at = _id_column(tokens)
+    if at < 0:
         return None
-    at = tokens.index("CPU")
     names = tokens[at + 1 :]
     if not names or not all(n.endswith("/s") and len(n) > 2 for n in names):
         return None
@@ -165,9 +173,9 @@ def _intr_header(line: str) -> tuple[int, str, list[str]] | None:
 def _linux_header(line: str) -> tuple[int, list[str]] | None:
     """(tokens before the CPU column, value column names) for a sysstat CPU table header."""
     tokens = line.split()
-    if "CPU" not in tokens:
+    at = _id_column(tokens)
+    if at < 0:
         return None
-    at = tokens.index("CPU")
     names = tokens[at + 1 :]
     if "%idle" not in names or not all(n in _CANONICAL for n in names):
         return None
@@ -247,6 +255,7 @@ class MpstatParser(Parser):
         self._mismatched_rows = 0
         self._strip: bool | None = None  # a `#` / `host: ` before every line (None: not known)
         self._sets = False  # Solaris `mpstat -a`: rows are processor sets
+        self._nodes = False  # sysstat `mpstat -N`: rows are NUMA nodes
         self._table = "cpu"  # which sysstat table the rows belong to: cpu, or an -I kind
         self._intr_at = 0
         # `mpstat -I` tables: kind -> cpu -> column -> [sum, samples]; Average rows apart
@@ -328,6 +337,10 @@ class MpstatParser(Parser):
         if header := _linux_header(line):
             if self.kind == "solaris":
                 return False
+            nodes = "NODE" in line.split()
+            if self._headers and nodes != self._nodes:
+                return False  # per-CPU and per-node tables are separate blocks
+            self._nodes = nodes
             self.kind = "linux"
             self._table = "cpu"
             self._names = header[1]
@@ -441,6 +454,8 @@ class MpstatParser(Parser):
         if any(not 0 <= row.get(k, 0) <= 100 for k in _PCT):
             self.malformed += 1
             return True
+        if self._nodes and cpu != "all":
+            cpu = f"node {cpu}"
         if average:
             self._store(self._average, cpu, row)
             return True
@@ -527,6 +542,9 @@ class MpstatParser(Parser):
         if self._banner:
             details["banner"] = self._banner
         count = len(per_cpu) or (int(self._banner["cpus"]) if self._banner else 0)
+        if self._nodes:  # the rows are NUMA nodes: the CPU count is the banner's, if any
+            count = int(self._banner["cpus"]) if self._banner else 0
+            notes.append("rows are NUMA nodes (mpstat -N), keyed 'node N'")
         if self._sets and per_cpu:
             facts["cpu.sets"] = float(len(per_cpu))
             count = int(sum(r.get("sze", 0.0) for r in per_cpu.values())) or count

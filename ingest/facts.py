@@ -666,7 +666,8 @@ def _specs() -> list[FactSpec]:
             name="cpu.intr_top_share_pct",
             label="share of interrupts on the busiest CPU",
             sources=("mpstat",),
-            doc="share of all interrupts taken by the busiest CPU (Solaris intr column)",
+            doc="share of all interrupts taken by the busiest CPU (Solaris intr column, sysstat "
+            "mpstat -I SUM)",
         ),
         f(name="cpu.max_smtx", sources=("mpstat",), doc="highest per-CPU smtx (mutex spins)"),
         f(name="cpu.max_xcal", sources=("mpstat",), doc="highest per-CPU xcal"),

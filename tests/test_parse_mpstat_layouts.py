@@ -219,3 +219,30 @@ def test_numa_node_rows() -> None:
     assert block.facts["cpu.usr"] == {"node 0": 30.0, "node 1": 10.0}
     assert block.facts["cpu.usr_pct"] == 20.0 and "cpu.count" not in block.facts
     assert any("NUMA" in n for n in block.details["notes"])
+
+
+def test_mpstat_i_all_tables_in_one_block() -> None:
+    text = INTR_SUM + "\n" + INTR_CPU + "\n" + INTR_SCPU
+    blocks = [b for b in parse_text(text).blocks if b.format == "mpstat"]
+    assert len(blocks) == 1
+    f = blocks[0].facts
+    assert f["cpu.intr_per_s"] == 1880.0
+    assert f["cpu.irq_per_s"]["24"] == 9000.0
+    assert f["cpu.softirq_per_s"]["NET_RX"] == 49000.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    rates=st.lists(st.integers(0, 10**8).map(lambda v: v / 100), min_size=1, max_size=16),
+    comma=st.booleans(),
+)
+def test_property_intr_sum_reads_every_cpu(rates, comma) -> None:
+    def fmt(v: float) -> str:
+        s = f"{v:.2f}"
+        return s.replace(".", ",") if comma else s
+
+    lines = ["11:20:57     CPU    intr/s"]
+    lines += [f"11:21:00     {i:>3} {fmt(v):>12}" for i, v in enumerate(rates)]
+    f = run("\n".join(lines)).facts
+    assert f["cpu.intr"] == {str(i): pytest.approx(v) for i, v in enumerate(rates)}
+    assert f["cpu.intr_per_s"] == pytest.approx(sum(rates))  # no all row: the CPUs' sum

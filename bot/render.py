@@ -155,6 +155,9 @@ def describe_block(block: EvidenceBlock, facts: int) -> str:
     if block.malformed_lines:
         head += f", {block.malformed_lines} lines not understood"
     shown = key_facts(block, facts)
+    found = block.details.get("findings") if facts else None
+    if isinstance(found, list) and found:
+        shown = [*shown, *(str(f) for f in found[:2])]  # what the slow call was on, hot CPUs
     return head + (": " + text("; ".join(shown)) if shown else "")
 
 

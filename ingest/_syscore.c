@@ -25,6 +25,9 @@
 
 /* -- configuration, from syscalls.py ---------------------------------------------------------- */
 
+#define MAX_TARGETS 256
+#define TARGET_LEN 32
+
 static struct {
     int ready;
     long max_syscalls, max_pids, max_repeat_keys, reservoir, top_n, max_names, max_children;
@@ -36,7 +39,67 @@ static struct {
     PyObject *stat_cls, *proc_cls;
     double *bounds;
     int nbounds;
+    /* ROUTE_KIND: calls whose lines the scanners hand to the Python path, where
+     * syscalls.FdTargets reads what they open, connect and wait on (kind 1: always; 2: when
+     * the call returned 0, a poll that ran out; 3: when its arguments hold F_DUPFD), and
+     * FD_CALLS again, kind 4: a failed call on an fd goes too */
+    char target_names[MAX_TARGETS][TARGET_LEN];
+    unsigned char target_lens[MAX_TARGETS];
+    unsigned char target_kinds[MAX_TARGETS];
+    int ntargets;
+    uint64_t first_len[256]; /* kinds 1-3: bit n set when a name of length n starts with c */
 } cfg;
+
+static int contains(const unsigned char *s, Py_ssize_t n, const char *w);
+
+/* name[0..n)'s routing kinds as a bit set (1 << kind); a length check, then memcmp. Kind 4
+ * (the long FD_CALLS list) is looked at only for a failed call. */
+static int route_bits(const unsigned char *name, Py_ssize_t n, int failed)
+{
+    int bits = 0;
+    if (!failed && (n >= 64 || !((cfg.first_len[name[0]] >> n) & 1)))
+        return 0; /* most call lines: no name of kinds 1-3 starts so and is this long */
+    for (int k = 0; k < cfg.ntargets; k++) {
+        if (cfg.target_kinds[k] == 4 && !failed)
+            break; /* configure() put kind 4 last */
+        if (cfg.target_lens[k] == n && memcmp(cfg.target_names[k], name, (size_t)n) == 0)
+            bits |= 1 << cfg.target_kinds[k];
+    }
+    return bits;
+}
+
+/* Does the Python path take this call line (see ROUTE_KIND)? `partial`: the arguments are only
+ * the resumed half of a call, so a kind-3 call goes whatever they hold. */
+static int routed(const unsigned char *s, Py_ssize_t name_s, Py_ssize_t name_n, Py_ssize_t args_s,
+                  Py_ssize_t args_n, Py_ssize_t ret_s, Py_ssize_t ret_n, int failed, int partial)
+{
+    int bits = route_bits(s + name_s, name_n, failed);
+    if (!bits)
+        return 0;
+    if (bits & (1 << 1))
+        return 1;
+    if ((bits & (1 << 2)) && ret_n == 1 && s[ret_s] == '0')
+        return 1;
+    if ((bits & (1 << 3)) && (partial || contains(s + args_s, args_n, "F_DUPFD")))
+        return 1;
+    return failed && (bits & (1 << 4));
+}
+
+/* Keep a line `routed` says FdTargets reads: the scanner counts it as usual and the parser
+ * hands the text to FdTargets after the run (its tables depend on nothing else). */
+static int route_line(PyObject *routed_list, PyObject *text, Py_ssize_t pos, Py_ssize_t le,
+                      long long n)
+{
+    PyObject *line = PyUnicode_Substring(text, pos, le);
+    if (line == NULL)
+        return -1;
+    PyObject *item = Py_BuildValue("(LN)", n, line);
+    if (item == NULL)
+        return -1;
+    int r = PyList_Append(routed_list, item);
+    Py_DECREF(item);
+    return r;
+}
 
 static PyObject *k_syscall, *k_pid, *k_ms, *k_line, *k_ret, *k_err, *k_notes, *k_after,
     *k_before, *k_parent, *s_round, *s_strip, *four;
@@ -261,6 +324,7 @@ typedef struct {
     long long continuations, elisions;
     PyObject *last_notes; /* NULL: None */
     PyObject *errnos, *children, *random, *signals, *exits;
+    PyObject *routed; /* [(line number, line text)]: the lines ROUTE_KIND names, for FdTargets */
 } Core;
 
 /* A piece of text: bytes of the input (ASCII) or a str from Python (obj set). */
@@ -1833,12 +1897,16 @@ static PyObject *Core_truss_run(Core *c, PyObject *const *args, Py_ssize_t nargs
             status = 1; /* the detector asks the other formats, or feed() reads it */
             break;
         }
+        if (tail == 2 && contains(ap, args_n, "(sleeping")) {
+            status = 1; /* an LWP going to sleep: FdTargets reads it in the Python path */
+            break;
+        }
         n++;
         calls = 1;
-        if (tail == 2 && contains(ap, args_n, "(sleeping")) {
-            pos = e + 1; /* the call is reported again when it returns */
-            continue;
-        }
+        if (tail == 1 &&
+            routed(s, name_s, name_n, args_s, args_n, ret_s, eno_n ? 0 : ret_n, eno_n > 0, 0) &&
+            route_line(c->routed, text, pos, le, n) < 0)
+            return NULL;
         if (contains(ap, args_n, "(returning as")) { /* a fork child's first line */
             Cols v;
             if (truss_cols(s, &t, cols, &v) < 0)
@@ -2521,8 +2589,12 @@ static PyObject *Core_strace_run(Core *c, PyObject *const *args, Py_ssize_t narg
             /* _TAIL(rest): (.*)\)\s+=\s+RET */
             Py_ssize_t ret_s, ret_n, rest2;
             Py_ssize_t close = strace_close(s, rest_s, le, 1, &ret_s, &ret_n, &rest2);
-            if (close < 0) {
-                status = 1; /* no value yet (still unfinished) or unreadable: Python decides */
+            if (close < 0 ||
+                routed(s, name_s, name_n, rest_s, close - rest_s, ret_s, ret_n,
+                       ret_n == 2 && s[ret_s] == '-' && s[ret_s + 1] == '1', 1)) {
+                /* no value yet (still unfinished), unreadable, or a call FdTargets reads:
+                 * Python decides */
+                status = 1;
                 break;
             }
             /* the unfinished half, if its name matches */
@@ -2666,6 +2738,10 @@ static PyObject *Core_strace_run(Core *c, PyObject *const *args, Py_ssize_t narg
                 break;
             }
             n++;
+            if (routed(s, name_s, name_n, args_s, close - args_s, ret_s, ret_n,
+                       ret_n == 2 && s[ret_s] == '-' && s[ret_s + 1] == '1', 0) &&
+                route_line(c->routed, text, pos, le, n) < 0)
+                goto error;
             int has_ts = 0, has_r = 0;
             double ts = 0.0, r = 0.0;
             if (timed && strace_time(&st, s, &px, &has_ts, &ts, &has_r, &r) < 0)
@@ -2770,6 +2846,9 @@ static int Core_init(Core *c, PyObject *args, PyObject *kw)
     Py_XSETREF(c->children, children);
     Py_INCREF(random);
     Py_XSETREF(c->random, random);
+    Py_XSETREF(c->routed, PyList_New(0));
+    if (c->routed == NULL)
+        return -1;
     c->none_proc = -1;
     c->ts_min = Py_HUGE_VAL;
     c->ts_max = -Py_HUGE_VAL;
@@ -2818,6 +2897,7 @@ static void Core_dealloc(Core *c)
     Py_XDECREF(c->random);
     Py_XDECREF(c->signals);
     Py_XDECREF(c->exits);
+    Py_XDECREF(c->routed);
     Py_TYPE(c)->tp_free((PyObject *)c);
 }
 
@@ -2828,6 +2908,7 @@ static int Core_traverse(Core *c, visitproc visit, void *arg)
     Py_VISIT(c->random);
     Py_VISIT(c->signals);
     Py_VISIT(c->exits);
+    Py_VISIT(c->routed);
     Py_VISIT(c->last_notes);
     for (int i = 0; i < c->nslow; i++)
         Py_VISIT(c->slowest[i].entry);
@@ -2856,6 +2937,8 @@ static PyMethodDef Core_methods[] = {
     {NULL}};
 
 static PyMemberDef Core_members[] = {
+    {"routed", T_OBJECT_EX, offsetof(Core, routed), READONLY,
+     "[(line number, line)] the scanners kept for syscalls.FdTargets"},
     {"gap_timing", T_BOOL, offsetof(Core, gap_timing), 0, "charge each pid's gap to its call"},
     {NULL}};
 
@@ -2926,6 +3009,38 @@ static PyObject *configure(PyObject *mod, PyObject *spec)
     if (bounds == NULL || !PyTuple_Check(bounds)) {
         PyErr_SetString(PyExc_TypeError, "configure(): HIST_BOUNDS must be a tuple");
         return NULL;
+    }
+    PyObject *kinds = PyDict_GetItemString(spec, "ROUTE_KIND"); /* optional */
+    cfg.ntargets = 0;
+    if (kinds != NULL) { /* a tuple of (name, kind) pairs; a name may come with several kinds */
+        if (!PyTuple_Check(kinds)) {
+            PyErr_SetString(PyExc_TypeError, "configure(): ROUTE_KIND must be a tuple");
+            return NULL;
+        }
+        for (Py_ssize_t at = 0; at < PyTuple_GET_SIZE(kinds); at++) {
+            PyObject *pair = PyTuple_GET_ITEM(kinds, at);
+            Py_ssize_t tn = 0;
+            const char *t = NULL;
+            long kind = -1;
+            if (PyTuple_Check(pair) && PyTuple_GET_SIZE(pair) == 2 &&
+                PyUnicode_Check(PyTuple_GET_ITEM(pair, 0)) &&
+                PyLong_Check(PyTuple_GET_ITEM(pair, 1))) {
+                t = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(pair, 0), &tn);
+                kind = PyLong_AsLong(PyTuple_GET_ITEM(pair, 1));
+            }
+            int after4 = cfg.ntargets > 0 && cfg.target_kinds[cfg.ntargets - 1] == 4;
+            if (t == NULL || tn >= TARGET_LEN || cfg.ntargets >= MAX_TARGETS || kind < 1 ||
+                kind > 4 || (after4 && kind != 4)) {
+                if (!PyErr_Occurred())
+                    PyErr_SetString(PyExc_ValueError, "configure(): ROUTE_KIND out of range");
+                return NULL;
+            }
+            memcpy(cfg.target_names[cfg.ntargets], t, (size_t)tn);
+            if (kind != 4 && tn > 0)
+                cfg.first_len[(unsigned char)t[0]] |= (uint64_t)1 << tn;
+            cfg.target_lens[cfg.ntargets] = (unsigned char)tn;
+            cfg.target_kinds[cfg.ntargets++] = (unsigned char)kind;
+        }
     }
     cfg.nbounds = (int)PyTuple_GET_SIZE(bounds);
     cfg.bounds = PyMem_Malloc(sizeof(double) * (cfg.nbounds ? cfg.nbounds : 1));

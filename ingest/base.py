@@ -17,6 +17,9 @@ MAX_LINE = 64 * 1024  # longer lines are cut: nothing we parse needs more, and r
 
 class Parser(ABC):
     format: ClassVar[Format]
+    # The platforms this format's tool runs on: when two formats read the same lines alike
+    # (bare syscall lines: strace or truss), the one the context so far points to wins.
+    platforms: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     @abstractmethod

@@ -26,6 +26,22 @@ _PLATFORM_HINTS = (
         re.compile(r"\b(Linux|GNU/Linux|el[6789]|RHEL|Red Hat|Oracle Linux|Ubuntu|strace)\b"),
     ),
     ("aix", re.compile(r"\b(AIX)\b")),
+    # what a capture's own lines say: RHEL's bash prompt, Linux-only paths and devices
+    (
+        "linux",
+        re.compile(
+            r"(\[[\w.-]{1,32}@[\w.-]{1,64} [^\]]{0,64}\][#$])"
+            r"|(?<![\w/])(/proc/self/(?:fd|maps|status|mountinfo|cgroup)|/sys/(?:fs|devices|block|"
+            r"kernel)/|/dev/(?:sd[a-z]|nvme\d|dm-\d|mapper/|shm/)|/lib64/|/etc/ld\.so\.)"
+        ),
+    ),
+    (
+        "solaris",
+        re.compile(
+            r"(?<![\w/])(/devices/|/dev/r?dsk/c\d|/platform/|/usr/lib/sparcv9|/lib/libc\.so\.1\b"
+            r"|/var/run/door/)"
+        ),
+    ),
     ("hpux", re.compile(r"\b(HP-UX)\b")),
     ("windows", re.compile(r"\b(Windows)\b")),
 )
@@ -83,7 +99,7 @@ class ContextExtractor:
             m = rx.search(line)
             if m:
                 self.platforms[name] += 1
-                self._add(self.platform_hints, m.group(1))
+                self._add(self.platform_hints, next(g for g in m.groups() if g))
         for m in _ORA.finditer(line):
             self._add(self.ora_errors, m.group(0))
         for m in _PROCESS.finditer(line):
@@ -93,6 +109,13 @@ class ContextExtractor:
                 self._add(self.pids, int(m.group(1)))
             for m in _SID.finditer(line):
                 self._add(self.sids, int(m.group(1)))
+
+    def leaning(self) -> str | None:
+        """The platform the hints so far point to, if one leads."""
+        top = self.platforms.most_common(2)
+        if not top or (len(top) == 2 and top[0][1] == top[1][1]):
+            return None
+        return top[0][0]
 
     def build(self, block_platforms: list[str | None]) -> Context:
         platform = None

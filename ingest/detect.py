@@ -24,6 +24,9 @@ from ingest.parsers import PARSERS
 from ingest.parsers.syscalls import _syscore
 
 CONFIRM_LINES = 3
+# Two candidates that read every line alike (bare syscall lines: strace or truss) wait this many
+# lines for one that only one of them prints before the tie is broken.
+TIE_LINES = 64
 CONTEXT_LINES_PER_BLOCK = 50  # header lines of a block also feed context (TKPROF: Release ...)
 STRONG_MEMO = 16384  # lines whose "does another format start here?" answer is remembered...
 STRONG_MEMO_LINE = 256  # ...if at most this long (so the memo stays under ~6 MB)
@@ -277,7 +280,18 @@ class Detector:
             self._to_context(line, lineno)
 
     def _feed_candidates(self, line: str, lineno: int) -> None:
-        if any(pt.start_score(line) == 2 for pt in self.parser_types):
+        strong = next((pt for pt in self.parser_types if pt.start_score(line) == 2), None)
+        if strong is not None:
+            own = [c for c in self.candidates if type(c.parser) is strong]
+            if own and own[0].parser.feed(line):
+                # the line only this candidate's format prints: it confirms that reading
+                cand = own[0]
+                cand.accepted = max(cand.accepted + 1, CONFIRM_LINES)
+                cand.end = lineno
+                self.candidates = own
+                self.held.append((lineno, line))
+                self._settle_candidates(eof=False)
+                return
             # a strong start beats any tentative reading
             self._settle_candidates(eof=True)
             self._close()
@@ -305,6 +319,8 @@ class Detector:
         if not self.candidates:
             return
         ready = [c for c in self.candidates if c.accepted >= CONFIRM_LINES]
+        if len(ready) > 1 and not eof and len(self.held) < TIE_LINES:
+            return  # a tie: wait for a line only one of them reads
         if not ready and eof:
             # at a boundary, a candidate that took every line it saw (at least two) wins
             ready = [c for c in self.candidates if c.accepted >= 2]
@@ -312,7 +328,7 @@ class Detector:
                 # a one-line paste with nothing around it ("read(9, ...) = 512") is still evidence
                 ready = [c for c in self.candidates if c.accepted >= 1]
         if ready:
-            chosen = ready[0]  # PARSERS order is the tie-break
+            chosen = self._tie_break(ready)
             self.candidates = []
             self.current = chosen
             for lineno, line in self.held:
@@ -325,6 +341,18 @@ class Detector:
                 self._to_context(line, lineno)
             self.candidates = []
             self.held = []
+
+    def _tie_break(self, ready: list[_Open]) -> _Open:
+        """Of candidates that read the same lines alike, the one whose tool runs on the platform
+        the context so far points to (a `[root@host ~]#` prompt, a uname line, the word strace);
+        else PARSERS order."""
+        if len(ready) > 1:
+            lean = self.context.leaning()
+            if lean is not None:
+                for cand in ready:
+                    if lean in type(cand.parser).platforms:
+                        return cand
+        return ready[0]
 
     def _take(self, opened: _Open, line: str, lineno: int) -> None:
         opened.end = lineno

@@ -733,6 +733,12 @@ def _fact_summary(facts: dict[str, Any], limit: int = 5) -> list[tuple[str, str]
     return rows
 
 
+def _findings(block: Any) -> list[str]:
+    """The parser's plain sentences about the block (what a slow call was on, hot CPUs)."""
+    found = block.details.get("findings") if isinstance(block.details, dict) else None
+    return [str(f) for f in found[:6]] if isinstance(found, list) else []
+
+
 def _num(value: Any) -> str:
     return number(value) if isinstance(value, int | float) else str(value)
 
@@ -781,6 +787,8 @@ def _render_result(result: Any) -> None:
         out.print(table)
         if block.format == "trace10046":
             _render_profile(block.details)
+        for finding in _findings(block):
+            out.print(Text("  • " + finding))
     if result.matches:
         out.print(Text("\nMatches", style="bold"))
         for n, m in enumerate(result.matches, 1):

@@ -117,6 +117,48 @@ _INTERRUPTS = Rule(
         )
     ],
 )
+_SOFTIRQ_HOT = Rule(
+    name="softirq-hot-cpu",
+    finding="one or more CPUs are taken over by interrupt and softirq work (%irq + %soft)",
+    steps=[
+        Step(
+            solaris="intrstat 1 5",
+            linux="mpstat -I SCPU -P ALL 1 5; cat /proc/softirqs",
+            why="Which softirq (NET_RX, BLOCK, TIMER...) lands on the hot CPU: NET_RX on one CPU "
+            "is a NIC queue (or RPS) pinned there.",
+        ),
+        Step(
+            solaris="echo ::interrupts | mdb -k",
+            linux="grep -E 'CPU|eth|ens|mlx|nvme' /proc/interrupts; ethtool -l IFACE",
+            why="Which device's interrupt lines go to that CPU, and how many queues the NIC has "
+            "to spread them (irqbalance, smp_affinity).",
+        ),
+    ],
+)
+_STEAL = Rule(
+    name="cpu-steal",
+    finding="the hypervisor gives the CPUs' time to other guests (%steal)",
+    steps=[
+        Step(
+            solaris="mpstat 1 5",
+            linux="vmstat 1 10   # the st column; then ask the hypervisor's owner",
+            why="Steal is time this VM was runnable but the host ran someone else: the fix is on "
+            "the host (overcommit, CPU caps), not in the guest.",
+        )
+    ],
+)
+_DNS_TIMEOUT = Rule(
+    name="dns-timeout",
+    finding="waits on a DNS server's socket (port 53) ran out",
+    steps=[
+        Step(
+            solaris="cat /etc/resolv.conf; grep hosts /etc/nsswitch.conf; time getent hosts HOSTNAME",
+            linux="cat /etc/resolv.conf; grep hosts /etc/nsswitch.conf; time getent hosts HOSTNAME",
+            why="A name server that does not answer costs its full timeout (5 s by default) per "
+            "try before the next one: fix or remove it, or resolve the name from /etc/hosts.",
+        )
+    ],
+)
 _SLOW_CONNECT = Rule(
     name="slow-connect",
     finding="listener or connection handling shows slow accept/fork/exec",
@@ -218,6 +260,9 @@ RULES: list[tuple[Predicate, Rule]] = [
     (lambda b: b.format == "mpstat" and _f(b, "cpu.max_smtx") >= 500, _MUTEX),
     (lambda b: b.format == "mpstat" and _f(b, "cpu.wait_pct") >= 20, _IOWAIT),
     (lambda b: b.format == "mpstat" and _f(b, "cpu.intr_top_share_pct") >= 40, _INTERRUPTS),
+    (lambda b: b.format == "mpstat" and _f(b, "cpu.max_irq_pct") >= 30, _SOFTIRQ_HOT),
+    (lambda b: b.format == "mpstat" and _f(b, "cpu.max_steal_pct") >= 20, _STEAL),
+    (lambda b: b.format in ("truss", "strace") and _f(b, "socket.dns_timeouts") > 0, _DNS_TIMEOUT),
     (
         lambda b: (
             b.format in ("truss", "strace")

@@ -303,6 +303,24 @@ def test_delete_from_the_entry_page(client):
 # ---- analyze ------------------------------------------------------------------------------------
 
 
+def test_analyze_page_shows_findings_escaped(client):
+    """The strace parser's finding (what the slow call was on) is on the page, its evidence
+    text escaped."""
+    token = csrf(client, "/analyze")
+    text = (
+        '[pid 9] 10:00:00.000001 openat(AT_FDCWD, "/tmp/<b>x</b>", O_RDONLY) = 5 <0.000010>\n'
+        '[pid 9] 10:00:00.000100 read(5, "z", 1) = 1 <2.000000>\n'
+        '[pid 9] 10:00:02.000200 read(5, "z", 1) = 1 <0.000010>\n'
+    )
+    r = client.post("/analyze", data={"csrf_token": token, "text": text})
+    page = client.get(r.headers["location"])
+    assert page.status_code == 200
+    assert (
+        '<ul class="findings"><li>slowest call: read 2,000 ms on /tmp/&lt;b&gt;x&lt;/b&gt;'
+        in page.text
+    )
+
+
 def test_analyze_paste_redirects_to_a_permalink(client):
     token = csrf(client, "/analyze")
     text = (SEEDS / "000_pstack_122.txt").read_text()

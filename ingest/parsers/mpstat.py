@@ -15,6 +15,7 @@ import re
 from typing import ClassVar
 
 from ingest.base import Parser
+from ingest.facts import number
 from ingest.model import Format, Platform
 
 SOLARIS_COLUMNS = (
@@ -34,7 +35,7 @@ SOLARIS_COLUMNS = (
     "wt",
     "idl",
 )
-_SOLARIS_KNOWN = frozenset((*SOLARIS_COLUMNS, "set"))
+_SOLARIS_KNOWN = frozenset((*SOLARIS_COLUMNS, "set", "sze"))
 # Solaris and Linux names -> the names used in facts and details.
 _CANONICAL = {
     "wt": "wait",
@@ -54,7 +55,28 @@ _CANONICAL = {
     "intr/s": "intr",
 }
 _PCT = ("usr", "sys", "wait", "idle")
-_CHART = ("usr", "sys", "wait", "idle", "intr", "smtx", "xcal")
+# Linux sysstat's other %-columns, each kept per CPU and from the `all` row
+_LINUX_PCT = ("nice", "irq", "soft", "steal", "guest", "gnice")
+_CHART = ("usr", "sys", "wait", "idle", "intr", "smtx", "xcal", *_LINUX_PCT)
+# `mpstat -I SCPU` columns (softirq kinds); any other `-I` table with `N/s` columns is per IRQ
+_SOFTIRQS = frozenset(
+    [
+        "HI",
+        "TIMER",
+        "NET_TX",
+        "NET_RX",
+        "BLOCK",
+        "BLOCK_IOPOLL",
+        "IRQ_POLL",
+        "TASKLET",
+        "SCHED",
+        "HRTIMER",
+        "RCU",
+    ]
+)
+MAX_IRQ_NAMES = 512  # distinct interrupt columns kept per table
+# A CPU is a hot spot when irq + soft or steal takes at least this share of it
+HOT_PCT = 30.0
 
 MAX_CPUS = 4096
 MAX_INTERVALS = 500
@@ -68,6 +90,9 @@ _BANNER = re.compile(
     r"(?:\s+_(?P<arch>\w+)_)?\s+\((?P<cpus>\d{1,6})\s+CPU\)\s*$"
 )
 _STATE = re.compile(r"^\s*<<.*>>\s*$")
+# What pastes put before every line: a `#` (a comment-quoted capture) or `host: ` (pdsh, clush,
+# ansible); `Average:` is mpstat's own and a `12:00:01` clock is not a host name.
+_PASTE_PREFIX = re.compile(r"^\s*(?:#+\s?|(?!Average:)[A-Za-z][\w.-]{0,63}:\s+)").match
 _CLOCK = re.compile(r"\b\d{1,2}:\d{2}:\d{2}\b")
 _YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
 # mpstat lines are short; anything longer is not one (and is not worth a regex)
@@ -106,8 +131,9 @@ def _clean(token: str) -> list[str]:
 
 
 def _solaris_header(line: str) -> list[str] | None:
+    """Column names after CPU (per CPU) or SET (`mpstat -a`: per processor set, with `sze`)."""
     tokens = line.split()
-    if len(tokens) < 5 or re.sub(r"[^A-Z]", "", tokens[0]) != "CPU":
+    if len(tokens) < 5 or re.sub(r"[^A-Z]", "", tokens[0]) not in ("CPU", "SET"):
         return None
     names = [n for tok in tokens[1:] for n in _clean(tok)]
     known = set(names)
@@ -116,12 +142,40 @@ def _solaris_header(line: str) -> list[str] | None:
     return None
 
 
+def _id_column(tokens: list[str]) -> int:
+    """Where sysstat's id column is: CPU, or NODE (`mpstat -N`, per NUMA node); -1: none."""
+    for name in ("CPU", "NODE"):
+        if name in tokens:
+            return tokens.index(name)
+    return -1
+
+
+def _intr_header(line: str) -> tuple[int, str, list[str]] | None:
+    """(tokens before CPU, kind, column names) of a sysstat `mpstat -I` table: `intr/s` alone
+    (SUM), softirq kinds (SCPU), or one `N/s` column per interrupt line (CPU)."""
+    tokens = line.split()
+    at = _id_column(tokens)
+    if at < 0:
+        return None
+    names = tokens[at + 1 :]
+    if not names or not all(n.endswith("/s") and len(n) > 2 for n in names):
+        return None
+    if "%idle" in names:
+        return None
+    bare = [n[:-2] for n in names]
+    if bare == ["intr"]:
+        return at, "sum", bare
+    if all(n in _SOFTIRQS for n in bare):
+        return at, "soft", bare
+    return at, "irq", bare
+
+
 def _linux_header(line: str) -> tuple[int, list[str]] | None:
     """(tokens before the CPU column, value column names) for a sysstat CPU table header."""
     tokens = line.split()
-    if "CPU" not in tokens:
+    at = _id_column(tokens)
+    if at < 0:
         return None
-    at = tokens.index("CPU")
     names = tokens[at + 1 :]
     if "%idle" not in names or not all(n in _CANONICAL for n in names):
         return None
@@ -172,7 +226,8 @@ def _mean(rows: list[dict[str, float]], key: str) -> float | None:
 
 
 def _summary(interval: _Interval) -> dict:
-    rows = list(interval.rows.values()) or ([interval.all_row] if interval.all_row else [])
+    # the `all` row as printed, when there is one: the numbers people quote
+    rows = [interval.all_row] if interval.all_row else list(interval.rows.values())
     out: dict = {"label": interval.label, "cpus": len(interval.rows)}
     for key in _PCT:
         value = _mean(rows, key)
@@ -198,14 +253,31 @@ class MpstatParser(Parser):
         self._pending_label = ""
         self._state_lines = 0
         self._mismatched_rows = 0
+        self._strip: bool | None = None  # a `#` / `host: ` before every line (None: not known)
+        self._sets = False  # Solaris `mpstat -a`: rows are processor sets
+        self._nodes = False  # sysstat `mpstat -N`: rows are NUMA nodes
+        self._table = "cpu"  # which sysstat table the rows belong to: cpu, or an -I kind
+        self._intr_at = 0
+        # `mpstat -I` tables: kind -> cpu -> column -> [sum, samples]; Average rows apart
+        self._irq: dict[str, dict[str, dict[str, list[float]]]] = {}
+        self._irq_avg: dict[str, dict[str, dict[str, list[float]]]] = {}
 
     # -- detection ------------------------------------------------------------------------------
 
     @classmethod
     def start_score(cls, line: str) -> int:
+        score = cls._score(line)
+        if score == 0 and (m := _PASTE_PREFIX(line)) is not None:
+            return cls._score(line[m.end() :])
+        return score
+
+    @classmethod
+    def _score(cls, line: str) -> int:
         if len(line) > MAX_LINE:
             return 0
-        if _solaris_header(line) or _linux_header(line) or _BANNER.match(line):
+        if _solaris_header(line) or _linux_header(line) or _intr_header(line):
+            return 2
+        if _BANNER.match(line):
             return 2
         tokens = line.split()
         # a full Solaris row without its header: usr+sys+wt+idl close to 100 (a vmstat row,
@@ -221,6 +293,26 @@ class MpstatParser(Parser):
     # -- feeding --------------------------------------------------------------------------------
 
     def feed(self, line: str) -> bool:
+        if self._strip is None:  # the first line says whether every line has a prefix
+            m = _PASTE_PREFIX(line)
+            rest = line[m.end() :] if m is not None else ""
+            # `Moyenne:    CPU ...` is a localised Average header, not a host before one
+            raw_first = m is None or (rest.lstrip()[:3] == "CPU" and "#" not in m.group())
+            for strip in (False, True) if raw_first else (True, False):
+                if strip and m is None:
+                    continue
+                if self._feed(rest if strip else line):
+                    self._strip = strip
+                    return True
+            return False
+        if self._strip:
+            m = _PASTE_PREFIX(line)
+            if m is None:
+                return False
+            line = line[m.end() :]
+        return self._feed(line)
+
+    def _feed(self, line: str) -> bool:
         if not line.strip() or len(line) > MAX_LINE:
             return False
         if m := _BANNER.match(line):
@@ -232,7 +324,11 @@ class MpstatParser(Parser):
         if names := _solaris_header(line):
             if self.kind == "linux":
                 return False
+            sets = re.sub(r"[^A-Z]", "", line.split()[0]) == "SET"
+            if self._headers and sets != self._sets:
+                return False  # per-CPU and per-set tables are separate blocks
             self.kind = "solaris"
+            self._sets = sets
             self._names = names
             self._start_interval(self._pending_label or f"interval {self._headers + 1}")
             self._pending_label = ""
@@ -241,13 +337,27 @@ class MpstatParser(Parser):
         if header := _linux_header(line):
             if self.kind == "solaris":
                 return False
+            nodes = "NODE" in line.split()
+            if self._headers and nodes != self._nodes:
+                return False  # per-CPU and per-node tables are separate blocks
+            self._nodes = nodes
             self.kind = "linux"
+            self._table = "cpu"
             self._names = header[1]
             self._headers += 1
             if line.split()[0] != "Average:":
                 self._start_interval(" ".join(line.split()[: header[0]]))
             return True
+        if intr := _intr_header(line):
+            if self.kind == "solaris":
+                return False
+            self.kind = "linux"
+            self._intr_at, self._table, self._names = intr
+            self._headers += 1
+            return True
         if self.kind == "linux":
+            if self._table != "cpu":
+                return self._irq_row(line)
             return self._linux_row(line)
         if self.kind == "solaris":
             if _STATE.match(line):
@@ -316,7 +426,7 @@ class MpstatParser(Parser):
         if any(not 0 <= row.get(k, 0) <= 100 for k in _PCT):
             self.malformed += 1
             return True
-        cpu = tokens[0]
+        cpu = f"set {tokens[0]}" if self._sets else tokens[0]
         if self._current is None or cpu in self._current.rows:
             self._start_interval(self._pending_label or f"interval {self._totals.intervals + 2}")
             self._pending_label = ""
@@ -344,6 +454,8 @@ class MpstatParser(Parser):
         if any(not 0 <= row.get(k, 0) <= 100 for k in _PCT):
             self.malformed += 1
             return True
+        if self._nodes and cpu != "all":
+            cpu = f"node {cpu}"
         if average:
             self._store(self._average, cpu, row)
             return True
@@ -353,6 +465,39 @@ class MpstatParser(Parser):
             self._start_interval(label)
         assert self._current is not None
         self._store(self._current, cpu, row)
+        return True
+
+    def _irq_row(self, line: str) -> bool:
+        """A row of an `mpstat -I` table: rates per CPU (decimal commas under some locales)."""
+        tokens = line.split()
+        n = len(self._names)
+        if len(tokens) < 2:
+            return False
+        average = tokens[0] == "Average:"
+        if not (average or _TIME.match(tokens[0])):
+            return False
+        if len(tokens) < n + 2 or not all(_NUMBER.match(v) for v in tokens[-n:]):
+            self.malformed += 1
+            return True
+        cpu = tokens[-n - 1]
+        if cpu != "all" and not _INT.match(cpu):
+            self.malformed += 1
+            return True
+        tables = self._irq_avg if average else self._irq
+        table = tables.setdefault(self._table, {})
+        row = table.get(cpu)
+        if row is None:
+            if len(table) >= MAX_CPUS:
+                return True
+            row = table[cpu] = {}
+        for name, v in zip(self._names, tokens[-n:], strict=True):
+            cell = row.get(name)
+            if cell is None:
+                if len(row) >= MAX_IRQ_NAMES:
+                    continue
+                cell = row[name] = [0.0, 0]
+            cell[0] += _num(v)
+            cell[1] += 1
         return True
 
     # -- results --------------------------------------------------------------------------------
@@ -397,28 +542,43 @@ class MpstatParser(Parser):
         if self._banner:
             details["banner"] = self._banner
         count = len(per_cpu) or (int(self._banner["cpus"]) if self._banner else 0)
+        if self._nodes:  # the rows are NUMA nodes: the CPU count is the banner's, if any
+            count = int(self._banner["cpus"]) if self._banner else 0
+            notes.append("rows are NUMA nodes (mpstat -N), keyed 'node N'")
+        if self._sets and per_cpu:
+            facts["cpu.sets"] = float(len(per_cpu))
+            count = int(sum(r.get("sze", 0.0) for r in per_cpu.values())) or count
         if count:
             facts["cpu.count"] = float(count)
         if totals.intervals:
             facts["cpu.intervals"] = float(totals.intervals)
-        # averages over every per-CPU sample; the `all` row only when there are no CPU rows
-        if per_cpu:
-            samples = sum(totals.cpu_n.values())
 
-            def overall(key: str) -> float | None:
-                have = [c for c in totals.cpu_sums if key in totals.cpu_sums[c]]
-                if not have:
-                    return None
-                return sum(totals.cpu_sums[c][key] for c in have) / sum(
-                    totals.cpu_n[c] for c in have
-                )
-        else:
-            samples = totals.all_n
+        # The `all` row is what people quote (and mpstat weighs it by each CPU's ticks): its
+        # mean over the intervals; averages of the per-CPU rows only when there is none.
+        def from_all(key: str) -> float | None:
+            if key not in totals.all_sums or not totals.all_n:
+                return None
+            return totals.all_sums[key] / totals.all_n
 
-            def overall(key: str) -> float | None:
-                if key not in totals.all_sums or not totals.all_n:
-                    return None
-                return totals.all_sums[key] / totals.all_n
+        def weight(c: str) -> float:
+            """A processor set's rows are averages over its CPUs: weigh them by its size."""
+            if not self._sets:
+                return 1.0
+            return max(totals.cpu_sums[c].get("sze", 0.0) / totals.cpu_n[c], 0.0)
+
+        def from_cpus(key: str) -> float | None:
+            have = [c for c in totals.cpu_sums if key in totals.cpu_sums[c] and weight(c) > 0]
+            if not have:
+                return None
+            return sum(totals.cpu_sums[c][key] * weight(c) for c in have) / sum(
+                totals.cpu_n[c] * weight(c) for c in have
+            )
+
+        samples = sum(totals.cpu_n.values()) if per_cpu else totals.all_n
+
+        def overall(key: str) -> float | None:
+            value = from_all(key)
+            return value if value is not None else from_cpus(key)
 
         for key in _PCT:
             value = overall(key)
@@ -429,12 +589,24 @@ class MpstatParser(Parser):
         irq, soft = overall("irq"), overall("soft")
         if irq is not None or soft is not None:
             facts["cpu.irq_pct"] = round((irq or 0.0) + (soft or 0.0), 3)
+        for key, name in (("soft", "softirq"), ("irq", "hardirq"), ("nice", "nice")):
+            if (value := overall(key)) is not None:
+                facts[f"cpu.{name}_pct"] = round(value, 3)
+        if (guest := overall("guest")) is not None:
+            facts["cpu.guest_pct"] = round(guest + (overall("gnice") or 0.0), 3)
         if "cpu.sys_pct" in facts and "cpu.usr_pct" in facts:
             facts["cpu.sys_usr_ratio"] = round(
                 facts["cpu.sys_pct"] / max(facts["cpu.usr_pct"], 1), 3
             )
         if per_cpu:
             self._per_cpu_facts(per_cpu, facts, details)
+        self._irq_facts(facts, details, notes)
+        if self.kind == "linux" and totals.intervals == 1 and self._average.empty():
+            notes.append(
+                "one report: if mpstat ran without an interval, these are averages since boot, "
+                "not what the CPUs do now"
+            )
+        details["findings"] = _findings(details)
         details["samples"] = samples
         details["intervals"] = totals.summaries
         if not self._average.empty():
@@ -443,7 +615,62 @@ class MpstatParser(Parser):
         if self.kind == "linux":
             platform = "linux"
         identifiers = ["mpstat"] + (["sys"] if facts.get("cpu.sys_pct", 0) > 50 else [])
+        if facts.get("cpu.max_irq_pct", 0) >= HOT_PCT:
+            identifiers.append("softirq")
+        if facts.get("cpu.max_steal_pct", 0) >= HOT_PCT:
+            identifiers.append("steal")
         return facts, details, identifiers, platform
+
+    def _irq_facts(self, facts: dict, details: dict, notes: list[str]) -> None:
+        """Facts from `mpstat -I` tables (interval rows; the Average rows when alone)."""
+        for kind in ("sum", "soft", "irq"):
+            table = self._irq.get(kind) or self._irq_avg.get(kind)
+            if not table:
+                continue
+            means = {
+                cpu: {n: c[0] / c[1] for n, c in row.items() if c[1]} for cpu, row in table.items()
+            }
+            cpus = {c: r for c, r in means.items() if c != "all"}
+            if kind == "sum":
+                intr = {c: r["intr"] for c, r in cpus.items() if "intr" in r}
+                if intr:
+                    facts["cpu.intr"] = {c: round(v, 3) for c, v in intr.items()}
+                    total = sum(intr.values())
+                    facts["cpu.intr_cpu_sum_per_s"] = round(total, 3)
+                    if total > 0:
+                        top = max(intr.values())
+                        facts["cpu.intr_top_share_pct"] = round(100.0 * top / total, 3)
+                all_row = means.get("all", {}).get("intr")
+                if all_row is not None:
+                    facts["cpu.intr_per_s"] = round(all_row, 3)
+                    if intr and all_row < 0.5 * sum(intr.values()):
+                        notes.append(
+                            f"the all row ({all_row:,.0f} intr/s) is far below the sum of the "
+                            f"CPU rows ({sum(intr.values()):,.0f}): a known sysstat overflow in "
+                            "that sum; read the per-CPU rows"
+                        )
+                elif intr:
+                    facts["cpu.intr_per_s"] = round(sum(intr.values()), 3)
+                details["intr_per_cpu"] = {c: round(v, 2) for c, v in sorted(intr.items())}
+                continue
+            # per softirq kind / per interrupt line: summed over the CPUs (the all row if alone)
+            by_name: dict[str, float] = {}
+            for row in (cpus or {"all": means.get("all", {})}).values():
+                for name, v in row.items():
+                    by_name[name] = by_name.get(name, 0.0) + v
+            top = dict(sorted(by_name.items(), key=lambda kv: -kv[1])[:50])
+            fact = "cpu.softirq_per_s" if kind == "soft" else "cpu.irq_per_s"
+            if top:
+                facts[fact] = {n: round(v, 3) for n, v in top.items()}
+            hot = []
+            for name, total in top.items():
+                if total <= 0 or len(cpus) < 2:
+                    continue
+                cpu = max(cpus, key=lambda c: cpus[c].get(name, 0.0))
+                share = 100.0 * cpus[cpu].get(name, 0.0) / total
+                if share >= 50 and share * len(cpus) >= 200:
+                    hot.append({"name": name, "cpu": cpu, "share_pct": round(share, 1)})
+            details["softirq_hot" if kind == "soft" else "irq_hot"] = hot[:20]
 
     @staticmethod
     def _per_cpu_facts(per_cpu: dict[str, dict[str, float]], facts: dict, details: dict) -> None:
@@ -459,6 +686,35 @@ class MpstatParser(Parser):
                 100.0 * sum(v > 80 for v in values) / len(values), 3
             )
             facts["cpu.sys"] = {c: round(v, 3) for c, v in sys_by_cpu.items()}
+        # every other column per CPU, and the hottest CPU for each
+        for key, name in (
+            ("usr", "usr"),
+            ("wait", "wait"),
+            ("idle", "idle"),
+            ("soft", "softirq"),
+            ("irq", "hardirq"),
+            ("steal", "steal"),
+            ("syscl", "syscl"),
+        ):
+            by_cpu = {c: r[key] for c, r in per_cpu.items() if key in r}
+            if not by_cpu:
+                continue
+            facts[f"cpu.{name}"] = {c: round(v, 3) for c, v in by_cpu.items()}
+            if key == "idle":
+                facts["cpu.min_idle_pct"] = round(min(by_cpu.values()), 3)
+            elif key != "syscl":
+                facts[f"cpu.max_{name}_pct"] = round(max(by_cpu.values()), 3)
+        both = {
+            c: r.get("irq", 0.0) + r.get("soft", 0.0)
+            for c, r in per_cpu.items()
+            if "irq" in r or "soft" in r
+        }
+        if both:
+            facts["cpu.max_irq_pct"] = round(max(both.values()), 3)
+            facts["cpu.irq_hot_cpus"] = float(sum(v >= HOT_PCT for v in both.values()))
+        steal = [r["steal"] for r in per_cpu.values() if "steal" in r]
+        if steal:
+            facts["cpu.steal_hot_cpus"] = float(sum(v >= HOT_PCT for v in steal))
         intr = {c: r["intr"] for c, r in per_cpu.items() if "intr" in r}
         if intr:
             facts["cpu.intr"] = {c: round(v, 3) for c, v in intr.items()}
@@ -476,8 +732,26 @@ class MpstatParser(Parser):
         details["hot_cpus"] = _hot(per_cpu)
 
 
+def _findings(details: dict) -> list[str]:
+    """Plain sentences for the renderers: the CPUs interrupts or steal take over."""
+    out = []
+    for h in details.get("hot_cpus", []):
+        if h["metric"] in ("irq+soft", "steal"):
+            out.append(
+                f"CPU {h['cpu']}: {h['metric']} {number(h['value'])} % "
+                f"(the other CPUs' median {number(h['others_median'])} %)"
+            )
+    for key in ("softirq_hot", "irq_hot"):
+        for h in details.get(key, [])[:2]:
+            out.append(
+                f"CPU {h['cpu']} takes {number(h['share_pct'])} % of the {h['name']} interrupts"
+            )
+    return out[:6]
+
+
 def _hot(per_cpu: dict[str, dict[str, float]]) -> list[dict]:
-    """CPUs carrying far more interrupts, mutex spins or cross-calls than the others."""
+    """CPUs carrying far more interrupts, mutex spins or cross-calls than the others, and CPUs
+    that irq + softirq or steal take over (a NIC's queue pinned to one CPU, a noisy host)."""
     hot = []
     for key in ("intr", "smtx", "xcal"):
         values = {c: r[key] for c, r in per_cpu.items() if key in r}
@@ -495,6 +769,24 @@ def _hot(per_cpu: dict[str, dict[str, float]]) -> list[dict]:
                     "value": values[cpu],
                     "share_pct": round(100.0 * values[cpu] / total, 1),
                     "others_median": median,
+                }
+            )
+    for metric, keys in (("irq+soft", ("irq", "soft")), ("steal", ("steal",))):
+        values = {
+            c: sum(r.get(k, 0.0) for k in keys)
+            for c, r in per_cpu.items()
+            if any(k in r for k in keys)
+        }
+        for cpu, value in sorted(values.items(), key=lambda kv: -kv[1])[:8]:
+            if value < HOT_PCT:
+                break
+            others = sorted(v for c, v in values.items() if c != cpu) or [0.0]
+            hot.append(
+                {
+                    "cpu": cpu,
+                    "metric": metric,
+                    "value": round(value, 2),
+                    "others_median": round(others[len(others) // 2], 2),
                 }
             )
     return hot

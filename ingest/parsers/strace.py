@@ -18,7 +18,15 @@ import re
 
 from ingest.base import MAX_LINE
 from ingest.model import Platform
-from ingest.parsers.syscalls import MAX_PIDS, SummaryRow, SyscallParser, Timing, decimal
+from ingest.parsers.syscalls import (
+    MAX_PIDS,
+    TARGET_CALLS,
+    SummaryRow,
+    SyscallParser,
+    Timing,
+    decimal,
+    dialect,
+)
 
 _FRAC = r"(?:\d{3}|\d{6}|\d{9})"
 # pid, pid (bare), clock (-t/-tt), float (-ttt epoch or -r delta)
@@ -49,6 +57,12 @@ _CMD = re.compile(
 _PID_OPT = re.compile(r"(?:^|\s)-p\s*(\d{1,10})\b").search
 _ERRNAME = re.compile(r"\s*(E[A-Z0-9]{2,})\b").match
 _CALLISH = re.compile(r"[A-Za-z_]\w*\(").match
+# The traced program's own output on the terminal strace writes to splits its write(1, ...) /
+# write(2, ...) line: `write(1, "ok\n"..., 3ok` then the output, then `) = 3`.
+_CUT_WRITE = re.compile(r"^(write|writev|pwrite64|pwrite|sendto)\(([12],.*)$").match
+_ECHO_END = re.compile(r"^\)\s+=\s+" + _RET).match
+MAX_ECHO = 64  # output lines taken while such a write is open
+_ELISION = re.compile(r"^(?:\[\s*\.{3}\s*\]|\.{3,}|…)$").match
 _SUM_HEAD = re.compile(
     r"^\s*%\s*time\s+(seconds)\s+(usecs/call)\s+(calls)\s+(errors)\s+syscall\s*$"
 ).match
@@ -71,6 +85,14 @@ _RUN = re.compile(
     re.M,
 ).match
 _TRUSS_SHAPE = re.compile(r"^\s*/?\d+(?:/\d+)?:\s|Err#\d").search
+# What syslog or the journal puts before a line strace wrote to it (`strace -o |logger`, a unit
+# run under strace): `Mar 14 09:12:44 [host] [strace[123]:] `, or an ISO-8601 stamp
+# (`journalctl -o short-iso`, rsyslog's high-precision format) with the same optional parts.
+_LOG_PREFIX = re.compile(
+    r"^\s*(?:<\d{1,3}>)?(?:[A-Z][a-z]{2}\s{1,2}\d{1,2}\s\d\d:\d\d:\d\d(?:\.\d{1,9})?"
+    r"|\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?)\s++"
+    r"(?:(?!\d)[\w.-]{1,64}\s++)?(?:[\w./@-]{1,64}(?:\[\d{1,10}\])?:\s++)?"
+).match
 
 
 _DURATION = re.compile(r"\d{1,9}(?:\.\d{1,9})?").fullmatch
@@ -95,16 +117,30 @@ def _outcome(ret: str, rest: str) -> tuple[str | None, float | None]:
 
 class StraceParser(SyscallParser):
     format = "strace"
+    platforms = ("linux",)  # where strace runs: the detector's tie-break with truss
 
     @classmethod
     def start_score(cls, line: str) -> int:
+        score = cls._score(line)
+        if score == 0 and line[:1] != " ":
+            m = _LOG_PREFIX(line)
+            if m is not None and m.end() < len(line):
+                return cls._score(line[m.end() :])
+        return score
+
+    @classmethod
+    def _score(cls, line: str) -> int:
         m = _CALL(line)  # cannot match truss: no `pid:` prefix, 4-decimal times or Err#
         if m is not None:
             pid_b, pid, clock, f, _, _, ret, rest = m.groups()
             if pid_b or pid or clock or f:
                 return 2
             err, dur = _outcome(ret, rest)
-            return 2 if dur is not None or err else 1
+            if dur is not None or err:
+                return 2
+            # a bare call line: strace's own shapes say strace, truss's say not strace
+            said = dialect(line)
+            return 2 if said == "strace" else 0 if said is not None else 1
         if "..." in line:
             if _UNFINISHED(line) or _RESUMED(line):
                 return 2
@@ -132,6 +168,11 @@ class StraceParser(SyscallParser):
         self._unfinished: dict[int | None, tuple] = {}
         self._summary = False
         self._sum_cols: list[tuple[str, int]] = []  # column name, end offset in the header
+        self._cut: tuple | None = None  # (pid, name, args, line) of a write the output split
+        self._echo = 0  # output lines taken since
+        # Has a line said Linux? Only bare call lines that truss prints alike leave it False,
+        # and then the block's platform is None ("unsure") rather than a guess.
+        self._linux = False
 
     # -- timestamps -------------------------------------------------------------------------
 
@@ -180,9 +221,29 @@ class StraceParser(SyscallParser):
     # -- feeding ----------------------------------------------------------------------------
 
     def feed(self, line: str) -> bool:
+        if self._feed(line):
+            return True
+        if line[:1] != " ":  # syslog / journal stamps start at the margin
+            m = _LOG_PREFIX(line)
+            if m is not None and m.end() < len(line):
+                return self._feed(line[m.end() :])
+        return False
+
+    def _feed(self, line: str) -> bool:
         m = _CALL(line)  # never matches truss: `pid:` prefixes and Err# do not fit it
         if m is not None:
             pid_b, pid, clock, f, name, args, ret, rest = m.groups()
+            if self._cut is not None:
+                self._cut = None  # the split write never got its value
+            if not self._linux:
+                if pid_b or pid or clock or f or "(" in rest or "<" in rest:
+                    self._linux = True  # -f/-t prefixes, `-1 ENOENT (...)`, `<0.000123>`
+                else:
+                    said = dialect(line)
+                    if said == "strace":
+                        self._linux = True
+                    elif said is not None:
+                        return False  # truss's shape: not this block's
             self._n += 1
             self._seen_call = True
             # _prefix inlined: this is the per-line hot path
@@ -194,6 +255,8 @@ class StraceParser(SyscallParser):
             if d is not None:
                 self._any_dur = True
             self.agg.call(p, name, d, r, ts, None, err, args, self._n, ret)
+            if name in TARGET_CALLS or err is not None:
+                self.targets.call(p, name, args, ret, err, d, self._n)
             return True
         return self._feed_other(line)
 
@@ -208,13 +271,33 @@ class StraceParser(SyscallParser):
         n0 = self._n
         scan = getattr(self.agg, "strace_run", None)
         if scan is None:
-            return self._run_lines(text, pos, endpos, -1), self._n - n0
+            end = self._run_lines(text, pos, endpos, -1)
+        else:
 
-        def step(at: int) -> tuple[int, int]:
-            at, _, status = scan(text, at, endpos, self)  # it updates the parser's state
-            return at, status
+            def step(at: int) -> tuple[int, int]:
+                at, _, status = scan(text, at, endpos, self)  # it updates the parser's state
+                if self.agg.routed:
+                    self._drain()
+                return at, status
 
-        return self._scan(step, text, pos, endpos), self._n - n0
+            end = self._scan(step, text, pos, endpos)
+        if self._n != n0:
+            self._linux = True  # the run takes only lines with a pid or a time
+        return end, self._n - n0
+
+    def _drain(self) -> None:
+        """Hand FdTargets the lines the C scanner took for it (in order, before anything the
+        Python path reads next)."""
+        routed = self.agg.routed
+        for n, line in routed:
+            m = _CALL(line)
+            if m is None:
+                continue
+            pid_b, pid, _clock, _f, name, args, ret, rest = m.groups()
+            p = int(pid_b or pid) if (pid_b or pid) else self._main_pid
+            err, d = _outcome(ret, rest) if rest else (None, None)
+            self.targets.call(p, name, args, ret, err, d, n)
+        routed.clear()
 
     def _run_lines(self, text: str, pos: int, endpos: int, limit: int) -> int:
         """feed_run's rules in Python, for at most `limit` lines (-1: no limit); returns where it
@@ -270,6 +353,8 @@ class StraceParser(SyscallParser):
                 if d is not None:
                     self._any_dur = True
                 call(p, name, d, r, ts, None, err, args, self._n, ret)
+                if name in TARGET_CALLS or err is not None:
+                    self.targets.call(p, name, args, ret, err, d, self._n)
             elif text.find("Err#", pos, end) >= 0:
                 break  # feed turns it away as truss
             elif u_name is not None:
@@ -288,6 +373,17 @@ class StraceParser(SyscallParser):
         return pos
 
     def _feed_other(self, line: str) -> bool:
+        if self._cut is not None:
+            end = _ECHO_END(line)
+            if end is not None:  # the split write's return value: the call is whole again
+                p, name, args, line_no = self._cut
+                self._cut = None
+                self._n += 1
+                self.malformed -= 1
+                ret, rest = end.groups()
+                err, d = _outcome(ret, rest)
+                self.agg.call(p, name, d, None, None, None, err, args, line_no, ret)
+                return True
         s = line.strip()
         if not s:  # kept, so a blank inside a capture does not split it
             self._n += 1
@@ -297,6 +393,7 @@ class StraceParser(SyscallParser):
         m = _UNFINISHED(line)
         if m is not None:
             self._n += 1
+            self._linux = True
             self._seen_call = True
             pid_b, pid, clock, f, name, args = m.groups()
             p, ts, r = self._prefix(pid_b, pid, clock, f)
@@ -307,12 +404,14 @@ class StraceParser(SyscallParser):
         m = _RESUMED(line)
         if m is not None:
             self._n += 1
+            self._linux = True
             self._seen_call = True
             self._resumed(m.groups())
             return True
         m = _SIGNAL(line)
         if m is not None:
             self._n += 1
+            self._linux = True
             pid_b, pid, clock, f, name = m.groups()
             p, ts, _ = self._prefix(pid_b, pid, clock, f)
             self.agg.signal(p, name, ts, None, self._n)
@@ -320,6 +419,7 @@ class StraceParser(SyscallParser):
         m = _EXIT(line)
         if m is not None:
             self._n += 1
+            self._linux = True
             pid_b, pid, clock, f, code, sig = m.groups()
             p, ts, _ = self._prefix(pid_b, pid, clock, f)
             status = f"exited with {code}" if code is not None else f"killed by {sig}"
@@ -328,6 +428,7 @@ class StraceParser(SyscallParser):
         m = _ATTACH(line)
         if m is not None:
             self._n += 1
+            self._linux = True
             if m.group(2) == "attached" and self._main_pid is None and not self._seen_call:
                 self._main_pid = int(m.group(1))
             if m.group(2) == "attached":
@@ -335,18 +436,25 @@ class StraceParser(SyscallParser):
             return True
         if _STRACE_MSG(line):
             self._n += 1
+            self._linux = True
             return True
         m = _CMD(line[:256])
         if m is not None:
             self._n += 1
+            self._linux = True
             pm = _PID_OPT(m.group(1))
             if pm is not None and self._main_pid is None and not self._seen_call:
                 self._main_pid = int(pm.group(1))
             return True
         if self._summary_line(line):
             self._n += 1
+            self._linux = True
             return True
         if self._seen_call:
+            if _ELISION(s):  # `...` / `[...]`: the poster cut lines here
+                self._n += 1
+                self.agg.elide()
+                return True
             if s.startswith("> "):  # -k: a stack frame of the call above
                 self._n += 1
                 self.agg.continuation(s)
@@ -358,7 +466,15 @@ class StraceParser(SyscallParser):
                 if _CALLISH(rest) and (prefixed or ")" not in rest):
                     self._n += 1
                     self.malformed += 1  # a call line cut short
+                    cut = _CUT_WRITE(rest)
+                    if cut is not None and not prefixed:
+                        self._cut = (self._main_pid, cut.group(1), cut.group(2), self._n)
+                        self._echo = 0
                     return True
+        if self._cut is not None and self._echo < MAX_ECHO:
+            self._n += 1  # the program's output, between its write and the write's value
+            self._echo += 1
+            return True
         return False
 
     def _resumed(self, groups: tuple) -> None:
@@ -390,6 +506,8 @@ class StraceParser(SyscallParser):
         else:
             d = None
         self.agg.call(p, name, d, r, ts, None, err, args, line_no, ret)
+        if name in TARGET_CALLS or err is not None:
+            self.targets.call(p, name, args, ret, err, d, line_no)
 
     def _summary_line(self, line: str) -> bool:
         m = _SUM_HEAD(line)
@@ -461,4 +579,5 @@ class StraceParser(SyscallParser):
         else:
             timing = "none"
         facts, details, identifiers = agg.result(timing)
-        return facts, details, identifiers, "linux"
+        self._what_it_waited_on(facts, details)
+        return facts, details, identifiers, "linux" if self._linux else None

@@ -26,6 +26,7 @@ import copy
 import heapq
 import math
 import random
+import re
 from abc import abstractmethod
 from collections.abc import Callable
 from typing import Literal
@@ -33,6 +34,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from ingest.base import MAX_LINE, Parser
+from ingest.facts import number
 from ingest.model import Block
 
 try:  # built by `pip install` (setup.py); without it the pure-Python aggregator does everything
@@ -92,6 +94,66 @@ io_uring_enter port_get port_getn port_associate port_send
 FD_CALLS = frozenset(_FD_CALL_NAMES.split())
 
 _SIZE_MAX_DIGITS = 15
+
+# -- strace or truss? ------------------------------------------------------------------------------
+# A bare call line (`read(9, "...", 8192) = 8192`) is printed alike by strace and truss; these are
+# the shapes only one of them prints. strace: decoded structures `{tv_sec=...}`, `= -1 ENOENT (No
+# such file or directory)`, `<0.000123>`, lower-case hex, `"..."...` (three dots after a cut
+# string), `/* 90 vars */`, AT_FDCWD, and calls only Linux has. truss: `Err#2 ENOENT`, upper-case
+# or zero-padded hex (`0xFFBFF8A0`, `0x00000000`), `"..".., ` (two dots), `(sleeping...)`, and
+# calls only Solaris (lwp_park, pollsys) or AIX (kread, thread_tsleep) has.
+_STRACE_ONLY = re.compile(
+    r"\)\s+=\s+-1\s+E[A-Z0-9]+\s+\(|<\d+\.\d{6}>\s*$|\{[a-z_]{2,}=|\[\{[a-z_]+="
+    r"|(?<![\w])0x[0-9a-f]*[a-f][0-9a-f]*\b|\"\.{3}[,)]|/\* \d+ vars? \*/|\bAT_FDCWD\b"
+    r"|\)\s+=\s+\?\s*$|\b(?:sin6?_port|sun_path|sa_family)="
+).search
+_TRUSS_ONLY = re.compile(
+    r"\bErr#\d|(?<![\w])0x[0-9A-F]*[A-F][0-9A-F]*\b|(?<![\w])0x[0-9A-F]{8}(?:[0-9A-F]{8})?\b"
+    r"|\"\.\.(?!\.)[,)]|\(sleeping\.\.\.\)"
+).search
+_CALL_NAME = re.compile(r"^\s*+(?:\S*:\s*+)?(?:\S*:\s*+)?([A-Za-z_]\w*+)\(").match
+_LINUX_ONLY_CALLS_NAMES = """openat openat2 newfstatat fstatat64 pread64 pwrite64 epoll_wait epoll_pwait epoll_pwait2
+    epoll_ctl epoll_create epoll_create1 futex clock_nanosleep rt_sigaction rt_sigprocmask
+    rt_sigreturn rt_sigtimedwait arch_prctl set_tid_address set_robust_list prlimit64 io_submit
+    io_getevents io_pgetevents io_setup io_uring_enter io_uring_setup getrandom recvmmsg
+    sendmmsg accept4 eventfd2 timerfd_create timerfd_settime inotify_init1 inotify_add_watch
+    exit_group sched_yield gettid tgkill tkill clone clone3 wait4 ppoll pselect6 _llseek mremap
+    mmap2 fadvise64 sync_file_range getdents64 semtimedop_time64 rseq membarrier
+    capget capset prctl personality sysinfo sched_getaffinity sched_setaffinity"""
+LINUX_ONLY_CALLS = frozenset(_LINUX_ONLY_CALLS_NAMES.split())
+_SOLARIS_ONLY_CALLS_NAMES = """lwp_park lwp_unpark lwp_create lwp_exit lwp_kill lwp_sigmask lwp_self lwp_wait
+    lwp_mutex_lock lwp_mutex_unlock lwp_mutex_timedlock lwp_mutex_wakeup lwp_cond_wait
+    lwp_cond_signal lwp_cond_broadcast lwp_continue lwp_suspend lwp_name pollsys kaio
+    getmsg putmsg door_call door_return door_info portfs so_socket so_socketpair semsys
+    shmsys msgsys schedctl resolvepath memcntl sysconfig priocntlsys privsys pset_bind
+    pset pset_info llseek yield fxstat xstat lxstat cladm lgrpsys getloadavg mmapobj
+    sigaction sigprocmask uucopy forksys fork1 forkx"""
+SOLARIS_ONLY_CALLS = frozenset(_SOLARIS_ONLY_CALLS_NAMES.split())
+_AIX_ONLY_CALLS_NAMES = """kread kwrite kopen kclose kioctl kfcntl klseek kpread kpwrite kreadv kwritev _nsleep
+    nsleep thread_tsleep thread_twakeup thread_waitlock_ thread_waitlock thread_setmystate
+    thread_setmymask_fast thread_unlock_ _pollset_poll pollset_poll pollset_ctl
+    _getpid _getppid __libc_sbrk kfork appulimit getprocs64 _sigaction ngetsockname
+    ngetpeername naccept nrecvfrom nsendmsg kpoll _select _setitimer"""
+AIX_ONLY_CALLS = frozenset(_AIX_ONLY_CALLS_NAMES.split())
+
+
+def dialect(line: str) -> str | None:
+    """Which tool printed this syscall line, from its shape alone: "strace", "truss" (Solaris),
+    "aix" (AIX truss), or None when both print it alike (say so rather than guess)."""
+    m = _CALL_NAME(line)
+    if m is not None:
+        name = m.group(1)
+        if name in AIX_ONLY_CALLS:
+            return "aix"
+        if name in LINUX_ONLY_CALLS:
+            return "strace"
+        if name in SOLARIS_ONLY_CALLS:
+            return "truss"
+    if _TRUSS_ONLY(line):
+        return "truss"
+    if _STRACE_ONLY(line):
+        return "strace"
+    return None
 
 
 def _int_arg(s: str) -> int | None:
@@ -277,6 +339,7 @@ class SyscallAggregator:
         self.continuations = 0
         self.elisions = 0
         self._last_notes: list[str] | None = None
+        self.routed: list[tuple[int, str]] = []  # filled by the C scanners only
 
     def _init_tables(self) -> None:
         """The state that stays in Python with either aggregator (NativeAggregator shares the
@@ -741,6 +804,446 @@ def decimal(s: str) -> float:
     return float(s.replace(",", "."))
 
 
+# -- what a call waited on ---------------------------------------------------------------------
+# The calls that name what later calls use: opens and sockets give an fd its target, connect and
+# accept its peer, close ends it; the poll family says what it waited on and for how long. The C
+# scanners hand these lines to the Python path (TARGET_CALLS in _syscore.configure), so
+# `FdTargets.call` sees every one of them whichever path read the rest.
+OPEN_CALLS = frozenset({"open", "open64", "openat", "openat2", "creat", "creat64", "kopen"})
+SOCKET_CALLS = frozenset({"socket", "so_socket"})
+CONNECT_CALLS = frozenset({"connect"})
+PEER_CALLS = frozenset(
+    {"getpeername", "ngetpeername"}
+)  # a socket's peer, when it was opened before
+ACCEPT_CALLS = frozenset({"accept", "accept4", "naccept"})
+DUP_CALLS = frozenset({"dup", "dup2", "dup3"})
+FCNTL_CALLS = frozenset({"fcntl", "fcntl64", "kfcntl"})  # F_DUPFD copies an fd too
+POLL_CALLS = frozenset(
+    {"poll", "ppoll", "select", "pselect6", "_newselect", "epoll_wait", "epoll_pwait",
+     "epoll_pwait2", "pollsys", "_pollset_poll", "port_get", "port_getn"}
+)  # fmt: skip
+EPOLL_CTL_CALLS = frozenset({"epoll_ctl"})
+TARGET_CALLS = (
+    OPEN_CALLS | SOCKET_CALLS | CONNECT_CALLS | ACCEPT_CALLS | DUP_CALLS | EPOLL_CTL_CALLS
+) | (POLL_CALLS | FCNTL_CALLS | PEER_CALLS)
+# Which of those lines the C scanners hand to the Python path, as (name, kind) pairs: 1 always,
+# 2 when the call returned 0 (a poll that ran out; other returns change nothing), 3 when its
+# arguments hold F_DUPFD, 4 (every FD_CALLS name, last: the scanner reads that long list only
+# for a failed call) when it failed. A line it keeps is one FdTargets.call would ignore, so both
+# paths build the same tables.
+ROUTE_KIND: tuple[tuple[str, int], ...] = (
+    tuple(
+        (n, 1)
+        for n in sorted(
+            OPEN_CALLS
+            | SOCKET_CALLS
+            | CONNECT_CALLS
+            | ACCEPT_CALLS
+            | DUP_CALLS
+            | EPOLL_CTL_CALLS
+            | PEER_CALLS
+        )
+    )
+    + tuple((n, 2) for n in sorted(POLL_CALLS))
+    + tuple((n, 3) for n in sorted(FCNTL_CALLS))
+    + tuple((n, 4) for n in sorted(FD_CALLS))
+)
+
+MAX_FDS = 4096  # (pid, fd) entries remembered; the oldest go first
+MAX_FD_HISTORY = 4  # targets remembered per (pid, fd), for calls before a reuse
+MAX_EPOLL_FDS = 16  # fds remembered per epoll instance
+MAX_TIMEOUTS = 20  # expired waits listed in details
+MAX_PEERS = 50  # distinct connect() peers counted
+
+# well-known ports: what a person calls the service at the other end
+PORT_NAMES = {
+    53: "DNS",
+    88: "Kerberos",
+    111: "rpcbind",
+    123: "NTP",
+    389: "LDAP",
+    636: "LDAPS",
+    1521: "Oracle listener",
+    1522: "Oracle listener",
+    2049: "NFS",
+    2484: "Oracle listener (TCPS)",
+    3268: "LDAP global catalog",
+    5432: "PostgreSQL",
+    6200: "Oracle ONS",
+}
+_QUOTED = re.compile(r'"((?:[^"\\]|\\.){0,4096})"').search
+_PORT = re.compile(r"\bsin6?_port=htons\((\d{1,5})\)").search
+_ADDR4 = re.compile(r'\bsin_addr=inet_addr\("([\d.]{7,15})"\)').search
+_ADDR6 = re.compile(r'inet_pton\(AF_INET6,\s*"([0-9A-Fa-f:.]{2,45})"').search
+_SUN_PATH = re.compile(r'\bsun_path=@?"((?:[^"\\]|\\.){0,256})"').search
+_FAMILY = re.compile(r"\b(AF_[A-Z0-9]+|PF_[A-Z0-9]+)").search
+_POLL_FDS = re.compile(r"\{fd=(-?\d{1,10})").findall
+_SELECT_SET = re.compile(r"^\s*\d{1,5},\s*\[([\d ]{0,200})\]").match
+_TV = re.compile(r"\{tv_sec=(\d{1,12}),\s*tv_(n|u)sec=(\d{1,9})\}").search
+_FD_Y = re.compile(r"^\s*(\d{1,9})<([^>]{1,512})>").match  # strace -y: 3</path>
+_INT = re.compile(r"^\s*(-?\d{1,10})\s*$").match
+_NESTED = re.compile(r'["{\[(]').search
+_IO_FLAGS = ("O_DIRECT", "O_DSYNC", "O_SYNC", "O_NONBLOCK", "O_NDELAY")
+
+
+def describe_peer(args: str) -> str | None:
+    """`{sa_family=AF_INET, sin_port=htons(53), sin_addr=inet_addr("10.0.0.2")}` -> "10.0.0.2:53
+    (DNS)"; a unix socket -> its path. None when the address is not decoded (truss prints a
+    pointer)."""
+    path = _SUN_PATH(args)
+    if path is not None:
+        return "unix:" + path.group(1)
+    port = _PORT(args)
+    if port is None:
+        return None
+    addr = _ADDR4(args) or _ADDR6(args)
+    p = int(port.group(1))
+    host = addr.group(1) if addr is not None else "?"
+    text = f"[{host}]:{p}" if ":" in host else f"{host}:{p}"
+    name = PORT_NAMES.get(p)
+    return f"{text} ({name})" if name else text
+
+
+def _split_args(args: str) -> list[str]:
+    """Top-level comma-separated arguments (structures, arrays and strings kept whole)."""
+    if not _NESTED(args):
+        return [a.strip() for a in args.split(",")]
+    out: list[str] = []
+    depth = 0
+    quote = False
+    start = 0
+    i = 0
+    n = min(len(args), 8192)
+    while i < n:
+        c = args[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == '"':
+                quote = False
+        elif c == '"':
+            quote = True
+        elif c in "{[(":
+            depth += 1
+        elif c in "}])":
+            depth -= 1
+        elif c == "," and depth == 0:
+            out.append(args[start:i].strip())
+            start = i + 1
+        i += 1
+    out.append(args[start:n].strip())
+    return out
+
+
+def _fd_of(arg: str) -> tuple[int | None, str | None]:
+    """An fd argument, with the target strace -y printed beside it (`3</u01/x.dbf>`)."""
+    m = _FD_Y(arg)
+    if m is not None:
+        return int(m.group(1)), m.group(2)
+    m = _INT(arg)
+    return (int(m.group(1)), None) if m is not None else (None, None)
+
+
+def _timeout_ms(name: str, parts: list[str]) -> float | None:
+    """The timeout a poll-family call was given, in ms (None: none, or not decoded)."""
+    if name == "poll" and len(parts) >= 3:
+        m = _INT(parts[2])
+        return float(m.group(1)) if m is not None and int(m.group(1)) >= 0 else None
+    if name in ("epoll_wait", "epoll_pwait", "epoll_pwait2") and len(parts) >= 4:
+        m = _INT(parts[3])
+        if m is not None:
+            return float(m.group(1)) if int(m.group(1)) >= 0 else None
+    if name in ("ppoll", "select", "pselect6", "_newselect", "epoll_pwait2"):
+        for p in parts[2:]:
+            tv = _TV(p)
+            if tv is not None:
+                sec, unit, frac = tv.groups()
+                return int(sec) * 1000.0 + int(frac) / (1e6 if unit == "n" else 1e3)
+    return None
+
+
+class FdTargets:
+    """What each fd of each pid refers to (a file, a device, a socket and its peer), what the
+    poll family waited on and which waits ran out, with every table capped."""
+
+    def __init__(self) -> None:
+        self.fds: dict[tuple, list[list]] = {}  # (pid, fd) -> [[from_line, to_line, target]]
+        self.epoll: dict[tuple, list[int]] = {}  # (pid, epfd) -> fds added to it
+        self.timeouts: list[dict] = []
+        self.expired: dict[str, int] = {}  # syscall -> waits that ran out (timeout > 0)
+        self.expired_max: dict[str, float] = {}  # syscall -> longest timeout that ran out
+        self.zero_polls: dict[str, int] = {}  # syscall -> polls with a 0 timeout
+        self.peers: dict[str, int] = {}  # connect() peer -> calls
+        self.peer_errors: dict[str, int] = {}  # connect() peer -> failed calls
+        self.dns_timeouts = 0
+        self.fd_errors: dict[str, int] = {}  # "target call: ERRNO" -> calls
+        self.last_fd: int | None = None  # the fd slow_target last read off a line
+        self.asleep: dict[tuple, str] = {}  # (pid, lwp) -> the call it went to sleep in
+
+    # -- intake -------------------------------------------------------------------------------
+
+    def sleeping(self, pid, lwp: str | None, name: str, args: str) -> None:
+        """truss's `(sleeping...)`: the LWP blocked in this call when the line was printed."""
+        key = (pid, lwp)
+        if key in self.asleep or len(self.asleep) < MAX_FDS:
+            self.asleep[key] = f"{name}({args.split('(sleeping')[0].strip()[:80]}"
+
+    def _set(self, pid, fd: int, target: str, line: int) -> None:
+        key = (pid, fd)
+        hist = self.fds.get(key)
+        if hist is None:
+            if len(self.fds) >= MAX_FDS:
+                del self.fds[next(iter(self.fds))]
+            hist = self.fds[key] = []
+        if hist and hist[-1][1] is None:
+            hist[-1][1] = line
+        hist.append([line, None, target[:200]])
+        del hist[:-MAX_FD_HISTORY]
+
+    def target(self, pid, fd: int, line: int | None = None) -> str | None:
+        """What fd referred to at `line` (None: at the end)."""
+        hist = self.fds.get((pid, fd))
+        if not hist:
+            return None
+        if line is None:
+            return hist[-1][2] if hist[-1][1] is None else None
+        for start, end, target in reversed(hist):
+            if start <= line and (end is None or line <= end):
+                return target
+        return None
+
+    def call(self, pid, name: str, args: str, ret: str | None, err: str | None,
+             dur: float | None, line: int) -> None:  # fmt: skip
+        """One call whose name is in TARGET_CALLS, or one that failed (args as printed, ret as
+        text). An fd is never "closed" here: a reused fd's next open ends its previous target,
+        which needs no close line (the C scanners keep those)."""
+        first = args.partition(",")[0]
+        if err is not None and name in FD_CALLS:
+            fd, shown = _fd_of(first)
+            target = shown or (self.target(pid, fd, line) if fd is not None else None)
+            if target is not None:
+                key = f"{target} {name}: {err}"[:200]
+                if key in self.fd_errors or len(self.fd_errors) < MAX_PEERS:
+                    self.fd_errors[key] = self.fd_errors.get(key, 0) + 1
+        if name not in TARGET_CALLS:
+            return
+        fd_ret = _INT(ret) if ret else None
+        new_fd = int(fd_ret.group(1)) if fd_ret is not None and err is None else None
+        if name in OPEN_CALLS:
+            q = _QUOTED(args)
+            if q is not None and new_fd is not None and new_fd >= 0:
+                flags = [f for f in _IO_FLAGS if f in args]  # what changes how I/O waits
+                path = q.group(1) + (f" ({'|'.join(flags)})" if flags else "")
+                self._set(pid, new_fd, path, line)
+        elif name in SOCKET_CALLS:
+            if new_fd is not None and new_fd >= 0:
+                fam = _FAMILY(args)
+                self._set(pid, new_fd, "socket " + (fam.group(1) if fam else "?"), line)
+        elif name in CONNECT_CALLS:
+            fd, _ = _fd_of(first)
+            peer = describe_peer(args)
+            if peer is not None:
+                if peer in self.peers or len(self.peers) < MAX_PEERS:
+                    self.peers[peer] = self.peers.get(peer, 0) + 1
+                    if err is not None and err != "EINPROGRESS":
+                        self.peer_errors[peer] = self.peer_errors.get(peer, 0) + 1
+                if fd is not None:
+                    self._set(pid, fd, "socket to " + peer, line)
+        elif name in PEER_CALLS:
+            fd, _ = _fd_of(first)
+            peer = describe_peer(args) if err is None else None
+            if (
+                fd is not None
+                and peer is not None
+                and self.target(pid, fd, line) != ("socket to " + peer)
+            ):
+                self._set(pid, fd, "socket to " + peer, line)
+        elif name in ACCEPT_CALLS:
+            if new_fd is not None and new_fd >= 0:
+                peer = describe_peer(args)
+                self._set(pid, new_fd, "socket from " + (peer or "a client"), line)
+        elif name in DUP_CALLS or (name in FCNTL_CALLS and "F_DUPFD" in args):
+            fd, _ = _fd_of(first)
+            if fd is not None and new_fd is not None and new_fd >= 0:
+                t = self.target(pid, fd, line)
+                if t is not None:
+                    self._set(pid, new_fd, t, line)
+        elif name in EPOLL_CTL_CALLS:
+            parts = _split_args(args)
+            if len(parts) >= 3 and "ADD" in parts[1]:
+                epfd, _ = _fd_of(parts[0])
+                fd, _ = _fd_of(parts[2])
+                if epfd is not None and fd is not None:
+                    key = (pid, epfd)
+                    fds = self.epoll.get(key)
+                    if fds is None and len(self.epoll) < MAX_FDS:
+                        fds = self.epoll[key] = []
+                    if fds is not None and fd not in fds and len(fds) < MAX_EPOLL_FDS:
+                        fds.append(fd)
+        elif name in POLL_CALLS and ret == "0" and err is None:
+            self._poll(pid, name, args, dur, line)
+
+    def _poll(self, pid, name: str, args: str, dur: float | None, line: int) -> None:
+        if name in ("poll", "epoll_wait"):  # the timeout is the last argument
+            parts = [args.partition(",")[0], "", "", ""]
+            parts[2 if name == "poll" else 3] = args.rpartition(",")[2]
+        else:
+            parts = _split_args(args)
+        timeout = _timeout_ms(name, parts)
+        if timeout == 0:
+            self.zero_polls[name] = self.zero_polls.get(name, 0) + 1
+            return
+        # returned 0: nothing became ready before the timeout (pollsys/_pollset_poll print a
+        # pointer for it: a 0 return is still a timeout)
+        self.expired[name] = self.expired.get(name, 0) + 1
+        if timeout is not None and timeout > self.expired_max.get(name, -1.0):
+            self.expired_max[name] = timeout
+        fds: list[int] = []
+        if name in ("poll", "ppoll"):
+            fds = [int(x) for x in _POLL_FDS(args, 0, 4096)[:8]]
+        elif name in ("select", "pselect6", "_newselect"):
+            m = _SELECT_SET(args)
+            if m is not None:
+                fds = [int(x) for x in m.group(1).split()[:8]]
+        elif name.startswith("epoll") and parts:
+            epfd, _ = _fd_of(parts[0])
+            if epfd is not None:
+                fds = list(self.epoll.get((pid, epfd), []))[:8]
+        targets = [t for fd in fds if (t := self.target(pid, fd, line)) is not None]
+        if any("(DNS)" in t for t in targets):
+            self.dns_timeouts += 1
+        if len(self.timeouts) < MAX_TIMEOUTS:
+            entry: dict = {"syscall": name, "pid": pid, "line": line, "fds": fds}
+            entry["timeout_ms"] = timeout
+            entry["ms"] = round(dur, 4) if dur is not None else None
+            entry["targets"] = targets
+            self.timeouts.append(entry)
+
+    # -- results --------------------------------------------------------------------------------
+
+    def slow_target(self, pid, name: str, text: str | None, line: int) -> str | None:
+        """What a slow call (its line's text, when kept) was on: its fd's file, device or peer,
+        or what its poll waited on."""
+        if text is None:
+            return None
+        i = text.find(name + "(")
+        if i < 0:
+            return None
+        body = text[i + len(name) + 1 :]
+        parts = _split_args(body)
+        if name in FD_CALLS and parts:
+            fd, shown = _fd_of(parts[0])
+            if shown is not None:
+                return shown
+            if fd is not None:
+                self.last_fd = fd
+                t = self.target(pid, fd, line)
+                if t is None and name.startswith("epoll"):
+                    inner = self.epoll.get((pid, fd), [])
+                    ts = [x for f in inner if (x := self.target(pid, f, line)) is not None]
+                    return ", ".join(ts[:3]) or None
+                return t
+        if name in ("poll", "ppoll"):
+            ts = [x for f in _POLL_FDS(body)[:8] if (x := self.target(pid, int(f), line))]
+            return ", ".join(ts[:3]) or None
+        return None
+
+    def facts(self, facts: dict, details: dict) -> None:
+        if self.expired:
+            facts["timeout.count"] = {n: float(c) for n, c in self.expired.items()}
+        if self.expired_max:
+            facts["timeout.max_ms"] = {n: float(v) for n, v in self.expired_max.items()}
+        if self.zero_polls:
+            facts["poll.zero_timeout"] = {n: float(c) for n, c in self.zero_polls.items()}
+        if self.peers:
+            top = sorted(self.peers.items(), key=lambda kv: -kv[1])[:20]
+            facts["socket.connects"] = {p: float(c) for p, c in top}
+        if self.peer_errors:
+            facts["socket.connect_errors"] = {p: float(c) for p, c in self.peer_errors.items()}
+        if self.dns_timeouts:
+            facts["socket.dns_timeouts"] = float(self.dns_timeouts)
+        if self.fd_errors:
+            top = sorted(self.fd_errors.items(), key=lambda kv: -kv[1])[:20]
+            facts["fd.errors"] = {k: float(c) for k, c in top}
+        if self.asleep:
+            by_call: dict[str, float] = {}
+            for call in self.asleep.values():
+                name = call.partition("(")[0]
+                by_call[name] = by_call.get(name, 0.0) + 1.0
+            facts["trace.asleep"] = by_call
+            details["asleep"] = [
+                {"pid": pid, "lwp": lwp, "call": call + " (sleeping...)"}
+                for (pid, lwp), call in list(self.asleep.items())[:50]
+            ]
+        details["timeouts"] = list(self.timeouts)
+        open_fds = [
+            {"pid": pid, "fd": fd, "target": hist[-1][2]}
+            for (pid, fd), hist in self.fds.items()
+            if hist
+        ]
+        details["fd_targets"] = open_fds[-50:]
+
+    def repeat_targets(self, facts: dict, details: dict) -> None:
+        """What the fd of each syscall's most repeated call (repeat.fd) refers to."""
+        out = {}
+        for name, fd in (facts.get("repeat.fd") or {}).items():
+            for (_pid, f), hist in self.fds.items():
+                if f == int(fd) and hist:
+                    out[name] = hist[-1][2]
+                    break
+        if out:
+            details["repeat_targets"] = out
+
+
+MAX_FINDINGS = 6
+
+
+def _findings(facts: dict, details: dict) -> list[str]:
+    """A few plain sentences saying what the trace's slow calls and waits were on, for the
+    renderers to show as they are (they hold no diagnosis)."""
+    out: list[str] = []
+    slowest = details.get("slowest") or []
+    if slowest:
+        s = slowest[0]
+        text = f"slowest call: {s['syscall']} {number(s['ms'])} ms"
+        if s.get("target"):
+            text += f" on {s['target']}"
+        elif s.get("fd") is not None:
+            text += f" on fd {s['fd']} (not opened in the trace)"
+        if s.get("share_pct") is not None:
+            text += f", {number(s['share_pct'])} % of the traced span"
+        out.append(text)
+    groups: dict[tuple, list[dict]] = {}
+    for t in details.get("timeouts") or []:
+        groups.setdefault((t["syscall"], tuple(t["targets"])), []).append(t)
+    for (name, targets), items in list(groups.items())[:2]:
+        limit = items[0].get("timeout_ms")
+        text = f"{name} returned 0 (timed out) {len(items)} time{'s' if len(items) > 1 else ''}"
+        if limit is not None:
+            text += f" after its {number(limit)} ms timeout"
+        if targets:
+            text += " waiting on " + ", ".join(targets[:2])
+        out.append(text)
+    for key, n in list((facts.get("fd.errors") or {}).items())[:1]:
+        out.append(f"failed calls on {key} ({number(n)}×)")
+    asleep = facts.get("trace.asleep") or {}
+    if asleep:
+        out.append(
+            "LWPs asleep: "
+            + ", ".join(
+                f"{number(n)} in {name}"
+                for name, n in sorted(asleep.items(), key=lambda kv: -kv[1])
+            )
+        )
+    futex = (facts.get("syscall.count") or {}).get("futex", 0)
+    if futex >= 100 and facts.get("futex.error_pct", 0) >= 20:
+        out.append(
+            f"futex churn: {number(futex)} calls, {number(facts['futex.error_pct'])} % failing "
+            "(EAGAIN / ETIMEDOUT)"
+        )
+    return out[:MAX_FINDINGS]
+
+
 class NativeAggregator(SyscallAggregator):
     """SyscallAggregator with its per-call state in C (ingest/_syscore.c): call, event, child,
     continuation and elide run there, and the parsers' scanners (truss_run, strace_run) feed it
@@ -760,6 +1263,7 @@ class NativeAggregator(SyscallAggregator):
         self.elide = core.elide  # type: ignore[method-assign]
         self.truss_run = core.truss_run
         self.strace_run = core.strace_run
+        self.routed = core.routed  # lines the scanners took that FdTargets reads
 
     @property  # type: ignore[override]
     def gap_timing(self) -> bool:
@@ -810,6 +1314,7 @@ if _syscore is not None:
             "OTHER": OTHER,
             "FORK_CALLS": FORK_CALLS,
             "EXEC_CALLS": EXEC_CALLS,
+            "ROUTE_KIND": ROUTE_KIND,
             "FD_CALLS": FD_CALLS,
             "SIZE_FROM_END": _SIZE_FROM_END,
             "HIST_BOUNDS": HIST_BOUNDS,
@@ -832,6 +1337,37 @@ class SyscallParser(Parser):
         super().__init__()
         self.agg = NativeAggregator() if NATIVE else SyscallAggregator()
         self._n = 0  # accepted lines, for line numbers in details
+        self.targets = FdTargets()
+
+    def _what_it_waited_on(self, facts: dict, details: dict) -> None:
+        """Name what the slowest calls were on (from the fd table and the kept text of their
+        lines), the waits that ran out, the share of the trace's span the slowest call took,
+        and how hard futexes were hammered."""
+        kept = None if self.text_truncated else self._text
+        span = facts.get("trace.span_s")
+        for slow in details.get("slowest", []):
+            line = slow.get("line")
+            text = kept[line - 1] if kept is not None and 0 < line <= len(kept) else None
+            self.targets.last_fd = None
+            target = self.targets.slow_target(slow.get("pid"), slow["syscall"], text, line)
+            if target is not None:
+                slow["target"] = target
+            if self.targets.last_fd is not None:
+                slow["fd"] = self.targets.last_fd  # named even when the trace never opened it
+            if span:
+                slow["share_pct"] = round(100.0 * slow["ms"] / (span * 1000.0), 2)
+        slowest = details.get("slowest") or []
+        if slowest and span:
+            facts["trace.slowest_share_pct"] = slowest[0]["share_pct"]
+        self.targets.facts(facts, details)
+        self.targets.repeat_targets(facts, details)
+        count = facts.get("syscall.count", {}).get("futex")
+        if count:
+            errors = facts.get("syscall.errors", {}).get("futex", 0.0)
+            facts["futex.error_pct"] = round(100.0 * errors / count, 3)
+            if span:
+                facts["futex.calls_per_s"] = round(count / span, 3)
+        details["findings"] = _findings(facts, details)
 
     @abstractmethod
     def _run_lines(self, text: str, pos: int, endpos: int, limit: int) -> int:

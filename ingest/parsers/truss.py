@@ -22,10 +22,24 @@ import re
 
 from ingest.base import MAX_LINE
 from ingest.model import Platform
-from ingest.parsers.syscalls import SummaryRow, SyscallParser, Timing, bump, decimal
+from ingest.parsers.syscalls import (
+    AIX_ONLY_CALLS,
+    TARGET_CALLS,
+    SummaryRow,
+    SyscallParser,
+    Timing,
+    bump,
+    decimal,
+    dialect,
+)
 
 # Possessive quantifiers (*+, ++) stop needless backtracking: this regex runs on every line.
-_PFX = r"(?:(\d{1,10}+)(?:/(\d{1,10}+)(?:@\d{1,10}+)?)?:|/(\d{1,10}+)(?:@\d{1,10}+)?:)(?=\s)"
+# AIX truss prints `pid: tid:`; its thread id is read as the LWP (the lookahead keeps a -d time
+# column, which has a ".", out of it)
+_PFX = (
+    r"(?:(\d{1,10}+)(?:(?:/|:[ \t]++(?=\d{1,10}+:\s))(\d{1,10}+)(?:@\d{1,10}+)?)?:"
+    r"|/(\d{1,10}+)(?:@\d{1,10}+)?:)(?=\s)"
+)
 _T = r"(\d{1,12}+\.\d{1,5}+)"
 _TIMES = r"(?:" + _T + r"\s++)?(?:" + _T + r"\s++)?(?:" + _T + r"\s++)?"
 
@@ -41,7 +55,8 @@ _LEAD = re.compile(r"^\s*(?:" + _PFX + r")?\s*" + _TIMES + r"(.*)$").match
 _CALLISH = re.compile(r"[A-Za-z_]\w*\(").match
 # `pid:` + text that is neither a time, a call nor a signal line: a -v continuation line
 _PREFIXED_TEXT = re.compile(
-    r"\s*+(?:\d{1,10}+(?:/\d{1,10}+(?:@\d{1,10}+)?)?|/\d{1,10}+(?:@\d{1,10}+)?):\s++"
+    r"\s*+(?:\d{1,10}+(?:(?:/|:[ \t]++(?=\d{1,10}+:\s))\d{1,10}+(?:@\d{1,10}+)?)?"
+    r"|/\d{1,10}+(?:@\d{1,10}+)?):\s++"
     r"(?![\d\s]|[A-Za-z_]\w*+\(|Received|Stopped|Stepped|Incurred)(.+)$"
 ).match
 
@@ -55,7 +70,8 @@ _RUN = re.compile(
         r"^~*+(?:(?:" + _PFX + r")?~*+" + _TIMES + r"([A-Za-z_]\w*+)\((.*)\)~*+"
         r"(?:=~*+(-?\w++)(?:~++\[[^\]\n]*+\])?|Err#(\d{1,5}+)(?:~++([A-Z][A-Z0-9_]*+))?"
         r"(?:~++\[[^\]\n]*+\])?|argc~*+=~*+\d++)?~*+$"
-        r"|(?:\d{1,10}+(?:/\d{1,10}+(?:@\d{1,10}+)?)?|/\d{1,10}+(?:@\d{1,10}+)?):~++"
+        r"|(?:\d{1,10}+(?:(?:/|:[ \t]++(?=\d{1,10}+:\s))\d{1,10}+(?:@\d{1,10}+)?)?"
+        r"|/\d{1,10}+(?:@\d{1,10}+)?):~++"
         r"(?!\d|\s|[A-Za-z_]\w*+\(|Received|Stopped|Stepped|Incurred)(.+)$)"
     )
     .replace(r"\s", "~")
@@ -154,6 +170,7 @@ def _delta_like(seq: Seq) -> bool:
 
 class TrussParser(SyscallParser):
     format = "truss"
+    platforms = ("solaris", "aix")  # where truss runs: the detector's tie-break with strace
 
     @classmethod
     def start_score(cls, line: str) -> int:
@@ -170,13 +187,15 @@ class TrussParser(SyscallParser):
                 return 2
             if t1 is not None:
                 return 2  # truss -d/-D/-E prints 4 decimals; strace prints 6
-            return 1
+            # a bare call line: truss's own shapes say truss, strace's say not truss
+            said = dialect(line)
+            return 1 if said is None else 0 if said == "strace" else 2
         if "Err#" in line and _CALLISH(line.lstrip()) and not _STRACE_SHAPE(line):
             return 2
         cmd = _CMD(line[:256])
         if cmd is not None and (cmd.group(1) or "").startswith("-"):
             return 2
-        if _SUM_HEAD(line):
+        if _SUM_HEAD(line) or _SIG_HEAD(line):  # truss -c prints its signals table first
             return 2
         return 0
 
@@ -194,6 +213,11 @@ class TrussParser(SyscallParser):
         self._summary = False
         self._sig_section = False
         self._timed_events = 0
+        # What the lines said about the platform: a pid/lwp prefix, a time column, Err# or a
+        # Solaris-only call say Solaris; AIX's calls (kread, thread_tsleep) say AIX; bare lines
+        # strace prints alike say nothing, and then the platform is None ("unsure").
+        self._solaris = False
+        self._aix = False
 
     # -- feeding ----------------------------------------------------------------------------
 
@@ -202,10 +226,22 @@ class TrussParser(SyscallParser):
         if m is None:
             return self._feed_other(line)
         pid, lwp, lwp2, t1, t2, t3, name, args, ret, errno, ename = m.groups()
+        if name in AIX_ONLY_CALLS:
+            self._aix = True
+        if not self._solaris:
+            if pid or lwp2 or t1 or errno is not None:
+                self._solaris = True
+            else:
+                said = dialect(line)
+                if said == "strace":
+                    return False  # strace's shape: not this block's
+                if said is not None:
+                    self._solaris = True
         if ret is None and errno is None:
             if "(sleeping" in args:  # the call is reported again when it returns
                 self._n += 1
                 self._seen_call = True
+                self.targets.sleeping(int(pid) if pid else None, lwp or lwp2, name, args)
                 return True
             if ") = " in args or ") Err#" in args:
                 return self._feed_other(line)
@@ -223,6 +259,8 @@ class TrussParser(SyscallParser):
         # decided: the hot path, without building an event
         ts, D, dur = self._times(t1, t2, t3) if t1 is not None else (None, None, None)
         self.agg.call(p, name, dur, D, ts, D, err, args, self._n, ret)
+        if name in TARGET_CALLS or err is not None:
+            self.targets.call(p, name, args, ret, err, dur, self._n)
         return True
 
     fast = True
@@ -239,16 +277,36 @@ class TrussParser(SyscallParser):
         n0 = self._n
         scan = getattr(self.agg, "truss_run", None)
         if scan is None:
-            return self._run_lines(text, pos, endpos, -1), self._n - n0
-        cols = (self._cols_for(1), self._cols_for(2), self._cols_for(3))
+            end = self._run_lines(text, pos, endpos, -1)
+        else:
+            cols = (self._cols_for(1), self._cols_for(2), self._cols_for(3))
 
-        def step(at: int) -> tuple[int, int]:
-            at, self._n, calls, status = scan(text, at, endpos, self._n, cols)
-            if calls:
-                self._seen_call = True
-            return at, status
+            def step(at: int) -> tuple[int, int]:
+                at, self._n, calls, status = scan(text, at, endpos, self._n, cols)
+                if calls:
+                    self._seen_call = True
+                if self.agg.routed:
+                    self._drain()
+                return at, status
 
-        return self._scan(step, text, pos, endpos), self._n - n0
+            end = self._scan(step, text, pos, endpos)
+        if self._n != n0:
+            self._solaris = True  # the run takes only prefixed, timed or Err# lines
+        return end, self._n - n0
+
+    def _drain(self) -> None:
+        """Hand FdTargets the lines the C scanner took for it (in order, before anything the
+        Python path reads next)."""
+        routed = self.agg.routed
+        for n, line in routed:
+            m = _CALL(line)
+            if m is None:
+                continue
+            pid, _lwp, _lwp2, t1, t2, t3, name, args, ret, errno, ename = m.groups()
+            err = (ename or "Err#" + errno) if errno is not None else None
+            dur = self._times(t1, t2, t3)[2] if t1 is not None else None
+            self.targets.call(int(pid) if pid else None, name, args, ret, err, dur, n)
+        routed.clear()
 
     def _run_lines(self, text: str, pos: int, endpos: int, limit: int) -> int:
         """feed_run's rules in Python, for at most `limit` lines (-1: no limit); returns where it
@@ -283,6 +341,7 @@ class TrussParser(SyscallParser):
                     n += 1
                     calls = True
                     if "(sleeping" in args and ret is None and errno is None:
+                        self.targets.sleeping(int(pid) if pid else None, lwp or lwp2, name, args)
                         pos = end + 1  # the call is reported again when it returns
                         continue
                     if "(returning as" in args:
@@ -300,7 +359,10 @@ class TrussParser(SyscallParser):
                     else:
                         ts = D = dur = None
                     err = (ename or "Err#" + errno) if errno is not None else None
-                    call(int(pid) if pid else None, name, dur, D, ts, D, err, args, n, ret)
+                    p = int(pid) if pid else None
+                    call(p, name, dur, D, ts, D, err, args, n, ret)
+                    if name in TARGET_CALLS or err is not None:
+                        self.targets.call(p, name, args, ret, err, dur, n)
                     pos = end + 1
                     continue
             # any other line: taken through feed() if it is one this parser claims
@@ -341,12 +403,14 @@ class TrussParser(SyscallParser):
             if cols is not None and not self._seen_call:
                 self._flag_cols = cols
             self._n += 1
+            self._solaris = True
             return True
         if _SHELL(line) or _MISC(line) or _SEPARATOR(line):
             self._n += 1
             return True
         if self._summary_line(line):
             self._n += 1
+            self._solaris = True
             return True
         m = _LEAD(line)
         if m is None:  # cannot happen: every group is optional
@@ -357,6 +421,7 @@ class TrussParser(SyscallParser):
         sig = _SIGNAL(rest)
         if sig is not None and (prefixed or t1 or line[:1].isspace()):
             self._n += 1
+            self._solaris = True
             nums = _given(t1, t2, t3)
             self._seen_call = True
             kind, number, name = sig.groups()
@@ -512,6 +577,8 @@ class TrussParser(SyscallParser):
                 if Ei >= 0:
                     dur = float(nums[Ei]) * 1000.0
             agg.call(pid, name, dur, D, ts, D, err, args, n, ret)
+            if name in TARGET_CALLS or err is not None:
+                self.targets.call(pid, name, args, ret, err, dur, n)
         elif kind == _CONT_EV:
             agg.continuation(ev[1])
         elif kind == _ELIDE_EV:
@@ -534,4 +601,6 @@ class TrussParser(SyscallParser):
         if self._buf is not None:
             self._decide()
         facts, details, identifiers = self.agg.result(self._timing)
-        return facts, details, identifiers, "solaris"
+        self._what_it_waited_on(facts, details)
+        platform: Platform | None = "aix" if self._aix else "solaris" if self._solaris else None
+        return facts, details, identifiers, platform

@@ -16,7 +16,9 @@ from markupsafe import Markup, escape
 from ingest.model import Block
 
 W = 600  # viewBox width; the SVG scales to its container (text stays near 12 px on a laptop)
-CPU_PARTS = ("usr", "sys", "wait", "idle")
+# irq is %irq + %soft and steal is %steal (Linux): a CPU that interrupts or the hypervisor take
+# over shows as its own colour, not as a short bar
+CPU_PARTS = ("usr", "sys", "irq", "steal", "wait", "idle")
 _CPU_ALIASES = {
     "usr": ("usr", "user", "%usr", "us"),
     "sys": ("sys", "system", "%sys", "sy"),
@@ -249,6 +251,11 @@ def _cpu_rows(block: Block) -> list[tuple[str, dict[str, float]]]:
                 if (v := _num(item.get(n))) is not None:
                     parts[part] = v
                     break
+        irq = [v for n in ("irq", "soft") if (v := _num(item.get(n))) is not None]
+        if irq:
+            parts["irq"] = sum(irq)
+        if (steal := _num(item.get("steal"))) is not None:
+            parts["steal"] = steal
         label = str(item.get("cpu", item.get("id", len(rows))))
         rows.append((label, parts))
     return rows
@@ -277,7 +284,12 @@ def block_charts(block: Block) -> list[tuple[str, Markup]]:
     out: list[tuple[str, Markup | None]] = []
     fmt = block.format
     if fmt == "mpstat":
-        out.append(("Per-CPU usr / sys / wait / idle", cpu_columns(_cpu_rows(block), title="CPU")))
+        out.append(
+            (
+                "Per-CPU usr / sys / irq / steal / wait / idle",
+                cpu_columns(_cpu_rows(block), title="CPU"),
+            )
+        )
     elif fmt in ("truss", "strace"):
         total = _table(block, "syscall.total_ms")
         if any(total.values()):

@@ -1,13 +1,23 @@
-"""ASGI middleware: request body caps (413 with a clear message) and security headers."""
+"""ASGI middleware: request body caps (413 with a clear message) and security headers; and
+`while_connected`, which lets a search stop when its client hangs up."""
 
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
 
+import anyio
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
+from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from kb.search_query import search_cancelled
 from kb.settings import Settings
+
+T = TypeVar("T")
 
 # Pages that accept file uploads get the larger file cap; everything else the body cap.
 UPLOAD_PATHS = ("/analyze",)
@@ -129,3 +139,36 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+async def while_connected(request: Request, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """fn(*args, **kwargs) in a worker thread, with kb.search_query.search_cancelled set to an event
+    that is set when the client disconnects: a search whose client left (one that hung up
+    while it queued behind others, too) stops at its next check instead of finishing for
+    nobody. A thread cannot be killed; without this, clients that hang up at once could pile
+    up searches faster than the server finishes them."""
+    cancel = threading.Event()
+    error: Exception | None = None
+    token = search_cancelled.set(cancel)
+    try:
+        async with anyio.create_task_group() as tasks:
+
+            async def watch() -> None:
+                while True:
+                    message = await request.receive()
+                    if message["type"] == "http.disconnect":
+                        cancel.set()
+                        return
+
+            tasks.start_soon(watch)
+            try:
+                result = await run_in_threadpool(fn, *args, **kwargs)
+            except Exception as exc:  # raised outside the task group, not as an ExceptionGroup
+                error = exc
+            finally:
+                tasks.cancel_scope.cancel()
+    finally:
+        search_cancelled.reset(token)
+    if error is not None:
+        raise error
+    return result

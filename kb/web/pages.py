@@ -24,6 +24,7 @@ from kb.store import EntryNotFound, StoreError
 from kb.web import csrf
 from kb.web.auth import page_identity
 from kb.web.forms import read_form, read_writer_form
+from kb.web.limits import while_connected
 from kb.web.render import qs, render
 from kb.web.state import web
 
@@ -125,13 +126,13 @@ def _search(request: Request, q: str, page: int) -> Response:
 
 
 @router.get("/")
-def home(request: Request, q: str = "", page: int = Query(1, ge=1, le=10_000)) -> Response:
-    return _search(request, q, page)
+async def home(request: Request, q: str = "", page: int = Query(1, ge=1, le=10_000)) -> Response:
+    return await while_connected(request, _search, request, q, page)
 
 
 @router.get("/search")
-def search(request: Request, q: str = "", page: int = Query(1, ge=1, le=10_000)) -> Response:
-    return _search(request, q, page)
+async def search(request: Request, q: str = "", page: int = Query(1, ge=1, le=10_000)) -> Response:
+    return await while_connected(request, _search, request, q, page)
 
 
 # ---- entries --------------------------------------------------------------------------------------

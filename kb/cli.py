@@ -902,6 +902,10 @@ def serve(
         port=port or settings.port,
         log_level=settings.log_level.lower(),
         workers=workers or settings.workers,
+        # uvicorn's protocol with a cap on request heads (431); h11 would answer 400 at its own
+        # limit, so that is set past ours
+        http="kb.web.server:HTTP_PROTOCOL",
+        h11_max_incomplete_event_size=settings.max_header_bytes + 1024,
     )
 
 

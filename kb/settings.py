@@ -26,6 +26,11 @@ class Settings(BaseSettings):
     secret_key: str | None = Field(None, description="signs CSRF tokens and login cookies")
     max_body_bytes: int = 10 * 1024 * 1024
     max_file_bytes: int = 50 * 1024 * 1024
+    # an application/x-www-form-urlencoded body (the editor's pasted evidence included)
+    max_form_bytes: int = 5 * 1024 * 1024
+    # request heads (kb/web/server.py): bytes up to the blank line, and header lines (431)
+    max_header_bytes: int = Field(32 * 1024, ge=1024)
+    max_headers: int = Field(100, ge=10)
     log_level: str = "INFO"
     # what one search may cost (kb.search_query.SearchLimits; docs/security.md)
     search_min_wildcard_prefix: int = Field(2, ge=1)

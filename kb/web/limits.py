@@ -21,6 +21,7 @@ T = TypeVar("T")
 
 # Pages that accept file uploads get the larger file cap; everything else the body cap.
 UPLOAD_PATHS = ("/analyze",)
+URLENCODED = b"application/x-www-form-urlencoded"
 
 CSP = (
     "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
@@ -51,7 +52,10 @@ class BodyLimit:
         self.app = app
         self.settings = settings
 
-    def limit_for(self, path: str) -> int:
+    def limit_for(self, path: str, content_type: bytes = b"") -> int:
+        if content_type.split(b";", 1)[0].strip().lower() == URLENCODED:
+            # decoded all at once (kb/web/forms.py): no upload ever comes this way
+            return min(self.settings.max_form_bytes, self.settings.max_body_bytes)
         if path in UPLOAD_PATHS:
             return max(self.settings.max_file_bytes, self.settings.max_body_bytes)
         return self.settings.max_body_bytes
@@ -60,8 +64,9 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        limit = self.limit_for(scope["path"])
-        declared = dict(scope.get("headers") or []).get(b"content-length")
+        headers = dict(scope.get("headers") or [])
+        limit = self.limit_for(scope["path"], headers.get(b"content-type", b""))
+        declared = headers.get(b"content-length")
         if declared is not None:
             try:
                 too_big = int(declared) > limit

@@ -28,6 +28,10 @@ class Settings(BaseSettings):
     max_file_bytes: int = 50 * 1024 * 1024
     # an application/x-www-form-urlencoded body (the editor's pasted evidence included)
     max_form_bytes: int = 5 * 1024 * 1024
+    # analyses the web app runs at once per process (page and API), and how long a request
+    # waits for one before 503 (kb/web/limits.py analysis_slot)
+    web_analyses: int = Field(2, ge=1)
+    analyze_queue_seconds: float = Field(30.0, gt=0)
     # request heads (kb/web/server.py): bytes up to the blank line, and header lines (431)
     max_header_bytes: int = Field(32 * 1024, ge=1024)
     max_headers: int = Field(100, ge=10)

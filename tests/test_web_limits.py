@@ -6,7 +6,9 @@ CSRF check), measured from the server's own /proc figures."""
 from __future__ import annotations
 
 import contextlib
+import re
 import socket
+import threading
 import time
 from pathlib import Path
 
@@ -153,3 +155,70 @@ def test_limits_are_settings(tmp_path: Path, monkeypatch):
     monkeypatch.setenv("PERFKB_MAX_FORM_BYTES", "1000")
     s = Settings()
     assert (s.max_header_bytes, s.max_form_bytes) == (4096, 1000)
+
+
+SEEDS = Path(__file__).parent / "fixtures" / "seeds"
+TOKEN_RE = re.compile(r'name="csrf_token" value="([^"]+)"')
+
+
+def _mixed_paste(size: int) -> str:
+    """The seed captures, each fenced, over and over: many small blocks of every format."""
+    seeds = sorted(SEEDS.glob("0*.txt"))
+    parts: list[str] = []
+    total = 0
+    while total < size:
+        for path in seeds:
+            part = f"```\n{path.read_text()}\n```\nprose between two captures\n"
+            parts.append(part)
+            total += len(part)
+    return "".join(parts)
+
+
+def test_an_analysis_page_shows_a_bounded_part_of_a_huge_paste(server):
+    """1.5 MB of mixed captures (~1,300 blocks) made a 7.6 MB page: every block with its facts,
+    charts and up to 20 KB of raw text. Now the first blocks in detail, then a list, then a
+    count of the rest; the JSON answer still has every block."""
+    text = _mixed_paste(1_500_000)
+    with httpx.Client(base_url=server.url, timeout=120, follow_redirects=True) as client:
+        token = TOKEN_RE.search(client.get("/analyze").text)[1]
+        page = client.post(
+            "/analyze",
+            data={"csrf_token": token},
+            files={"file": ("mixed.txt", text.encode(), "text/plain")},
+        )
+        assert page.status_code == 200, page.text[:300]
+        assert len(page.content) < 1024 * 1024, len(page.content)
+        assert page.text.count('<details class="block"') == 40
+        answer = client.post("/api/analyze", json={"text": text}).json()
+    blocks = len(answer["blocks"])
+    assert blocks > 300
+    assert f"the first 40 of {blocks} blocks in detail" in page.text
+    assert f"{blocks - 240} further blocks are not shown" in page.text
+    assert "perfkb analyze --json" in page.text
+
+
+def test_analyses_queue_for_a_bounded_number_of_slots(tmp_path):
+    """At most PERFKB_WEB_ANALYSES analyses run at once; a request that cannot get a slot
+    within PERFKB_ANALYZE_QUEUE_SECONDS gets 503 saying the limit, and the slot frees."""
+    heavy = _mixed_paste(3_000_000)
+    env = {"PERFKB_WEB_ANALYSES": "1", "PERFKB_ANALYZE_QUEUE_SECONDS": "0.5"}
+    with serve(tmp_path / "kb", env) as srv:
+        outcome: dict[str, int] = {}
+
+        def run_heavy() -> None:
+            r = httpx.post(srv.url + "/api/analyze", json={"text": heavy}, timeout=300)
+            outcome["heavy"] = r.status_code
+
+        thread = threading.Thread(target=run_heavy)
+        cpu = cpu_seconds(srv.proc.pid)
+        thread.start()
+        time.sleep(0.3)
+        small = {"text": (SEEDS / "001_truss_shmdt.txt").read_text()}
+        busy = httpx.post(srv.url + "/api/analyze", json=small, timeout=60)
+        thread.join()
+        assert outcome["heavy"] == 200
+        assert busy.status_code == 503, busy.text[:300]
+        assert "at most 1 capture" in busy.json()["detail"]
+        assert busy.headers["retry-after"] == "30"
+        assert httpx.post(srv.url + "/api/analyze", json=small, timeout=60).status_code == 200
+        assert cpu_seconds(srv.proc.pid) - cpu > 0.5  # the heavy analysis did run

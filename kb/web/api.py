@@ -25,7 +25,7 @@ from kb.store import (
     UnreadableEntry,
 )
 from kb.web.auth import require_api_writer
-from kb.web.limits import while_connected
+from kb.web.limits import analysis_slot, while_connected
 from kb.web.state import web
 
 router = APIRouter(prefix="/api", tags=["api"])
@@ -207,7 +207,9 @@ async def api_analyze(request: Request, body: AnalyzeRequest = Body(...)) -> Any
         raise HTTPException(
             422, [{"loc": "body.text", "msg": f"not a text capture: {reason}. {NOT_TEXT}"}]
         )
-    result = await run_in_threadpool(matcher.analyze_text, body.text, web(request).store)
+    st = web(request)
+    async with analysis_slot(st.analysis_slots, st.settings):
+        result = await while_connected(request, matcher.analyze_text, body.text, st.store)
     return result.model_dump(mode="json")
 
 

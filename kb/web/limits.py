@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
 import anyio
@@ -14,7 +15,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from kb.search_query import search_cancelled
+from kb.search_query import SearchCancelled, search_cancelled
 from kb.settings import Settings
 
 T = TypeVar("T")
@@ -155,6 +156,12 @@ async def while_connected(request: Request, fn: Callable[..., T], *args: Any, **
     cancel = threading.Event()
     error: Exception | None = None
     token = search_cancelled.set(cancel)
+
+    def unless_gone() -> T:
+        if cancel.is_set():  # the client left while this request waited for a thread or slot
+            raise SearchCancelled("the client went away before the work started")
+        return fn(*args, **kwargs)
+
     try:
         async with anyio.create_task_group() as tasks:
 
@@ -166,14 +173,39 @@ async def while_connected(request: Request, fn: Callable[..., T], *args: Any, **
                         return
 
             tasks.start_soon(watch)
+            await anyio.sleep(0)  # let the watcher see a disconnect that already happened
             try:
-                result = await run_in_threadpool(fn, *args, **kwargs)
+                result = await run_in_threadpool(unless_gone)
             except Exception as exc:  # raised outside the task group, not as an ExceptionGroup
                 error = exc
             finally:
                 tasks.cancel_scope.cancel()
     finally:
         search_cancelled.reset(token)
+    if isinstance(error, SearchCancelled):  # nobody is there to read the answer
+        raise HTTPException(400, "The request was cancelled: the client went away.")
     if error is not None:
         raise error
     return result
+
+
+@asynccontextmanager
+async def analysis_slot(limiter: anyio.CapacityLimiter, settings: Settings) -> AsyncIterator[None]:
+    """Hold one of the app's analysis slots (PERFKB_WEB_ANALYSES) for the block. Analysis is
+    CPU-bound (about 1 MB/s of evidence; a 49 MB upload cost 25 s of CPU) and open to anyone,
+    so without a bound a few uploads took every core from everyone else. Requests wait for a
+    slot up to PERFKB_ANALYZE_QUEUE_SECONDS, then get 503 saying so (and Retry-After)."""
+    with anyio.move_on_after(settings.analyze_queue_seconds) as waited:
+        await limiter.acquire()
+    if waited.cancelled_caught:
+        raise HTTPException(
+            503,
+            f"perfkb is busy: it analyses at most {settings.web_analyses} capture(s) at a time "
+            f"and none finished within {settings.analyze_queue_seconds:g} s. Try again in a "
+            "minute, or run `perfkb analyze FILE` on your own machine.",
+            headers={"Retry-After": "30"},
+        )
+    try:
+        yield
+    finally:
+        limiter.release()

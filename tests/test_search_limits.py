@@ -143,3 +143,30 @@ def test_the_cli_says_why_a_search_is_refused(big_kb):
     assert result.returncode == 1
     assert "2 letters before the first * or ?" in result.stderr + result.stdout
     assert "Traceback" not in result.stderr
+
+
+def test_slack_search_says_why_a_wildcard_is_refused(tmp_path):
+    """The bot's /perfkb search reaches the same Store.search: a signed slash command with a
+    bare wildcard gets the limit's message back through its response_url."""
+    from slack_stub import TEAM, running_harness
+
+    with running_harness(tmp_path / "slack") as bot:
+        for i, (query, expected) in enumerate(
+            (("*", "leave the search empty"), ("s* ab*", "2 letters before the first"))
+        ):
+            url = bot.stub.response_url(f"limits{i}")
+            fields = {
+                "team_id": TEAM,
+                "channel_id": "C0CMD",
+                "user_id": "U0ALICE",
+                "user_name": "alice",
+                "command": "/perfkb",
+                "text": f"search {query}",
+                "api_app_id": "A0TEST",
+                "response_url": url,
+                "trigger_id": f"{i}.trigger",
+            }
+            assert bot.server.send_form(fields).status_code == 200
+            call = bot.stub.wait_for(where=lambda c, u=url: c.path == u.split(bot.stub.url)[1])[0]
+            assert call.body["text"].startswith("Search failed:"), call.body
+            assert expected in call.body["text"]

@@ -182,7 +182,8 @@ async def while_connected(request: Request, fn: Callable[..., T], *args: Any, **
                 tasks.cancel_scope.cancel()
     finally:
         search_cancelled.reset(token)
-    if isinstance(error, SearchCancelled):  # nobody is there to read the answer
+    if isinstance(error, SearchCancelled) or (error is not None and cancel.is_set()):
+        # nobody is there to read the answer (a page's fallback search is cancelled too)
         raise HTTPException(400, "The request was cancelled: the client went away.")
     if error is not None:
         raise error

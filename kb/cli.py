@@ -541,8 +541,15 @@ def export(directory: Path = typer.Argument(..., metavar="DIR")) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     with _store() as store:
         entries = store.list_entries()
-    from kb.entry_yaml import write_entry
+    from kb.entry_yaml import entry_filename, write_entry
 
+    # refuse before writing anything (write_entry checks each target again as it writes)
+    links = [p for e in entries if (p := directory / entry_filename(e.id)).is_symlink()]
+    if links:
+        raise CliError(
+            f"{links[0]}: is a symbolic link ({len(links)} target(s) in {directory} are); "
+            "perfkb export does not write through links: remove them or export elsewhere"
+        )
     for entry in entries:
         write_entry(entry, directory)
     out.print(f"exported {len(entries)} entries to {directory}")
@@ -910,6 +917,10 @@ def serve(
         port=port or settings.port,
         log_level=settings.log_level.lower(),
         workers=workers or settings.workers,
+        # uvicorn's protocol with a cap on request heads (431); h11 would answer 400 at its own
+        # limit, so that is set past ours
+        http="kb.web.server:HTTP_PROTOCOL",
+        h11_max_incomplete_event_size=settings.max_header_bytes + 1024,
     )
 
 

@@ -11,7 +11,10 @@ and names the file, the entry and the field in every error.
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from collections.abc import Iterator, Sequence
+from contextlib import suppress
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -266,11 +269,28 @@ def entry_filename(entry_id: str) -> str:
 
 
 def write_entry(entry: Entry, directory: Path) -> Path:
-    """Write `<id>.yaml` in `directory` (atomically: a reader never sees half a file)."""
+    """Write `<id>.yaml` in `directory` atomically (a reader never sees half a file) and never
+    through a symbolic link: an export directory may be shared, and a link planted there as
+    `<id>.yaml` or as the temporary file would make perfkb overwrite whatever it points to
+    with the user's rights. The temporary file is created exclusively under a random name
+    (O_CREAT|O_EXCL, which does not follow links), and a target that is a link is refused;
+    the rename replaces a directory entry, never what a link points to."""
     path = Path(directory) / entry_filename(entry.id)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(dump_entry(entry), encoding="utf-8")
-    tmp.replace(path)
+    if path.is_symlink():
+        raise EntryFileError(
+            f"{path}: is a symbolic link; perfkb does not write through links "
+            "(remove it, or export to another directory)"
+        )
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(dump_entry(entry))
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600; an export is meant to be read
+        os.replace(tmp, path)
+    except BaseException:
+        with suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
     return path
 
 

@@ -27,7 +27,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from functools import lru_cache
-from itertools import accumulate
+from itertools import accumulate, islice
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,7 @@ from pydantic import BaseModel, Field
 from whoosh import fields, index, qparser, query
 from whoosh.analysis import LowercaseFilter, RegexTokenizer, StemmingAnalyzer
 from whoosh.codec.whoosh3 import LENGTHS_COLUMN, W3LeafMatcher, _lenfield
+from whoosh.collectors import FilterCollector, TimeLimit, WrappingCollector
 from whoosh.lang.porter import stem as porter_stem
 from whoosh.matching import (
     FilterMatcher,
@@ -49,7 +50,13 @@ from whoosh.util import make_weighted_tree
 
 from kb.errors import IndexUnavailable
 from kb.models import Entry, VersionRange
-from kb.search_query import ParsedQuery, QueryError
+from kb.search_query import (
+    ParsedQuery,
+    QueryError,
+    SearchCancelled,
+    SearchLimits,
+    search_cancelled,
+)
 from kb.signatures import TextCondition, walk
 
 # Bump when the schema or what goes into a document changes: a different number forces a rebuild.
@@ -329,8 +336,10 @@ class SearchIndex:
         write_timeout: float = 60.0,
         fast: bool = True,
         postings_budget: int = POSTINGS_BUDGET,
+        limits: SearchLimits | None = None,
     ) -> None:
         self.dir = Path(index_dir)
+        self.limits = limits or SearchLimits()
         self._lock = IndexLock(Path(lock_path), timeout=write_timeout)
         self._write_timeout = write_timeout
         self._schema = _schema()
@@ -623,11 +632,17 @@ class SearchIndex:
         return _binary_unions(query.Or([parsed, *extra]))
 
     def search(self, parsed: ParsedQuery, *, page: int = 1, per_page: int = 20) -> SearchPage:
+        """One page of results. Every query is bounded by `self.limits` (see SearchLimits):
+        QueryError, which every surface shows as a message (400 on the API), when a query would
+        cost more than they allow, so no anonymous request can hold a core for long."""
+        budget = self._budget()
+        budget.check()
         searcher = self._current_searcher()
+        text = parsed.text.strip()
+        self._check_words(text)
         if not self.fast:
             return self._search_whoosh(searcher, parsed, page=page, per_page=per_page)
         allowed = self._allowed(searcher, parsed)
-        text = parsed.text.strip()
         if allowed is not None and not allowed:
             return _empty_page(parsed, page, per_page)
         # The ranking, the total and the facets all come from the same matches: docnum -> whoosh's
@@ -639,11 +654,11 @@ class SearchIndex:
         q: Any = None
         first = (page - 1) * per_page
         if text:
-            q = self._text_query(self._parser, text)
-            scores, mask = self._match(searcher, q, allowed, allowed_mask)
+            q = self._bounded(searcher, self._text_query(self._parser, text))
+            scores, mask = self._match(searcher, q, allowed, allowed_mask, budget)
             if not scores and len(text.split()) > 1:  # no entry has all the words
-                q = self._text_query(self._or_parser, text)
-                scores, mask = self._match(searcher, q, allowed, allowed_mask)
+                q = self._bounded(searcher, self._text_query(self._or_parser, text))
+                scores, mask = self._match(searcher, q, allowed, allowed_mask, budget)
             if version_ok is not None:
                 scores = {d: sc for d, sc in scores.items() if version_ok(d)}
                 mask = _mask(scores, nbits)
@@ -675,22 +690,88 @@ class SearchIndex:
         )
 
     def _match(
-        self, searcher: Any, q: Any, allowed: set[int] | None, allowed_mask: int | None
+        self,
+        searcher: Any,
+        q: Any,
+        allowed: set[int] | None,
+        allowed_mask: int | None,
+        budget: _Budget | None = None,
     ) -> tuple[dict[int, float], int]:
         """(docnum -> score, bit mask of those docnums) of every document matching q and passing
         `allowed`: exactly the documents and scores whoosh's own search(q, limit=None) gives,
         computed from cached per-word tables; query shapes the evaluator does not mirror go to
-        whoosh itself."""
+        whoosh itself. Over `budget` it stops with QueryError."""
         try:
-            scores, mask = _Evaluator(self, searcher).run(q)
+            scores, mask = _Evaluator(self, searcher, budget).run(q)
         except _Unsupported:
-            results = searcher.search(q, filter=allowed, limit=None)
+            results = self._timed_search(searcher, q, budget, filter=allowed, limit=None)
             scores = {docnum: score for score, docnum in results.top_n}
             return scores, _mask(scores, searcher.reader().doc_count_all())
         if allowed is not None and allowed_mask is not None:
             scores = {d: sc for d, sc in scores.items() if d in allowed}
             mask &= allowed_mask
         return scores, mask
+
+    def _check_words(self, text: str) -> None:
+        limit = self.limits.max_words
+        if len(text.split()) > limit:
+            raise QueryError(
+                f"the search has {len(text.split())} words; at most {limit} are searched at "
+                "once: keep the distinctive ones (an event, a function, an error code)"
+            )
+
+    def _bounded(self, searcher: Any, q: Any) -> Any:
+        """q, after checking what its wildcards cost: whoosh scores every posting of every
+        index word a wildcard stands for, in Python, so `*` or a one-letter prefix touches every
+        entry. A bare `*` (whoosh's Every), a word with fewer than min_wildcard_prefix letters
+        before its first * or ?, and wildcards standing for more than max_expansions index
+        words in all are refused with a message saying what to change."""
+        limits = self.limits
+        reader = searcher.reader()
+        expansions = 0
+        for leaf in q.leaves():
+            if isinstance(leaf, query.Every):
+                raise QueryError(
+                    "'*' alone matches every entry: leave the search empty to list them all, "
+                    f"or put at least {limits.min_wildcard_prefix} letters before the *"
+                )
+            if not isinstance(leaf, query.MultiTerm):
+                continue
+            if isinstance(leaf, query.Prefix | query.Wildcard):
+                text = leaf.text
+                literal = len(text) if isinstance(leaf, query.Prefix) else _literal_prefix(text)
+                if literal < limits.min_wildcard_prefix:
+                    shown = text + "*" if isinstance(leaf, query.Prefix) else text
+                    raise QueryError(
+                        f"'{shown[:60]}': a wildcard needs at least "
+                        f"{limits.min_wildcard_prefix} letters before the first * or ?"
+                    )
+            left = limits.max_expansions - expansions
+            expansions += sum(1 for _ in islice(leaf._btexts(reader), left + 1))
+            if expansions > limits.max_expansions:
+                raise QueryError(
+                    f"the wildcards in this search stand for more than {limits.max_expansions} "
+                    "indexed words: use longer prefixes before * or ?, or fewer wildcards"
+                )
+        return q
+
+    def _budget(self) -> _Budget:
+        return _Budget(self.limits.time_budget, search_cancelled.get())
+
+    def _timed_search(self, searcher: Any, q: Any, budget: _Budget | None, **kw: Any) -> Any:
+        """searcher.search(q, **kw), stopped with QueryError once over `budget` (whoosh spends
+        its time collecting matches: the check is per match)."""
+        allow = kw.pop("filter", None)
+        collector = searcher.collector(**kw)
+        if budget is not None:
+            collector = _BudgetCollector(collector, budget)
+        if allow:  # as searcher.collector() does: filtering wraps last, so it sees docs first
+            collector = FilterCollector(collector, allow)
+        try:
+            searcher.search_with_collector(q, collector)
+        except TimeLimit:
+            raise budget.error() from None  # type: ignore[union-attr]
+        return collector.results()
 
     def _allowed_mask(self, searcher: Any, parsed: ParsedQuery) -> int | None:
         """_allowed as a bit mask."""
@@ -740,16 +821,17 @@ class SearchIndex:
         self, searcher: Any, parsed: ParsedQuery, *, page: int, per_page: int
     ) -> SearchPage:
         """The straightforward path: whoosh scores every match (the reference for the tests)."""
+        budget = self._budget()
         allowed = self._allowed(searcher, parsed)
         text = parsed.text.strip()
         if allowed is not None and not allowed:  # whoosh reads an empty filter as no filter
             return _empty_page(parsed, page, per_page)
         if text:
-            q = self._text_query(self._parser, text)
-            results = searcher.search(q, filter=allowed, limit=None)
+            q = self._bounded(searcher, self._text_query(self._parser, text))
+            results = self._timed_search(searcher, q, budget, filter=allowed, limit=None)
             if results.is_empty() and len(text.split()) > 1:  # no entry has all the words
-                q = self._text_query(self._or_parser, text)
-                results = searcher.search(q, filter=allowed, limit=None)
+                q = self._bounded(searcher, self._text_query(self._or_parser, text))
+                results = self._timed_search(searcher, q, budget, filter=allowed, limit=None)
         else:
             q = query.Every()
             results = searcher.search(q, filter=allowed, limit=None, sortedby="id")
@@ -931,7 +1013,8 @@ class _Evaluator:
     tree for those documents only. Anything else (phrases, wildcards, NOT, an Or with a
     coordination scale, a custom weighting) raises _Unsupported: whoosh answers those."""
 
-    def __init__(self, owner: SearchIndex, searcher: Any) -> None:
+    def __init__(self, owner: SearchIndex, searcher: Any, budget: _Budget | None = None) -> None:
+        self.budget = budget
         state = owner._state_for(searcher)
         self.cache = state.postings
         self.schema = searcher.schema
@@ -960,6 +1043,8 @@ class _Evaluator:
             key = (seg, q.fieldname, q.text, q.boost)
             item = self.cache.get(key)
             if item is None:
+                if self.budget is not None:
+                    self.budget.check()
                 item = self._term(sub, q).complete()
                 self.cache.put(key, item)
             return item
@@ -1065,6 +1150,59 @@ class _Evaluator:
             if boost != 1.0:
                 scores = {d: sc * boost for d, sc in scores.items()}
         return _Table(scores, est, nbits, kind)
+
+
+class _Budget:
+    """What one search may still spend: until a monotonic deadline, and only while whoever
+    asked still waits (the event kb.search_query.search_cancelled carries, when set)."""
+
+    __slots__ = ("seconds", "deadline", "cancel")
+
+    def __init__(self, seconds: float, cancel: threading.Event | None) -> None:
+        self.seconds = seconds
+        self.deadline = time.monotonic() + seconds
+        self.cancel = cancel
+
+    def over(self) -> bool:
+        return time.monotonic() > self.deadline or (
+            self.cancel is not None and self.cancel.is_set()
+        )
+
+    def check(self) -> None:
+        if self.over():
+            raise self.error()
+
+    def error(self) -> QueryError:
+        if self.cancel is not None and self.cancel.is_set():
+            return SearchCancelled("the search was cancelled: nobody waits for it any more")
+        return QueryError(
+            f"the search took longer than {self.seconds:g} s and was stopped: use longer "
+            "prefixes before * or ?, fewer words, or a filter such as platform: or tag:"
+        )
+
+
+class _BudgetCollector(WrappingCollector):
+    """Raises whoosh's TimeLimit once the budget is spent, checked between matches (inside
+    any FilterCollector, which iterates its child's matches itself). whoosh's
+    own TimeLimitCollector starts a timer thread per search (and SIGALRM, which only the main
+    thread may use); a clock read per match costs nothing by comparison."""
+
+    def __init__(self, child: Any, budget: _Budget) -> None:
+        super().__init__(child)
+        self.budget = budget
+
+    def matches(self) -> Iterator[int]:
+        over = self.budget.over
+        for sub_docnum in self.child.matches():
+            if over():
+                raise TimeLimit
+            yield sub_docnum
+
+
+def _literal_prefix(text: str) -> int:
+    """How many characters of a whoosh wildcard pattern come before its first * or ?."""
+    cut = [i for i in (text.find("*"), text.find("?")) if i >= 0]
+    return min(cut) if cut else len(text)
 
 
 def _drain_blocks(m: Any, lengths: bytes | None, boost: float) -> dict[int, float] | None:

@@ -13,6 +13,8 @@ Only the known keys below followed directly by a value are filters, so text such
 from __future__ import annotations
 
 import re
+import threading
+from contextvars import ContextVar
 from typing import get_args
 
 from pydantic import BaseModel, Field
@@ -29,6 +31,34 @@ _FILTER_RE = re.compile(
     r"(?<!\S)(?P<key>" + "|".join(FILTER_KEYS) + r"):(?:\"(?P<quoted>[^\"]*)\"|(?P<bare>\S+))",
     re.IGNORECASE,
 )
+
+
+class SearchLimits(BaseModel):
+    """What one search may cost, whoever asks (web page, API, CLI, Slack: they all reach
+    `SearchIndex.search`). Searches are anonymous, and whoosh scores every posting of every word
+    a wildcard expands to in Python: on a 10,000-entry KB `*` alone cost ~3 s and ten one-letter
+    prefixes over 100 s of one core. Values come from Settings (PERFKB_SEARCH_*)."""
+
+    min_wildcard_prefix: int = Field(2, ge=1, description="letters a word needs before * or ?")
+    max_expansions: int = Field(
+        1000, ge=1, description="index words all the wildcards of one query may stand for"
+    )
+    max_words: int = Field(64, ge=1, description="words of free text in one query")
+    time_budget: float = Field(2.0, gt=0, description="seconds one search may run")
+
+
+# Set by a caller that can tell when nobody waits for the answer any more (the web app, when the
+# client disconnects): SearchIndex.search checks it before it starts and between matches, so a
+# request whose client left costs nothing more, even one that queued behind others. A context
+# variable rather than a parameter: it reaches the search through Store.search and the worker
+# thread the web app runs it in (anyio copies the context) without every layer passing it on.
+search_cancelled: ContextVar[threading.Event | None] = ContextVar(
+    "perfkb_search_cancelled", default=None
+)
+
+
+class SearchCancelled(QueryError):
+    """Nobody waits for this search's answer any more (see search_cancelled)."""
 
 
 class Filter(BaseModel):

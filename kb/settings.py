@@ -8,6 +8,8 @@ from pathlib import Path
 from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from kb.search_query import SearchLimits
+
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="PERFKB_", extra="ignore")
@@ -24,7 +26,21 @@ class Settings(BaseSettings):
     secret_key: str | None = Field(None, description="signs CSRF tokens and login cookies")
     max_body_bytes: int = 10 * 1024 * 1024
     max_file_bytes: int = 50 * 1024 * 1024
+    # an application/x-www-form-urlencoded body (the editor's pasted evidence included)
+    max_form_bytes: int = 5 * 1024 * 1024
+    # analyses the web app runs at once per process (page and API), and how long a request
+    # waits for one before 503 (kb/web/limits.py analysis_slot)
+    web_analyses: int = Field(2, ge=1)
+    analyze_queue_seconds: float = Field(30.0, gt=0)
+    # request heads (kb/web/server.py): bytes up to the blank line, and header lines (431)
+    max_header_bytes: int = Field(32 * 1024, ge=1024)
+    max_headers: int = Field(100, ge=10)
     log_level: str = "INFO"
+    # what one search may cost (kb.search_query.SearchLimits; docs/security.md)
+    search_min_wildcard_prefix: int = Field(2, ge=1)
+    search_max_expansions: int = Field(1000, ge=1)
+    search_max_words: int = Field(64, ge=1)
+    search_time_budget: float = Field(2.0, gt=0, description="seconds")
 
     slack_bot_token: str | None = Field(
         None, validation_alias=AliasChoices("SLACK_BOT_TOKEN", "PERFKB_SLACK_BOT_TOKEN")
@@ -40,6 +56,14 @@ class Settings(BaseSettings):
         "https://slack.com/api/",
         validation_alias=AliasChoices("SLACK_API_URL", "PERFKB_SLACK_API_URL"),
     )
+
+    def search_limits(self) -> SearchLimits:
+        return SearchLimits(
+            min_wildcard_prefix=self.search_min_wildcard_prefix,
+            max_expansions=self.search_max_expansions,
+            max_words=self.search_max_words,
+            time_budget=self.search_time_budget,
+        )
 
     @property
     def db_path(self) -> Path:

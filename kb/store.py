@@ -351,7 +351,9 @@ class Store:
         if not data_dir.is_dir():
             raise StoreError(f"data directory {data_dir} is not a directory")
         self._conn = self._connect()
-        self._index = SearchIndex(self.settings.index_dir, data_dir / "index.lock")
+        self._index = SearchIndex(
+            self.settings.index_dir, data_dir / "index.lock", limits=self.settings.search_limits()
+        )
         try:
             self._ensure_index()
         except BaseException:
@@ -1015,7 +1017,11 @@ class Store:
             build = self._build
             if searcher.index is None or searcher.build != build:
                 searcher.drop()
-                index = SearchIndex(self.settings.index_dir, self.settings.data_dir / "index.lock")
+                index = SearchIndex(
+                    self.settings.index_dir,
+                    self.settings.data_dir / "index.lock",
+                    limits=self.settings.search_limits(),
+                )
                 if index.open() is not None:
                     return None
                 searcher.index, searcher.build = index, build

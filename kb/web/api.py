@@ -25,6 +25,7 @@ from kb.store import (
     UnreadableEntry,
 )
 from kb.web.auth import require_api_writer
+from kb.web.limits import analysis_slot, while_connected
 from kb.web.state import web
 
 router = APIRouter(prefix="/api", tags=["api"])
@@ -85,7 +86,7 @@ def _not_found(entry_id: str) -> HTTPException:
 
 
 @router.get("/search", response_model=SearchResponse, summary="Search entries")
-def api_search(
+async def api_search(
     request: Request,
     q: str = Query(
         "",
@@ -95,8 +96,9 @@ def api_search(
     page: int = Query(1, ge=1, le=10_000),
     per_page: int = Query(20, ge=1, le=100),
 ) -> Any:
+    store = web(request).store
     try:
-        result = web(request).store.search(q, page=page, per_page=per_page)
+        result = await while_connected(request, store.search, q, page=page, per_page=per_page)
     except (StoreError, ValueError) as exc:
         raise HTTPException(400, str(exc)) from None
     return result.model_dump()
@@ -205,7 +207,9 @@ async def api_analyze(request: Request, body: AnalyzeRequest = Body(...)) -> Any
         raise HTTPException(
             422, [{"loc": "body.text", "msg": f"not a text capture: {reason}. {NOT_TEXT}"}]
         )
-    result = await run_in_threadpool(matcher.analyze_text, body.text, web(request).store)
+    st = web(request)
+    async with analysis_slot(st.analysis_slots, st.settings):
+        result = await while_connected(request, matcher.analyze_text, body.text, st.store)
     return result.model_dump(mode="json")
 
 

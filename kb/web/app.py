@@ -7,6 +7,7 @@ import logging
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import anyio
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
@@ -63,6 +64,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         store=store,
         secret=load_secret(settings),
         env=template_env(TEMPLATE_HELPERS),
+        analysis_slots=anyio.CapacityLimiter(settings.web_analyses),
     )
     app.add_middleware(BodyLimit, settings=settings)
     app.add_middleware(SecurityHeaders)

@@ -15,6 +15,7 @@ import uvicorn
 from kb.entry_yaml import read_entries
 from kb.settings import Settings
 from kb.web.app import create_app
+from kb.web.server import HTTP_PROTOCOL
 
 ENTRIES_DIR = Path(__file__).resolve().parent.parent / "entries"
 
@@ -30,7 +31,12 @@ def running_server(settings: Settings, *, host: str = "127.0.0.1") -> Iterator[s
     """Yield the base URL ('http://127.0.0.1:PORT') while the server runs."""
     port = free_port(host)
     config = uvicorn.Config(
-        create_app(settings), host=host, port=port, log_level="warning", lifespan="on"
+        create_app(settings),
+        host=host,
+        port=port,
+        log_level="warning",
+        lifespan="on",
+        http=HTTP_PROTOCOL,  # as `perfkb serve`: request heads capped (431)
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name=f"perfkb-web-{port}", daemon=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
 from fastapi import Request
 from pydantic import BaseModel, Field
@@ -18,6 +19,8 @@ from kb.web.auth import require_page_writer
 from kb.web.state import web
 
 MAX_SIGNATURES_YAML = 256 * 1024
+MAX_FIELDS = 2000  # fields in one form post
+MAX_FILES = 2  # files in one form post
 _ROW = re.compile(r"^(versions|commands)-(\d{1,3})-(\w+)$")
 _SPLIT = re.compile(r"[,\s]+")
 
@@ -35,16 +38,64 @@ async def read_form(request: Request, *, limit: int | None = None) -> FormData:
     per-field limit is 1 MB, smaller than a pasted capture); uploaded files are spooled to disk
     and bounded only by the request cap."""
     cap = limit or web(request).settings.max_body_bytes
+    ctype = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if ctype == "application/x-www-form-urlencoded":
+        body = await request.body()  # within the form cap: BodyLimit (kb/web/limits.py)
+        return parse_urlencoded(body, max_fields=MAX_FIELDS, max_field_bytes=cap)
     try:
-        return await request.form(max_part_size=cap, max_fields=2000, max_files=2)
+        return await request.form(max_part_size=cap, max_fields=MAX_FIELDS, max_files=MAX_FILES)
     except HTTPException as exc:
         if exc.status_code == 400 and "exceeded maximum size" in str(exc.detail):
-            raise HTTPException(
-                413,
-                f"A text field is larger than this server accepts ({cap / 1048576:.1f} MB). "
-                "Upload a large capture as a file instead of pasting it.",
-            ) from None
+            raise _field_too_large(cap) from None
         raise
+
+
+def _field_too_large(cap: int) -> HTTPException:
+    return HTTPException(
+        413,
+        f"A text field is larger than this server accepts ({cap / 1048576:.1f} MB). "
+        "Upload a large capture as a file instead of pasting it.",
+    )
+
+
+def parse_urlencoded(body: bytes, *, max_fields: int, max_field_bytes: int) -> FormData:
+    """An application/x-www-form-urlencoded body as FormData, in memory linear in its size.
+    starlette decodes each field with urllib's unquote_plus, which splits the text at every
+    '%': a 10 MB field of `%7B` became millions of small objects, ~770 MB and seconds of CPU,
+    for anyone (forms are read before the login and CSRF checks). Here a field is unquoted a
+    64 KB slice at a time, so the pieces are never more than one slice's worth. Field count
+    and size are checked on the raw bytes first (413/400 with the limit)."""
+    items: list[tuple[str, str]] = []
+    for match in _PAIR.finditer(body):  # one pair at a time: b"a&a&..." is no list of millions
+        if len(items) == max_fields:
+            raise HTTPException(400, f"Too many form fields (at most {max_fields}).")
+        if match.end() - match.start() > max_field_bytes:
+            raise _field_too_large(max_field_bytes)
+        name, _, value = match.group().partition(b"=")
+        items.append((_unquote_plus(name), _unquote_plus(value)))
+    return FormData(items)
+
+
+_SLICE = 64 * 1024
+_PAIR = re.compile(rb"[^&]+")
+
+
+def _unquote_plus(raw: bytes) -> str:
+    """urllib.parse.unquote_plus (UTF-8, undecodable bytes replaced), a slice at a time."""
+    raw = raw.replace(b"+", b" ")
+    if b"%" not in raw:
+        return raw.decode("utf-8", "replace")
+    out = bytearray()
+    start, size = 0, len(raw)
+    while start < size:
+        end = min(start + _SLICE, size)
+        if end < size:  # never cut a %XX escape in two
+            cut = raw.rfind(b"%", end - 2, end)
+            if cut > start:
+                end = cut
+        out += unquote_to_bytes(raw[start:end])
+        start = end
+    return out.decode("utf-8", "replace")
 
 
 def load_signatures(text: str) -> tuple[list[Any], str | None]:

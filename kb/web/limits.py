@@ -1,16 +1,28 @@
-"""ASGI middleware: request body caps (413 with a clear message) and security headers."""
+"""ASGI middleware: request body caps (413 with a clear message) and security headers; and
+`while_connected`, which lets a search stop when its client hangs up."""
 
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
 
+import anyio
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
+from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from kb.search_query import SearchCancelled, search_cancelled
 from kb.settings import Settings
+
+T = TypeVar("T")
 
 # Pages that accept file uploads get the larger file cap; everything else the body cap.
 UPLOAD_PATHS = ("/analyze",)
+URLENCODED = b"application/x-www-form-urlencoded"
 
 CSP = (
     "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
@@ -41,7 +53,10 @@ class BodyLimit:
         self.app = app
         self.settings = settings
 
-    def limit_for(self, path: str) -> int:
+    def limit_for(self, path: str, content_type: bytes = b"") -> int:
+        if content_type.split(b";", 1)[0].strip().lower() == URLENCODED:
+            # decoded all at once (kb/web/forms.py): no upload ever comes this way
+            return min(self.settings.max_form_bytes, self.settings.max_body_bytes)
         if path in UPLOAD_PATHS:
             return max(self.settings.max_file_bytes, self.settings.max_body_bytes)
         return self.settings.max_body_bytes
@@ -50,8 +65,9 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        limit = self.limit_for(scope["path"])
-        declared = dict(scope.get("headers") or []).get(b"content-length")
+        headers = dict(scope.get("headers") or [])
+        limit = self.limit_for(scope["path"], headers.get(b"content-type", b""))
+        declared = headers.get(b"content-length")
         if declared is not None:
             try:
                 too_big = int(declared) > limit
@@ -129,3 +145,68 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+async def while_connected(request: Request, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """fn(*args, **kwargs) in a worker thread, with kb.search_query.search_cancelled set to an event
+    that is set when the client disconnects: a search whose client left (one that hung up
+    while it queued behind others, too) stops at its next check instead of finishing for
+    nobody. A thread cannot be killed; without this, clients that hang up at once could pile
+    up searches faster than the server finishes them."""
+    cancel = threading.Event()
+    error: Exception | None = None
+    token = search_cancelled.set(cancel)
+
+    def unless_gone() -> T:
+        if cancel.is_set():  # the client left while this request waited for a thread or slot
+            raise SearchCancelled("the client went away before the work started")
+        return fn(*args, **kwargs)
+
+    try:
+        async with anyio.create_task_group() as tasks:
+
+            async def watch() -> None:
+                while True:
+                    message = await request.receive()
+                    if message["type"] == "http.disconnect":
+                        cancel.set()
+                        return
+
+            tasks.start_soon(watch)
+            await anyio.sleep(0)  # let the watcher see a disconnect that already happened
+            try:
+                result = await run_in_threadpool(unless_gone)
+            except Exception as exc:  # raised outside the task group, not as an ExceptionGroup
+                error = exc
+            finally:
+                tasks.cancel_scope.cancel()
+    finally:
+        search_cancelled.reset(token)
+    if isinstance(error, SearchCancelled) or (error is not None and cancel.is_set()):
+        # nobody is there to read the answer (a page's fallback search is cancelled too)
+        raise HTTPException(400, "The request was cancelled: the client went away.")
+    if error is not None:
+        raise error
+    return result
+
+
+@asynccontextmanager
+async def analysis_slot(limiter: anyio.CapacityLimiter, settings: Settings) -> AsyncIterator[None]:
+    """Hold one of the app's analysis slots (PERFKB_WEB_ANALYSES) for the block. Analysis is
+    CPU-bound (about 1 MB/s of evidence; a 49 MB upload cost 25 s of CPU) and open to anyone,
+    so without a bound a few uploads took every core from everyone else. Requests wait for a
+    slot up to PERFKB_ANALYZE_QUEUE_SECONDS, then get 503 saying so (and Retry-After)."""
+    with anyio.move_on_after(settings.analyze_queue_seconds) as waited:
+        await limiter.acquire()
+    if waited.cancelled_caught:
+        raise HTTPException(
+            503,
+            f"perfkb is busy: it analyses at most {settings.web_analyses} capture(s) at a time "
+            f"and none finished within {settings.analyze_queue_seconds:g} s. Try again in a "
+            "minute, or run `perfkb analyze FILE` on your own machine.",
+            headers={"Retry-After": "30"},
+        )
+    try:
+        yield
+    finally:
+        limiter.release()

@@ -24,6 +24,7 @@ from kb.store import EntryNotFound, StoreError
 from kb.web import csrf
 from kb.web.auth import page_identity
 from kb.web.forms import read_form, read_writer_form
+from kb.web.limits import analysis_slot, while_connected
 from kb.web.render import qs, render
 from kb.web.state import web
 
@@ -33,6 +34,10 @@ PER_PAGE = 20
 MAX_QUERY = 500
 SAVED_TEXT_CAP = 1024 * 1024  # what a permalink keeps of an uploaded file
 SHOWN_TEXT_CAP = 200 * 1024  # what a page shows of the input
+BLOCKS_IN_DETAIL = 40  # blocks an analysis page shows with facts, charts and raw text
+BLOCKS_LISTED = 200  # blocks after those, one table row each
+BLOCK_TEXT_SHOWN = 8 * 1024  # raw text shown per block
+PAGE_TEXT_SHOWN = 128 * 1024  # raw text shown over all blocks
 EXAMPLES = (
     "shmdt",
     "oraus.msb",
@@ -125,13 +130,13 @@ def _search(request: Request, q: str, page: int) -> Response:
 
 
 @router.get("/")
-def home(request: Request, q: str = "", page: int = Query(1, ge=1, le=10_000)) -> Response:
-    return _search(request, q, page)
+async def home(request: Request, q: str = "", page: int = Query(1, ge=1, le=10_000)) -> Response:
+    return await while_connected(request, _search, request, q, page)
 
 
 @router.get("/search")
-def search(request: Request, q: str = "", page: int = Query(1, ge=1, le=10_000)) -> Response:
-    return _search(request, q, page)
+async def search(request: Request, q: str = "", page: int = Query(1, ge=1, le=10_000)) -> Response:
+    return await while_connected(request, _search, request, q, page)
 
 
 # ---- entries --------------------------------------------------------------------------------------
@@ -231,14 +236,15 @@ async def analyze_post(request: Request) -> Response:
     elif reason := binary_reason(text):
         msg = f"The pasted text is not a text capture: {reason}. {NOT_TEXT}."
         return _analyze_page(request, msg, status=422)
-    if has_file:
-        kept: list[str] = []
-        result = await run_in_threadpool(
-            lambda: matcher.analyze_lines(_upload_lines(upload, kept), st.store)
-        )
-        text = "".join(kept)
-    else:
-        result = await run_in_threadpool(matcher.analyze_text, text, st.store)
+    async with analysis_slot(st.analysis_slots, st.settings):
+        if has_file:
+            kept: list[str] = []
+            result = await while_connected(
+                request, lambda: matcher.analyze_lines(_upload_lines(upload, kept), st.store)
+            )
+            text = "".join(kept)
+        else:
+            result = await while_connected(request, matcher.analyze_text, text, st.store)
     ident = page_identity(request)
     if not ident.can_write:
         note = "Not saved: log in to get a permalink you can share."
@@ -255,6 +261,7 @@ def _result_page(
     not_saved: str | None = None,
 ) -> Response:
     ctx = {
+        **_block_views(result),
         "feedback_saved": request.query_params.get("feedback") == "saved",
         "result": result,
         "analysis_id": analysis_id,
@@ -263,6 +270,24 @@ def _result_page(
         "text_capped": len(text) > SHOWN_TEXT_CAP,
     }
     return render(request, "analysis.html", ctx)
+
+
+def _block_views(result: AnalysisResult) -> dict[str, Any]:
+    """What the page shows of the blocks. A paste cut into thousands of blocks rendered every
+    one with 20 KB of its raw text (a 5 MB mixed paste made a 16.5 MB page): the first
+    BLOCKS_IN_DETAIL blocks are shown in full, with at most BLOCK_TEXT_SHOWN characters of raw
+    text each and PAGE_TEXT_SHOWN in all; the next BLOCKS_LISTED get one table row; the page
+    says how many more there are and where to get them (the JSON answer has every block)."""
+    detail: list[tuple[Any, str, int]] = []
+    budget = PAGE_TEXT_SHOWN
+    for block in result.blocks[:BLOCKS_IN_DETAIL]:
+        text = block.text or ""
+        shown = text[: min(BLOCK_TEXT_SHOWN, budget)]
+        budget -= len(shown)
+        detail.append((block, shown, len(text) - len(shown)))
+    listed = result.blocks[BLOCKS_IN_DETAIL : BLOCKS_IN_DETAIL + BLOCKS_LISTED]
+    hidden = max(0, len(result.blocks) - BLOCKS_IN_DETAIL - BLOCKS_LISTED)
+    return {"detail_blocks": detail, "listed_blocks": listed, "hidden_blocks": hidden}
 
 
 @router.get("/analyze/{analysis_id}")

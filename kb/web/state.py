@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import anyio
 import jinja2
 from fastapi import Request
 
@@ -25,6 +26,7 @@ class WebState:
     store: Store
     secret: str
     env: jinja2.Environment
+    analysis_slots: anyio.CapacityLimiter  # kb/web/limits.py analysis_slot
 
 
 def web(request: Request) -> WebState:

@@ -1,0 +1,177 @@
+"""Searches are anonymous, so every query is bounded (kb.search_query.SearchLimits, enforced
+in SearchIndex.search, which the web page, /api/search, the CLI and the bot all reach): a bare
+`*` and wildcards with fewer than two letters before them are refused, the index words the
+wildcards of one query stand for are capped, free text is capped in words, and a search that
+runs past its time budget stops with a message instead of holding a core. Checked on a
+synthetic 3,000-entry KB (built once for the module) through the real server and the CLI.
+
+Before these limits, `*` on this KB listed all 3,000 entries at full whoosh scoring cost, and
+ten one-letter prefixes held a core for seconds (108 s on a 10,000-entry KB)."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from server_helpers import REPO, cpu_seconds, serve
+
+from benchmarks.synth_kb import synthetic_entries
+from kb.index import SearchIndex
+from kb.search_query import QueryError, SearchLimits, parse_query
+from kb.settings import Settings
+from kb.store import Store
+
+ENTRIES = 3000
+# each has at least two letters before the *, and all of them together stand for fewer index
+# words than the default cap, so only the time budget can stop them
+HEAVY = "ti* re* sh* co* se* pa* lo* da*"
+REFUSED = ("*", "a*", "*a*", "?", "s?", "*:*", "shmdt *", "a* b* c* d* e* f* g* h* i* j*")
+
+
+@pytest.fixture(scope="module")
+def big_kb(tmp_path_factory) -> Path:
+    data = tmp_path_factory.mktemp("kb3k")
+    with Store(Settings(data_dir=data)) as store, store.bulk():
+        for entry in synthetic_entries(ENTRIES):
+            store.add(entry, author="synth")
+    return data
+
+
+def _index(data: Path, **limits) -> SearchIndex:
+    ix = SearchIndex(data / "index", data / "index.lock", limits=SearchLimits(**limits))
+    assert ix.open() is None
+    return ix
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_the_index_refuses_what_would_touch_every_entry(big_kb, fast):
+    ix = _index(big_kb)
+    ix.fast = fast
+    for q in REFUSED:
+        started = time.monotonic()
+        with pytest.raises(QueryError, match=r"\*|letters") as err:
+            ix.search(parse_query(q))
+        assert time.monotonic() - started < 0.5, q
+        assert "2 letters" in str(err.value) or "empty" in str(err.value), (q, err.value)
+    # what the limits allow still works, with the same answer on both paths
+    page = ix.search(parse_query("shm*"))
+    assert page.total > 0 and all(h.id for h in page.results)
+
+
+def test_expansions_and_words_are_capped(big_kb):
+    ix = _index(big_kb, max_expansions=50, max_words=5)
+    with pytest.raises(QueryError, match="more than 50 indexed words"):
+        ix.search(parse_query("re*"))
+    assert ix.search(parse_query("shmd*")).total > 0  # a handful of words: fine
+    with pytest.raises(QueryError, match="at most 5"):
+        ix.search(parse_query("one two three four five six"))
+    assert ix.search(parse_query("log file sync")).total > 0
+
+
+def test_the_time_budget_stops_a_slow_search(big_kb):
+    slow = _index(big_kb, time_budget=0.05)
+    started = time.monotonic()
+    with pytest.raises(QueryError, match="longer than 0.05 s"):
+        slow.search(parse_query(HEAVY))
+    assert time.monotonic() - started < 1.0
+    roomy = _index(big_kb, time_budget=60)  # the same query with time to finish answers
+    assert roomy.search(parse_query(HEAVY)).total > 0
+
+
+def test_the_server_bounds_every_search_and_stays_responsive(big_kb):
+    budget = 0.05
+    with serve(big_kb, {"PERFKB_SEARCH_TIME_BUDGET": str(budget)}) as server:
+        with httpx.Client(base_url=server.url, timeout=30) as client:
+            for q in REFUSED:
+                started = time.monotonic()
+                r = client.get("/api/search", params={"q": q})
+                assert r.status_code == 400, (q, r.status_code, r.text[:200])
+                assert "2 letters" in r.text or "empty" in r.text
+                assert time.monotonic() - started < 1.0, q
+                page = client.get("/search", params={"q": q})  # the page says why
+                assert page.status_code == 200 and "letters before" in page.text
+            r = client.get("/api/search", params={"q": HEAVY})
+            assert r.status_code == 400 and f"longer than {budget:g} s" in r.json()["detail"]
+            assert client.get("/api/search", params={"q": "shm*"}).json()["total"] > 0
+
+        # Four clients hammer the heavy query, and some hang up at once; a cheap search keeps
+        # answering quickly, and the server is idle soon after the last of them.
+        stop = threading.Event()
+
+        def hammer(hang_up: bool) -> None:
+            with httpx.Client(base_url=server.url, timeout=0.01 if hang_up else 30) as c:
+                for n in itertools.count():
+                    if stop.is_set():
+                        break
+                    with contextlib.suppress(httpx.TimeoutException):  # the page and the API
+                        c.get("/search" if n % 2 else "/api/search", params={"q": HEAVY})
+
+        threads = [threading.Thread(target=hammer, args=(i % 2 == 0,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        try:
+            time.sleep(0.5)
+            worst = 0.0
+            with httpx.Client(base_url=server.url, timeout=30) as client:
+                for _ in range(5):
+                    started = time.monotonic()
+                    assert client.get("/api/search", params={"q": "shmdt"}).status_code == 200
+                    worst = max(worst, time.monotonic() - started)
+            assert worst < 3.0, worst
+        finally:
+            stop.set()
+            for t in threads:
+                t.join()
+        time.sleep(budget + 1.0)  # anything still running must have hit its budget by now
+        before = cpu_seconds(server.proc.pid)
+        time.sleep(1.0)
+        assert cpu_seconds(server.proc.pid) - before < 0.2
+    log = server.proc.stderr.read().decode()  # requests whose client left are no errors
+    assert "Traceback" not in log and "unhandled error" not in log, log[-2000:]
+
+
+def test_the_cli_says_why_a_search_is_refused(big_kb):
+    result = subprocess.run(
+        [sys.executable, "-m", "kb", "--data-dir", str(big_kb), "search", "a*"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 1
+    assert "2 letters before the first * or ?" in result.stderr + result.stdout
+    assert "Traceback" not in result.stderr
+
+
+def test_slack_search_says_why_a_wildcard_is_refused(tmp_path):
+    """The bot's /perfkb search reaches the same Store.search: a signed slash command with a
+    bare wildcard gets the limit's message back through its response_url."""
+    from slack_stub import TEAM, running_harness
+
+    with running_harness(tmp_path / "slack") as bot:
+        for i, (query, expected) in enumerate(
+            (("*", "leave the search empty"), ("s* ab*", "2 letters before the first"))
+        ):
+            url = bot.stub.response_url(f"limits{i}")
+            fields = {
+                "team_id": TEAM,
+                "channel_id": "C0CMD",
+                "user_id": "U0ALICE",
+                "user_name": "alice",
+                "command": "/perfkb",
+                "text": f"search {query}",
+                "api_app_id": "A0TEST",
+                "response_url": url,
+                "trigger_id": f"{i}.trigger",
+            }
+            assert bot.server.send_form(fields).status_code == 200
+            call = bot.stub.wait_for(where=lambda c, u=url: c.path == u.split(bot.stub.url)[1])[0]
+            assert call.body["text"].startswith("Search failed:"), call.body
+            assert expected in call.body["text"]

@@ -293,6 +293,136 @@ def _specs() -> list[FactSpec]:
             keyed_by="statistic",
             doc="session/system statistic values ('messages sent', 'redo size'...)",
         ),
+        f(
+            name="event.cpu_s",
+            sources=("waits",),
+            doc="DB CPU / CPU time (seconds) from a Top events table: not a wait, so in no "
+            "event table",
+        ),
+        f(
+            name="waits.idle_s",
+            sources=("waits",),
+            doc="time in idle events (ingest/oracle_events.py: SQL*Net message from client, "
+            "rdbms ipc message, the Idle class...), which no total or share includes",
+        ),
+        # ---- AWR / Statspack reports (text or HTML): the sections around the event tables ---
+        f(
+            name="bg_event.waited_s",
+            sources=("waits",),
+            keyed_by="event",
+            doc="background processes' waited time (s) from Background Wait Events, kept apart "
+            "from the foreground event.* facts",
+        ),
+        f(name="bg_event.count", sources=("waits",), keyed_by="event", doc="background waits"),
+        f(
+            name="bg_event.avg_ms",
+            sources=("waits",),
+            keyed_by="event",
+            doc="background average wait (ms)",
+        ),
+        f(
+            name="wait_class.waited_s",
+            sources=("waits",),
+            keyed_by="wait_class",
+            doc="time waited per wait class (s): User I/O, Commit, Concurrency...",
+        ),
+        f(name="wait_class.count", sources=("waits",), keyed_by="wait_class", doc="waits"),
+        f(
+            name="wait_class.avg_ms",
+            sources=("waits",),
+            keyed_by="wait_class",
+            doc="average wait of the class (ms)",
+        ),
+        f(
+            name="wait_class.pct_of_db_time",
+            sources=("waits",),
+            keyed_by="wait_class",
+            doc="% of DB time in the class, as the report prints it",
+        ),
+        f(
+            name="time_model.s",
+            sources=("waits",),
+            keyed_by="statistic",
+            doc="Time Model statistics (s): DB time, DB CPU, parse time elapsed, hard parse "
+            "elapsed time...",
+        ),
+        f(
+            name="time_model.pct_of_db_time",
+            sources=("waits",),
+            keyed_by="statistic",
+            doc="Time Model statistic as % of DB time",
+        ),
+        *[
+            f(name=f"report.{key}", sources=("waits",), kind="string", doc=doc)
+            for key, doc in (
+                ("kind", "awr or statspack, from the report's first line"),
+                ("db_name", "database name"),
+                ("db_id", "DBID"),
+                ("db_role", "PRIMARY / PHYSICAL STANDBY"),
+                ("edition", "EE / SE2..."),
+                ("container", "PDB name of a PDB-level report"),
+                ("instance", "instance name"),
+                ("startup_time", "instance startup time, as printed"),
+                ("release", "Oracle release, as printed (19.0.0.0.0)"),
+                ("rac", "RAC: YES/NO"),
+                ("host", "host name"),
+                ("platform", "platform name (Linux x86 64-bit, Solaris[tm] OE (64-bit)...)"),
+                ("begin_time", "begin snapshot time, as printed"),
+                ("end_time", "end snapshot time, as printed"),
+            )
+        ],
+        *[
+            f(name=f"report.{key}", sources=("waits",), doc=doc)
+            for key, doc in (
+                ("inst_num", "instance number"),
+                ("cpus", "CPUs of the host"),
+                ("cores", "cores of the host"),
+                ("sockets", "sockets of the host"),
+                ("memory_gb", "memory of the host (GB)"),
+                ("begin_snap", "begin snapshot id"),
+                ("end_snap", "end snapshot id"),
+                ("sessions_begin", "sessions at the begin snapshot"),
+                ("sessions_end", "sessions at the end snapshot"),
+                ("elapsed_s", "snapshot interval (s)"),
+                ("db_time_s", "DB time of the interval (s): the base of every % of DB time"),
+                ("db_cpu_s", "DB CPU of the interval (s)"),
+                ("aas", "average active sessions: DB time / elapsed"),
+            )
+        ],
+        *[
+            f(
+                name=f"load.{col}",
+                sources=("waits",),
+                keyed_by="statistic",
+                doc=f"Load Profile {label}, keyed by the lower-case label without units "
+                "('db time', 'redo size', 'logical read', 'hard parses', 'executes')",
+            )
+            for col, label in (
+                ("per_s", "per second"),
+                ("per_txn", "per transaction"),
+                ("per_exec", "per execution"),
+                ("per_call", "per user call"),
+            )
+        ],
+        f(
+            name="efficiency.pct",
+            sources=("waits",),
+            keyed_by="statistic",
+            doc="Instance Efficiency percentages ('buffer hit', 'soft parse', 'execute to parse', "
+            "'latch hit', 'non-parse cpu'...)",
+        ),
+        *[
+            f(name=f"sql.{key}", sources=("waits",), keyed_by="sql", doc=doc)
+            for key, doc in (
+                ("elapsed_s", "elapsed time (s) of the statement, by SQL id or old hash value"),
+                ("cpu_s", "CPU time (s) of the statement"),
+                ("executions", "executions of the statement"),
+                ("elapsed_per_exec_s", "elapsed time per execution (s)"),
+                ("gets", "buffer gets of the statement"),
+                ("reads", "physical reads of the statement"),
+                ("parse_calls", "parse calls of the statement"),
+            )
+        ],
         # ---- tkprof ------------------------------------------------------------------------
         f(name="tkprof.statements", sources=("tkprof",), doc="statements in the report"),
         f(name="tkprof.elapsed_s", sources=("tkprof",), doc="elapsed of the totals"),

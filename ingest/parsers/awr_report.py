@@ -40,6 +40,7 @@ _SECTIONS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
             "wait_class",
         ),
         (r"^SQL ordered by\b", "sql"),
+        (r"^(?:Key |Other )?Instance Activity Stats(?! - )", "tables"),
         (
             r"^(?:Cache Sizes|Shared Pool Statistics|Host CPU|Instance CPU|IO Profile"
             r"|Memory Statistics|Operating System Statistics|OS Statistics|Wait Event Histogram"
@@ -52,7 +53,7 @@ _SECTIONS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
             r"|Dynamic Remastering|Checkpoint Activity|Instance Recovery|MTTR Advisory"
             r"|Advisory Statistics|Mutex Sleep|Parent Latch|Child Latch|Rollback Segment"
             r"|Shared Servers|Persistent Queues|Replication|Wait Statistics|In-Memory"
-            r"|Key Instance Activity|Other Instance Activity|Instance Activity Stats - "
+            r"|Instance Activity Stats - "
             r"|Database Summary|Top ADDM|ADDM |Top Timed Background|Top Event P1"
             r"|Top SQL Command|Top PL/SQL|Top Java|Top Call Types|Top Phases|Top DB Objects"
             r"|Top DB Files|Top Latches|Activity Over Time|Top Service|Top Client"

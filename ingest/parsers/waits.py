@@ -672,6 +672,10 @@ class WaitsParser(Parser):
         section = section_of(s)
         if section is not None:
             self._end_table()
+            if section == "tables":  # statistics tables the column names describe
+                self._section = None
+                self._title = " ".join(s.split())[:120]
+                return True
             self._section = section
             self._report.title(s, section)
             if section in ("header", "load", "efficiency", "timemodel"):

@@ -84,6 +84,7 @@ class FactSpec(BaseModel):
 
 def _specs() -> list[FactSpec]:
     S, E, F = SYSCALL_SOURCES, EVENT_SOURCES, FUNCTION_SOURCES
+    V = ("vdollar",)
     f = FactSpec
     return [
         # ---- syscalls: truss (Solaris) and strace (Linux) ---------------------------------
@@ -289,7 +290,7 @@ def _specs() -> list[FactSpec]:
         f(
             name="stat.value",
             label="value",
-            sources=("waits",),
+            sources=("waits", "vdollar"),
             keyed_by="statistic",
             doc="session/system statistic values ('messages sent', 'redo size'...)",
         ),
@@ -341,7 +342,7 @@ def _specs() -> list[FactSpec]:
         ),
         f(
             name="time_model.s",
-            sources=("waits",),
+            sources=("waits", "vdollar"),
             keyed_by="statistic",
             doc="Time Model statistics (s): DB time, DB CPU, parse time elapsed, hard parse "
             "elapsed time...",
@@ -423,6 +424,64 @@ def _specs() -> list[FactSpec]:
                 ("parse_calls", "parse calls of the statement"),
             )
         ],
+        # ---- v$ views and ASH: SQL*Plus / SQLcl query output -------------------------------
+        f(name="vdollar.rows", sources=V, doc="table rows read"),
+        f(
+            name="session.count",
+            sources=V,
+            keyed_by="event",
+            doc="v$session / v$session_wait rows in the event",
+        ),
+        f(
+            name="session.seconds_in_wait_max",
+            sources=V,
+            keyed_by="event",
+            doc="longest SECONDS_IN_WAIT / SEC_IN_WAIT of a session in the event (s)",
+        ),
+        f(name="session.p1", sources=V, keyed_by="event", doc="P1 of the event's last row"),
+        f(
+            name="lock.request_mode",
+            sources=V,
+            keyed_by="lock_type",
+            doc="highest REQUEST mode in v$lock per lock type (TX, TM...)",
+        ),
+        f(name="lock.held_mode", sources=V, keyed_by="lock_type", doc="highest LMODE held"),
+        f(name="lock.waiters", sources=V, keyed_by="lock_type", doc="rows requesting the type"),
+        f(name="lock.blockers", sources=V, keyed_by="lock_type", doc="rows with BLOCK > 0"),
+        f(name="lock.ctime_max_s", sources=V, keyed_by="lock_type", doc="longest CTIME (s)"),
+        f(
+            name="ash.seconds",
+            sources=V,
+            keyed_by="event",
+            doc="ASH time per event (s): samples x 1 s (v$active_session_history) or x 10 s "
+            "(dba_hist_*), or a SECONDS column; ON CPU when the session was on CPU",
+        ),
+        f(name="ash.samples", sources=V, keyed_by="event", doc="ASH samples per event"),
+        f(name="ash.sql_seconds", sources=V, keyed_by="sql", doc="ASH time per SQL_ID (s)"),
+        f(
+            name="ash.state_seconds",
+            sources=V,
+            keyed_by="state",
+            doc="ASH time per SESSION_STATE (ON CPU, WAITING)",
+        ),
+        f(
+            name="ash.flag_seconds",
+            sources=V,
+            keyed_by="flag",
+            doc="ASH time per IN_* flag (IN_PARSE, IN_HARD_PARSE, IN_CURSOR_CLOSE...)",
+        ),
+        f(
+            name="ash.chain_seconds",
+            sources=V,
+            keyed_by="chain",
+            doc="ash_wait_chains / dash_waitchains time per chain (s)",
+        ),
+        f(name="ash.total_s", sources=V, doc="ASH time over all rows (s)"),
+        f(name="ash.dba_hist", sources=V, doc="1 when the query read dba_hist_* (10 s samples)"),
+        f(name="ash.top_event", sources=V, kind="string", doc="event with the most ASH time"),
+        f(name="ash.top_pct", sources=V, doc="its share of ASH time"),
+        f(name="ash.top_chain", sources=V, kind="string", doc="wait chain with the most time"),
+        f(name="ash.top_chain_s", sources=V, doc="its time (s)"),
         # ---- tkprof ------------------------------------------------------------------------
         f(name="tkprof.statements", sources=("tkprof",), doc="statements in the report"),
         f(name="tkprof.elapsed_s", sources=("tkprof",), doc="elapsed of the totals"),

@@ -892,11 +892,14 @@ class WaitsParser(Parser):
         self, table: _Table, split: _Split, *, dry: bool = False, aligned: bool = False
     ) -> bool:
         line, name, nums, text = split
-        if text and not any(c.kind in ("class", "reason") for c in table.columns):
-            return False  # words after the numbers: prose, not a row of this table
         n_cols = len(self._value_columns(table))
         if n_cols == 0:
             return False
+        if text and not any(c.kind in ("class", "reason") for c in table.columns):
+            if len(text) == 1 and len(nums) == n_cols and "  " in line.strip():
+                text = []  # a full row with someone's mark after it ('@jls'): the row stands
+            else:
+                return False  # words after the numbers: prose, not a row of this table
         extra = len(nums) - n_cols
         if table.named_rows and extra > 0:
             name = line[: nums[extra][0]].strip()  # leading numbers belong to the name

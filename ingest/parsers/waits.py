@@ -44,7 +44,7 @@ RE_PAGE_HEADER = re.compile(r"^\s*(?:OUTPUT|COLUMN_VALUE|PLAN_TABLE_OUTPUT)\s*$"
 RE_REPORT_START = re.compile(
     r"^\s*(?:WORKLOAD REPOSITORY (?:PDB |CDB )?report|STATSPACK (?:Statistics )?report for"
     r"|(?:DB Name|Database)\s+DB Id\b|(?:Snapshot\s+)?Snap Id\s+Snap Time\b"
-    r"|(?:Begin|End)\s+Snap:\s+\d|Load Profile\b|Instance Efficiency (?:Percentages|Indicators)"
+    r"|(?:Begin|End)\s+Snap:\s+\d|(?:Elapsed|DB\s+[Tt]ime):\s+[\d.,]+\s*\((?:mins|secs)\)|Load Profile\b|Instance Efficiency (?:Percentages|Indicators)"
     r"|Time Model (?:Statistics|System Stats)|SQL ordered by\b|Host\s*Name\s+Platform\b"
     r"|(?:Foreground |Background )?Wait Class(?:es by Total Wait Time)?\s*(?:DB/Inst:.*)?$)"
 )

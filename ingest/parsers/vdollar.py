@@ -115,9 +115,8 @@ STRONG = frozenset(
 WAITS_OWNED = frozenset({"TOTAL_WAITS", "TIME_WAITED_MICRO", "TOTAL_TIMEOUTS", "AVERAGE_WAIT"})
 TIME_MODEL_HINT = re.compile(r"\btime\b|^DB CPU$|cpu time", re.I)
 
-RE_HEADING = re.compile(
-    r"^\s*[%A-Za-z][A-Za-z0-9_#$%()*,'|>:.-]*(?:\s+[%A-Za-z][A-Za-z0-9_#$%()*,'|>:.-]*)+\s*$"
-)
+_HEAD_TOKEN = r"(?:%[A-Za-z0-9_]*|[A-Z][A-Z0-9_#$()*,'|:.-]*)"  # '%This' is ash_wait_chains'
+RE_HEADING = re.compile(rf"^\s*{_HEAD_TOKEN}(?:\s+{_HEAD_TOKEN})+\s*$")
 RE_RULER = re.compile(r"^\s*-+(?:\s+-+)*\s*$")
 RE_PROMPT = re.compile(r"^\s*(?:SQL|SQLcl|[A-Za-z0-9_$#@\[\]]+)>\s?")
 RE_CONTINUATION = re.compile(r"^\s{0,3}\d{1,4}\s{1,3}\S")
@@ -126,6 +125,7 @@ RE_FOOTER = re.compile(
     r"|(?:old|new)\s+\d+:.*|PL/SQL procedure successfully completed\.?|Session altered\.?)\s*$",
     re.I,
 )
+RE_VIEW_QUERY = re.compile(r"^(?:SQL|SQLcl)>\s*select\b.*\b(?:g?v\$\w+|dba_hist_\w+|x\$\w+)", re.I)
 RE_NUMBER = re.compile(r"^-?\d[\d,]*(?:\.\d+)?$|^-?\.\d+$")
 RE_FLAG = re.compile(r"\bIN_[A-Z_]+\b")
 RE_CHAIN_PROGRAM = re.compile(r"^\(.*\)$")
@@ -167,6 +167,8 @@ class VdollarParser(Parser):
     @classmethod
     def start_score(cls, line: str) -> int:
         s = line.rstrip()
+        if s[:1] in "SQs" and RE_VIEW_QUERY.match(s):
+            return 2  # 'SQL> select ... from v$session': the output follows
         if not s or not s.lstrip()[:1].isupper() and s.lstrip()[:1] != "%":
             return 0
         cols = _heading_columns(s)
@@ -224,6 +226,9 @@ class VdollarParser(Parser):
             self._heading = None
             return self._started
         if self._spans is None and self._heading is None and not self._started:
+            if RE_VIEW_QUERY.match(s):
+                self._started = True
+                return self._feed(s)
             cols = _heading_columns(s)
             if cols is None or self.start_score(s) == 0:
                 return False

@@ -337,3 +337,22 @@ def test_html_of_any_shape_never_raises(junk):
     assert all("\n" not in line for line in lines)
     for block in parse_text(doc).blocks:
         assert_facts_valid(block)
+
+
+# -- shown to people: Slack, web page, CLI ---------------------------------------------------------
+
+
+def test_top_events_and_load_profile_are_shown_first():
+    from bot.render import key_facts
+    from kb.cli import _fact_summary
+    from kb.web.charts import block_charts
+
+    block = waits_block(TWIN_TXT.read_text())
+    slack = key_facts(block, 6)
+    assert slack[0].startswith("Top events, % DB time: log file sync 41")
+    assert slack[1].startswith("Load Profile per second: db time 0.5")
+    captions = [caption for caption, _ in block_charts(block)]
+    assert captions[0] == "Top events, % of DB time"
+    rows = _fact_summary(block.facts)
+    assert [name for name, _ in rows[:2]] == ["event.pct_of_db_time", "load.per_s"]
+    assert rows[0][1].startswith("log file sync=41")

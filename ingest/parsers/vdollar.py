@@ -167,7 +167,7 @@ class VdollarParser(Parser):
     @classmethod
     def start_score(cls, line: str) -> int:
         s = line.rstrip()
-        if s[:1] in "SQs" and RE_VIEW_QUERY.match(s):
+        if s[:4] in ("SQL>", "SQLc") and RE_VIEW_QUERY.match(s):
             return 2  # 'SQL> select ... from v$session': the output follows
         if not s or not s.lstrip()[:1].isupper() and s.lstrip()[:1] != "%":
             return 0

@@ -39,6 +39,7 @@ MAX_VALUE = 1e18  # larger than any Oracle counter; bigger "numbers" are noise, 
 MAX_TABLES = 50  # tables described in details
 TOP_ROWS = 100  # rows listed in details per kind
 CPU_ROWS = frozenset({"DB CPU", "CPU time", "CPU Time", "CPU"})
+_REPORT_INITIALS = frozenset("WSDBEHLITFE")  # first letters of RE_REPORT_START's lines
 MAX_REPORT_NOTES = 3  # prose lines (someone's notes) a pasted report may hold in a row
 RE_PAGE_HEADER = re.compile(r"^\s*(?:OUTPUT|COLUMN_VALUE|PLAN_TABLE_OUTPUT)\s*$")
 RE_REPORT_START = re.compile(
@@ -577,12 +578,22 @@ class WaitsParser(Parser):
             or RE_INTERVAL.match(line)
         ):
             return 2
-        if len(line) <= 200 and RE_REPORT_START.match(line):
+        first = line.lstrip()[:1]
+        if first in _REPORT_INITIALS and len(line) <= 200 and RE_REPORT_START.match(line):
             return 2  # a report's header or a section only reports print
         if len(line) > 400:
             return 0
         if "  " not in line.strip():
-            return 1 if _collapsed_event_row(line) else 0
+            # cheap tests first: the detector asks this of every line of a truss capture
+            if (
+                first.isalpha()
+                and line.rstrip()[-1:].isdigit()
+                and "=" not in line
+                and '"' not in line
+                and _collapsed_event_row(line)
+            ):
+                return 1
+            return 0
         if not RE_ROW_HINT.search(line):
             return 0
         split = _split_row(line)

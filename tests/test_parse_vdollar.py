@@ -145,3 +145,28 @@ test_random_lines_never_raise = random_input_test(
     assert_facts_valid,
     config=settings(max_examples=150, deadline=None),
 )
+
+
+SESSION_EVENT_BY_USER = """SQL> select s.username, e.sid, e.event, e.total_waits, e.time_waited, e.average_wait
+  2  from v$session_event e join v$session s using (sid);
+
+USERNAME          SID EVENT                                    TOTAL_WAITS TIME_WAITED AVERAGE_WAIT
+---------- ---------- ---------------------------------------- ----------- ----------- ------------
+APP               131 log file sync                                  12044       30110          2.5
+APP               131 db file sequential read                         8812        4405          .5
+BATCH             207 log file sync                                   2210        9940          4.5
+BATCH             207 SQL*Net message from client                     9000      880000        97.78
+
+4 rows selected.
+"""
+
+
+def test_session_event_grouped_by_user_and_sid_sums_per_event_in_centiseconds():
+    (block,) = [b for b in parse_text(SESSION_EVENT_BY_USER).blocks if b.format == "waits"]
+    assert_facts_valid(block)
+    f = block.facts
+    assert f["event.count"]["log file sync"] == 12044 + 2210
+    assert f["event.waited_s"]["log file sync"] == 400.5  # (30110 + 9940) cs
+    assert f["event.waited_s"]["db file sequential read"] == 44.05
+    assert "SQL*Net message from client" not in f["event.pct_of_waited"]
+    assert f["waits.top_event"] == "log file sync"

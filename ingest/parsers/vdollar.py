@@ -126,6 +126,7 @@ RE_FOOTER = re.compile(
     re.I,
 )
 RE_VIEW_QUERY = re.compile(r"^(?:SQL|SQLcl)>\s*select\b.*\b(?:g?v\$\w+|dba_hist_\w+|x\$\w+)", re.I)
+RE_EVENT_VIEW = re.compile(r"\bg?v\$\w*event\b", re.I)  # wait totals: the waits parser's
 RE_NUMBER = re.compile(r"^-?\d[\d,]*(?:\.\d+)?$|^-?\.\d+$")
 RE_FLAG = re.compile(r"\bIN_[A-Z_]+\b")
 RE_CHAIN_PROGRAM = re.compile(r"^\(.*\)$")
@@ -167,7 +168,7 @@ class VdollarParser(Parser):
     @classmethod
     def start_score(cls, line: str) -> int:
         s = line.rstrip()
-        if s[:4] in ("SQL>", "SQLc") and RE_VIEW_QUERY.match(s):
+        if s[:4] in ("SQL>", "SQLc") and RE_VIEW_QUERY.match(s) and not RE_EVENT_VIEW.search(s):
             return 2  # 'SQL> select ... from v$session': the output follows
         if not s or not s.lstrip()[:1].isupper() and s.lstrip()[:1] != "%":
             return 0

@@ -103,7 +103,8 @@ RE_TITLE = re.compile(
 RE_START_HEADERS = re.compile(
     r"^\s*(?:Event\s+Waits\s+(?:Time_?outs|Timeouts|-?outs|Time\b|%Time)"
     r"|Type\s+Requests\s+Waits\s+Success"
-    r"|EVENT\s+TOTAL_WAITS\b)",
+    r"|EVENT\s+TOTAL_WAITS\b"
+    r"|(?:[A-Z_#]+\s+){1,4}EVENT(?:_NAME)?\s+(?:[A-Z_#]+\s+){0,3}TOTAL_WAITS\b)",
     re.I,
 )
 RE_NUMBER = re.compile(
@@ -112,7 +113,7 @@ RE_NUMBER = re.compile(
 )
 RE_DECIMAL_COMMA = re.compile(r"^[+-]?(?:\d+,\d{1,2}|,\d+|\d{1,3}(?:\.\d{3})+,\d+)$")
 RE_HAS_DIGIT = re.compile(r"\d")
-_TITLE_INITIALS = frozenset("EeTtFfBbWwIiSs")  # first letters of the lines scored 2
+_TITLE_INITIALS = frozenset("EeTtFfBbWwIiSsUCOP")  # first letters of the lines scored 2
 RE_ROW_HINT = re.compile(r"[^\s\d]\s{2,}[-.\d]")  # 'a name  1,234': a word, 2+ spaces, a number
 RE_TOKEN = re.compile(r"\S+")
 RE_ENQ_NAME = re.compile(r"^\s*([A-Z0-9]{2})-\S")
@@ -168,6 +169,13 @@ _HEADER_VOCAB = frozenset(
         "txn",
         "exec",
         "total_waits",
+        "username",
+        "sid",
+        "serial",
+        "inst_id",
+        "osuser",
+        "program",
+        "con_id",
         "total_timeouts",
         "time_waited",
         "time_waited_micro",
@@ -252,6 +260,7 @@ class _Table:
     name_width: int = 0  # width of the name column under a ruler (0: unknown)
     scope: str = "fg"  # fg | bg: which processes' waits (AWR 11g+ prints them apart)
     collapsed: bool = False  # header read from single-spaced words: values go in order
+    event_col: int | None = None  # v$ output grouped by user/SID: the EVENT column, not first
 
 
 @dataclass
@@ -821,6 +830,19 @@ class WaitsParser(Parser):
     ) -> _Table:
         if named and cols:
             cols[0].kind = "name"
+        event_col = next(
+            (
+                i
+                for i, c in enumerate(cols)
+                if 0 < i < len(cols) - 1 and c.label.upper() in ("EVENT", "EVENT_NAME")
+            ),
+            None,
+        )
+        if event_col is not None and not assumed and cols[-1].end > 0:
+            for c in cols[: event_col + 1]:
+                c.kind = "name"  # USERNAME, SID: who waited, not how much
+        else:
+            event_col = None
         table = _Table(
             kind=kind,
             columns=cols,
@@ -829,6 +851,7 @@ class WaitsParser(Parser):
             named_rows=named,
             assumed=assumed,
             scope=self._scope,
+            event_col=event_col,
             collapsed=bool(cols) and not assumed and all(c.end == 0 for c in cols),
         )
         self._title = ""
@@ -906,6 +929,13 @@ class WaitsParser(Parser):
         n_cols = len(self._value_columns(table))
         if n_cols == 0:
             return False
+        if table.event_col is not None:
+            col = table.columns[table.event_col]
+            nxt = table.columns[table.event_col + 1].start
+            name = line[col.start : nxt].strip()
+            nums = [c for c in nums if c.start >= nxt - 1]
+            if not name or not nums:
+                return False
         if text and not any(c.kind in ("class", "reason") for c in table.columns):
             if len(text) == 1 and len(nums) == n_cols and "  " in line.strip():
                 text = []  # a full row with someone's mark after it ('@jls'): the row stands

@@ -405,6 +405,22 @@ def _specs() -> list[FactSpec]:
                 ("per_call", "per user call"),
             )
         ],
+        f(name="latch.gets", sources=("waits",), keyed_by="latch", doc="latch get requests"),
+        f(name="latch.misses", sources=("waits",), keyed_by="latch", doc="latch misses"),
+        f(name="latch.sleeps", sources=("waits",), keyed_by="latch", doc="latch sleeps"),
+        f(
+            name="latch.wait_s",
+            sources=("waits",),
+            keyed_by="latch",
+            doc="time waited for the latch (s), Latch Activity",
+        ),
+        f(
+            name="segment.pct_of_total",
+            sources=("waits",),
+            keyed_by="segment",
+            doc="a segment's share of the report's total, keyed 'Row Lock Waits: OWNER.OBJECT' "
+            "(the Segments by ... section's metric, then owner.object)",
+        ),
         f(
             name="efficiency.pct",
             sources=("waits",),

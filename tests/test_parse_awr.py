@@ -356,3 +356,49 @@ def test_top_events_and_load_profile_are_shown_first():
     rows = _fact_summary(block.facts)
     assert [name for name, _ in rows[:2]] == ["event.pct_of_db_time", "load.per_s"]
     assert rows[0][1].startswith("log file sync=41")
+
+
+LATCH_AND_SEGMENTS = """WORKLOAD REPOSITORY report for
+
+Latch Activity                          DB/Inst: SALESDB/salesdb1  Snaps: 4410-4411
+-> "Get Requests", "Pct Get Miss" and "Avg Slps/Miss" are statistics for
+   willing-to-wait latch get requests
+
+                                           Pct    Avg   Wait                 Pct
+                                    Get    Get   Slps   Time       NoWait NoWait
+Latch Name                     Requests   Miss  /Miss    (s)     Requests   Miss
+------------------------ -------------- ------ ------ ------ ------------ ------
+cache buffers chains        812,440,118    2.1    0.3    412    1,204,332    0.0
+shared pool                   4,210,551    0.4    0.1     38            0
+
+Latch Sleep Breakdown                   DB/Inst: SALESDB/salesdb1  Snaps: 4410-4411
+-> ordered by misses desc
+
+Latch Name
+----------------------------------------
+  Get Requests      Misses      Sleeps  Spin Gets
+-------------- ----------- ----------- -----------
+cache buffers chains
+   812,440,118  17,061,242   5,118,372  12,001,880
+shared pool
+     4,210,551      16,842       1,684      15,201
+
+Segments by Row Lock Waits              DB/Inst: SALESDB/salesdb1  Snaps: 4410-4411
+-> % of Capture shows % of row lock waits for each top segment compared
+
+           Tablespace                      Subobject  Obj.       Row Lock
+Owner         Name    Object Name            Name     Type          Waits  %Total
+---------- ---------- -------------------- ---------- ----- ------------ -------
+APP        DATA01     ORDERS                          TABLE           112   88.19
+APP        DATA01     ORDER_LINES                     TABLE            15   11.81
+"""
+
+
+def test_latch_and_segment_sections():
+    f = waits_block(LATCH_AND_SEGMENTS).facts
+    assert f["latch.gets"]["cache buffers chains"] == 812_440_118
+    assert f["latch.wait_s"]["cache buffers chains"] == 412
+    assert f["latch.sleeps"]["cache buffers chains"] == 5_118_372
+    assert f["latch.misses"]["shared pool"] == 16_842
+    assert f["segment.pct_of_total"]["Row Lock Waits: APP.ORDERS"] == 88.19
+    assert "event.count" not in f  # neither table is one of waits

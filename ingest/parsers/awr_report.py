@@ -40,11 +40,13 @@ _SECTIONS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
             "wait_class",
         ),
         (r"^SQL ordered by\b", "sql"),
+        (r"^Latch (?:Activity|Sleep [Bb]reakdown)\b", "latch"),
+        (r"^Segments by\b", "segments"),
         (r"^(?:Key |Other )?Instance Activity Stats(?! - )", "tables"),
         (
             r"^(?:Cache Sizes|Shared Pool Statistics|Host CPU|Instance CPU|IO Profile"
             r"|Memory Statistics|Operating System Statistics|OS Statistics|Wait Event Histogram"
-            r"|Wait Events? Histogram|Service Statistics|Service Wait Class|Segments by"
+            r"|Wait Events? Histogram|Service Statistics|Service Wait Class"
             r"|Latch (?:Activity|Sleep|Miss|Statistics)|Buffer Pool|Buffer Wait|Buffer Cache"
             r"|Undo Segment|Undo Stat|Tablespace IO|File IO|IOStat|Dictionary Cache"
             r"|Library Cache|PGA |PGA$|SGA |SGA$|init\.ora|Resource Limit|Process Memory"
@@ -242,6 +244,10 @@ class ReportReader:
     _load_cols: list[str] = field(default_factory=list)
     _sql_title: str = ""
     _sql_noise: int = 0
+    latches: dict[str, dict[str, float]] = field(default_factory=dict)
+    segments: dict[str, float] = field(default_factory=dict)  # 'metric: OWNER.OBJECT' -> % total
+    _pending: str = ""  # a latch name on its own line (Latch Sleep Breakdown, 11g+)
+    _metric: str = ""
 
     def title(self, line: str, section: str) -> None:
         """A section title: reset the section's reading state."""
@@ -257,6 +263,10 @@ class ReportReader:
         self._hdr_lines = [line] if section in ("header", "load", "sql") else []
         if section == "load":
             self._load_cols = self._load_columns(line)
+        if section in ("latch", "segments"):
+            self._hdr_lines = []
+            self._pending = ""
+            self._metric = " ".join(s.split("DB/Inst:")[0].split()[2:])[:40] or "segments"
         if section == "sql":
             self._sql_title = " ".join(s.split()[:6])
             self._hdr_lines = []
@@ -325,6 +335,8 @@ class ReportReader:
             return self._efficiency_line(line)
         if section == "sql":
             return self._sql_line(line)
+        if section in ("latch", "segments"):
+            return self._ruled_line(line, section)
         return True  # a section read for its title only
 
     def _header_line(self, line: str) -> bool:
@@ -434,6 +446,62 @@ class ReportReader:
                 entry.setdefault(k, v)
         return True
 
+    def _ruled_line(self, line: str, section: str) -> bool:
+        """A row of Latch Activity / Latch Sleep Breakdown / Segments by ...: cells by the ruler."""
+        if RE_RULER.match(line) and len(_spans(line)) >= 1:
+            spans = _spans(line)
+            if self._spans is not None and len(spans) > 1 and self._pending == "":
+                # a second ruler: the 11g sleep breakdown prints the name, then the numbers
+                self._spans, self._labels = spans, _labels(self._hdr_lines[-2:], spans)
+            elif self._spans is None or len(spans) > 1:
+                self._spans, self._labels = spans, _labels(self._hdr_lines[-3:], spans)
+            self._hdr_lines = []
+            return True
+        if self._spans is None or len(self._spans) < 2:
+            if line.strip() and not line.lstrip().startswith("->"):
+                self._hdr_lines = (self._hdr_lines + [line])[-3:]
+            return True
+        if not any(c.isdigit() for c in line):
+            if section == "latch" and line.strip():
+                self._pending = " ".join(line.split())[:80]
+            return True
+        cells = _cells(line, self._spans)
+        labels = [" ".join(lbl.lower().split()) for lbl in self._labels]
+        if section == "latch":
+            name = self._pending
+            values: dict[str, float] = {}
+            for label, cell in zip(labels, cells, strict=True):
+                if "latch name" in label or label == "name":
+                    name = name or cell
+                    continue
+                v = to_float(cell.split()[-1]) if cell else None
+                if v is None or "nowait" in label:
+                    continue
+                if "get requests" in label or label == "gets":
+                    values["gets"] = v
+                elif label == "misses":
+                    values["misses"] = v
+                elif label == "sleeps":
+                    values["sleeps"] = v
+                elif "wait time" in label:
+                    values["wait_s"] = v
+            self._pending = ""
+            if name and values and (name in self.latches or len(self.latches) < MAX_SQL):
+                self.latches.setdefault(name, {}).update(values)
+            return True
+        owner = obj = ""
+        pct = None
+        for label, cell in zip(labels, cells, strict=True):
+            if label == "owner":
+                owner = cell
+            elif label in ("object name", "object"):
+                obj = cell
+            elif "%total" in label.replace(" ", "") and cell:
+                pct = to_float(cell)
+        if owner and obj and pct is not None and len(self.segments) < MAX_SQL:
+            self.segments[f"{self._metric}: {owner}.{obj}"] = pct
+        return True
+
     def _sql_text(self) -> bool:
         self._sql_noise += 1
         return self._sql_noise <= MAX_SQL_NOISE
@@ -489,6 +557,12 @@ class ReportReader:
                     facts[f"sql.{name}"] = table
             details["sql"] = [{"sql": k, **v} for k, v in list(self.sql.items())[:100]]
             details["sql_sections"] = list(self.sql_sections)
+        for name in ("gets", "misses", "sleeps", "wait_s"):
+            table = {k: v[name] for k, v in self.latches.items() if name in v}
+            if table:
+                facts[f"latch.{name}"] = table
+        if self.segments:
+            facts["segment.pct_of_total"] = dict(self.segments)
         if self.header:
             details["report"] = {"kind": self.kind, **self.header}
         return facts, details

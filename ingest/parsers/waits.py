@@ -706,7 +706,7 @@ class WaitsParser(Parser):
         if RE_SNAP.match(s) or RE_MINUTES.search(s):
             self._report.snapshot_line(s)
             return True
-        if self._section in ("header", "load", "efficiency", "sql", "skip"):
+        if self._section in ("header", "load", "efficiency", "sql", "latch", "segments", "skip"):
             if RE_TOP_TITLE.match(s) or RE_TITLE.match(s):
                 self._section = None
             elif self._section == "skip" or self._started:

@@ -402,3 +402,20 @@ def test_latch_and_segment_sections():
     assert f["latch.misses"]["shared pool"] == 16_842
     assert f["segment.pct_of_total"]["Row Lock Waits: APP.ORDERS"] == 88.19
     assert "event.count" not in f  # neither table is one of waits
+
+
+def test_a_long_event_name_wrapped_by_a_narrow_paste():
+    text = """Top 5 Timed Foreground Events
+                                                           Avg
+                                                          wait   % DB
+Event                                 Waits     Time(s)   (ms)   time Wait Class
+------------------------------ ------------ ----------- ------ ------ ----------
+log file switch (checkpoint
+incomplete)                           1,204         982    816   31.2 Configurat
+log file sync                        88,120         611      7   19.4 Commit
+"""
+    f = waits_block(text).facts
+    e = "log file switch (checkpoint incomplete)"
+    assert f["event.count"][e] == 1204
+    assert f["event.pct_of_db_time"][e] == 31.2
+    assert f["event.count"]["log file sync"] == 88_120

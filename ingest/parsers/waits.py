@@ -50,6 +50,8 @@ RE_REPORT_START = re.compile(
     r"|(?:Foreground |Background )?Wait Class(?:es by Total Wait Time)?\s*(?:DB/Inst:.*)?$)"
 )
 # words of a wait event's name, for rows whose alignment a forum or chat collapsed
+# the first line of an event name wrapped by a narrow window: words, at most 60 characters
+RE_WRAPPED_NAME = re.compile(r"^\s{0,2}[a-zA-Z][\w*:/()\-]*(?: [\w*:/()\-]+){1,8}\s*$")
 RE_EVENT_WORDS = re.compile(
     r"\b(?:read|write|sync|wait|waits|latch|enq|gc|log|file|buffer|cursor|library|lock|direct"
     r"|path|SQL\*Net|resmgr|mutex|pin|row cache|checkpoint|switch|busy)\b",
@@ -650,6 +652,7 @@ class WaitsParser(Parser):
         self._stash: list[str] = []  # the header a SQL*Plus page break interrupted
         self._page_break = False
         self._prose = 0
+        self._wrap = ""  # the first part of an event name a narrow paste wrapped
 
     # -- feeding -------------------------------------------------------------------------------
 
@@ -754,6 +757,15 @@ class WaitsParser(Parser):
             if _is_header(s) or RE_TILDES.search(s):
                 self._end_table()
                 self._header = [s]
+                return True
+            if (
+                table.kind == "events"
+                and table.named_rows
+                and len(s) <= 60
+                and not self._wrap
+                and RE_WRAPPED_NAME.match(s)
+            ):
+                self._wrap = " ".join(s.split())  # a long event name wrapped onto its own line
                 return True
             return False
         if not self._row(table, split, dry=True):
@@ -873,6 +885,7 @@ class WaitsParser(Parser):
             self._last_table = self._table
         self._table = None
         self._header = []
+        self._wrap = ""
 
     def _set_interval(self, value: str, unit: str) -> None:
         parsed = parse_number(value)
@@ -929,6 +942,10 @@ class WaitsParser(Parser):
         n_cols = len(self._value_columns(table))
         if n_cols == 0:
             return False
+        if self._wrap and table.kind == "events":
+            name = f"{self._wrap} {name}".strip()  # the wrapped line's words come first
+            if not dry:
+                self._wrap = ""
         if table.event_col is not None:
             col = table.columns[table.event_col]
             nxt = table.columns[table.event_col + 1].start

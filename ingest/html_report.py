@@ -26,7 +26,10 @@ _BLOCK_TAGS = frozenset(
     {"p", "br", "div", "h1", "h2", "h3", "h4", "h5", "h6", "li", "ul", "ol", "hr", "pre", "tr"}
 )
 _SKIP_TAGS = frozenset({"script", "style", "head", "title"})
-_RE_DOCTYPE = re.compile(r"^\s*(?:<\?xml[^>]*>\s*)?(?:<!doctype\s+html|<html[\s>])", re.I)
+_RE_DOCTYPE = re.compile(
+    r"^\s*(?:<\?xml[^>]*>\s*)?(?:<!--.{0,2000}?-->\s*){0,3}(?:<!doctype\s+html|<html[\s>])",
+    re.I | re.S,
+)
 _RE_NUMBER = re.compile(r"^[-+]?[\d.,]+\s*[KMGT]?(?:ns|us|ms|s)?%?$")
 
 

@@ -145,6 +145,7 @@ def test_html_report_read_from_a_stream_and_from_lines():
 def test_only_a_document_is_taken_for_html():
     assert looks_like_html("<!DOCTYPE html>\n<html>")
     assert looks_like_html("  <html lang='en'><head>")
+    assert looks_like_html("<!-- saved from url=(0014)about:internet -->\n<html>")
     assert not looks_like_html("my AWR says <html> somewhere\nlog file sync  1  2")
     ev = parse_text("pasted: <table><tr><td>1</td></tr></table>\n")
     assert all(b.format != "waits" for b in ev.blocks)

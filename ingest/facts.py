@@ -342,6 +342,8 @@ def _specs() -> list[FactSpec]:
         ),
         f(
             name="time_model.s",
+            label="time",
+            unit="s",
             sources=("waits", "vdollar"),
             keyed_by="statistic",
             doc="Time Model statistics (s): DB time, DB CPU, parse time elapsed, hard parse "
@@ -393,16 +395,18 @@ def _specs() -> list[FactSpec]:
         *[
             f(
                 name=f"load.{col}",
+                label=label,
+                unit=unit,
                 sources=("waits",),
                 keyed_by="statistic",
                 doc=f"Load Profile {label}, keyed by the lower-case label without units "
                 "('db time', 'redo size', 'logical read', 'hard parses', 'executes')",
             )
-            for col, label in (
-                ("per_s", "per second"),
-                ("per_txn", "per transaction"),
-                ("per_exec", "per execution"),
-                ("per_call", "per user call"),
+            for col, label, unit in (
+                ("per_s", "per second", "/s"),
+                ("per_txn", "per transaction", "/txn"),
+                ("per_exec", "per execution", "/exec"),
+                ("per_call", "per user call", "/call"),
             )
         ],
         f(name="latch.gets", sources=("waits",), keyed_by="latch", doc="latch get requests"),
@@ -423,6 +427,8 @@ def _specs() -> list[FactSpec]:
         ),
         f(
             name="efficiency.pct",
+            label="efficiency",
+            unit="%",
             sources=("waits",),
             keyed_by="statistic",
             doc="Instance Efficiency percentages ('buffer hit', 'soft parse', 'execute to parse', "
@@ -450,6 +456,8 @@ def _specs() -> list[FactSpec]:
         ),
         f(
             name="session.seconds_in_wait_max",
+            label="longest wait so far",
+            unit="s",
             sources=V,
             keyed_by="event",
             doc="longest SECONDS_IN_WAIT / SEC_IN_WAIT of a session in the event (s)",
@@ -467,27 +475,42 @@ def _specs() -> list[FactSpec]:
         f(name="lock.ctime_max_s", sources=V, keyed_by="lock_type", doc="longest CTIME (s)"),
         f(
             name="ash.seconds",
+            label="ASH time",
+            unit="s",
             sources=V,
             keyed_by="event",
             doc="ASH time per event (s): samples x 1 s (v$active_session_history) or x 10 s "
             "(dba_hist_*), or a SECONDS column; ON CPU when the session was on CPU",
         ),
         f(name="ash.samples", sources=V, keyed_by="event", doc="ASH samples per event"),
-        f(name="ash.sql_seconds", sources=V, keyed_by="sql", doc="ASH time per SQL_ID (s)"),
+        f(
+            name="ash.sql_seconds",
+            label="ASH time",
+            unit="s",
+            sources=V,
+            keyed_by="sql",
+            doc="ASH time per SQL_ID (s)",
+        ),
         f(
             name="ash.state_seconds",
+            label="ASH time",
+            unit="s",
             sources=V,
             keyed_by="state",
             doc="ASH time per SESSION_STATE (ON CPU, WAITING)",
         ),
         f(
             name="ash.flag_seconds",
+            label="ASH time",
+            unit="s",
             sources=V,
             keyed_by="flag",
             doc="ASH time per IN_* flag (IN_PARSE, IN_HARD_PARSE, IN_CURSOR_CLOSE...)",
         ),
         f(
             name="ash.chain_seconds",
+            label="ASH time",
+            unit="s",
             sources=V,
             keyed_by="chain",
             doc="ash_wait_chains / dash_waitchains time per chain (s)",

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import BinaryIO
 
 from ingest.base import MAX_LINE, Parser
@@ -405,30 +405,42 @@ def _has_content(block: Block) -> bool:
     return False
 
 
-def parse_lines(lines: Iterable[str]) -> Evidence:
-    """Parse a stream of lines (a file object works) in bounded memory. An HTML document (an
-    uploaded awrrpt_*.html) is read as the text its tables lay out (ingest/html_report.py)."""
-    detector = Detector()
+def _with_html(lines: Iterable[str]) -> Iterator[str]:
+    """The lines, except that from the first line opening an HTML document (an uploaded
+    awrrpt_*.html, maybe under a message's own words) on, the text its tables lay out
+    (ingest/html_report.py)."""
     it = iter(lines)
-    head: list[str] = []
-    size = 0
     for line in it:
-        head.append(line)
-        size += len(line)
-        if line.strip() or size >= SNIFF:
-            break  # the first line with something on it says whether it is a document
-    if looks_like_html("".join(head)):
-        detector.feed_lines(html_lines(itertools.chain(head, it)))
-    else:
-        detector.feed_lines(itertools.chain(head, it))
+        first = line[:1]
+        if (first == "<" or (first in " \t" and line.lstrip()[:1] == "<")) and looks_like_html(
+            line
+        ):
+            rest = (x if x.endswith("\n") else x + "\n" for x in itertools.chain([line], it))
+            yield from html_lines(rest)
+            return
+        yield line
+
+
+def parse_lines(lines: Iterable[str]) -> Evidence:
+    """Parse a stream of lines (a file object works) in bounded memory. An HTML document is
+    read as the text its tables lay out."""
+    detector = Detector()
+    detector.feed_lines(_with_html(lines))
     return detector.finish()
+
+
+_HTML_START = re.compile(r"^[ \t]*(?:<!doctype\s+html|<html[\s>])", re.I | re.M)
 
 
 def parse_text(text: str) -> Evidence:
     detector = Detector()
-    if looks_like_html(text[:SNIFF]):
-        detector.feed_lines(html_lines([text]))
-        return detector.finish()
+    if any(tag in text for tag in ("<html", "<HTML", "<!DOCTYPE", "<!doctype")):
+        m = _HTML_START.search(text)
+        if m is not None:
+            if m.start():
+                detector.feed_text(text[: m.start()])
+            detector.feed_lines(html_lines([text[m.start() :]]))
+            return detector.finish()
     detector.feed_text(text)
     return detector.finish()
 

@@ -111,7 +111,13 @@ class _Renderer(HTMLParser):
         if self._cell is not None:
             self._cell.append(data)
         elif not self._tables:
-            self._text.append(data)
+            # a line break outside a table ends a line: the text keeps the lines it had, so
+            # a paste that only mentioned <html> does not collapse into one line
+            parts = data.split("\n")
+            for part in parts[:-1]:
+                self._text.append(part)
+                self._flush_text()
+            self._text.append(parts[-1])
 
     def close(self) -> None:
         super().close()

@@ -420,3 +420,13 @@ log file sync                        88,120         611      7   19.4 Commit
     assert f["event.count"][e] == 1204
     assert f["event.pct_of_db_time"][e] == 31.2
     assert f["event.count"]["log file sync"] == 88_120
+
+
+def test_an_html_report_under_a_message_of_its_own_words():
+    doc = TWIN_HTML.read_text()
+    message = "here is last night's report, commits were slow\n\n"
+    expected = waits_block(doc).facts
+    assert waits_block(message + doc).facts == expected
+    lines = parse_lines(io.StringIO(message + doc))
+    assert [b.facts for b in lines.blocks if b.format == "waits"] == [expected]
+    assert "commits were slow" in lines.context.prose

@@ -674,7 +674,12 @@ class WaitsParser(Parser):
         if accepted:
             self._started = True
             self._prose = 0
-        elif self._in_report and self._prose < MAX_REPORT_NOTES and _is_prose(s):
+        elif (
+            self._in_report
+            and self._prose < MAX_REPORT_NOTES
+            and _is_prose(s)
+            and not RE_TOP_TITLE.match(s)
+        ):
             # a line of someone's notes inside a pasted report: the report goes on after it
             self._prose += 1
             return True
@@ -692,6 +697,10 @@ class WaitsParser(Parser):
             self._page_break = False
             if RE_SINGLE_RULER.match(s):
                 return True
+        if self._events_top and RE_TOP_TITLE.match(s):
+            # one report has one Top N table: a second one is another report or period (two
+            # pasted side by side to compare), so it starts a block of its own
+            return False
         section = section_of(s)
         if section is not None:
             self._end_table()

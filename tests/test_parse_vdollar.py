@@ -170,3 +170,16 @@ def test_session_event_grouped_by_user_and_sid_sums_per_event_in_centiseconds():
     assert f["event.waited_s"]["db file sequential read"] == 44.05
     assert "SQL*Net message from client" not in f["event.pct_of_waited"]
     assert f["waits.top_event"] == "log file sync"
+
+
+def test_samples_ten_seconds_apart_are_dba_hist_samples():
+    text = """SAMPLE_TIME               SESSION_ID SESSION EVENT
+------------------------- ---------- ------- ------------------------------
+03-NOV-26 10.00.04.117 AM         31 WAITING log file sync
+03-NOV-26 10.00.14.121 AM         31 WAITING log file sync
+03-NOV-26 10.00.24.125 AM         31 ON CPU
+"""
+    f = vblock(text).facts
+    assert f["ash.dba_hist"] == 1
+    assert f["ash.seconds"] == {"log file sync": 20, "ON CPU": 10}
+    assert f["ash.samples"]["log file sync"] == 2

@@ -126,6 +126,7 @@ RE_FOOTER = re.compile(
     re.I,
 )
 RE_VIEW_QUERY = re.compile(r"^(?:SQL|SQLcl)>\s*select\b.*\b(?:g?v\$\w+|dba_hist_\w+|x\$\w+)", re.I)
+RE_CLOCK = re.compile(r"\b(\d{1,2})[:.](\d{2})[:.](\d{2})\b")  # '10:00:04', '10.00.04.117 AM'
 RE_EVENT_VIEW = re.compile(r"\bg?v\$\w*event\b", re.I)  # wait totals: the waits parser's
 RE_NUMBER = re.compile(r"^-?\d[\d,]*(?:\.\d+)?$|^-?\.\d+$")
 RE_FLAG = re.compile(r"\bIN_[A-Z_]+\b")
@@ -212,6 +213,9 @@ class VdollarParser(Parser):
         self.ash_flag: dict[str, float] = {}
         self.ash_chain: dict[str, float] = {}
         self.ash_total = 0.0
+        self._seconds_col = False  # a SECONDS column gave time directly (ash_wait_chains)
+        self._last_clock: int | None = None
+        self._min_step: int | None = None
         self.ash_first: str | None = None
         self.ash_last: str | None = None
         # statistics (v$sess_time_model, v$sysstat, v$mystat joined to v$statname)
@@ -376,8 +380,11 @@ class VdollarParser(Parser):
         self._keep(self.locks, c)
 
     def _weight(self, c: dict[str, str]) -> tuple[float, float]:
-        """(samples, seconds) a row stands for."""
+        """(samples, units) a row stands for. Units are seconds when the row has a SECONDS
+        column, else samples: how long a sample lasts (1 s, or 10 s in dba_hist_*) is decided
+        at the end, when the query or the samples' spacing has said which."""
         if "SECONDS" in c:
+            self._seconds_col = True
             secs = _num(c["SECONDS"]) or 0.0
             return secs / (10.0 if self._dba_hist else 1.0), secs
         n = 1.0
@@ -386,7 +393,26 @@ class VdollarParser(Parser):
             if v is not None:
                 n = v
                 break
-        return n, n * (10.0 if self._dba_hist else 1.0)
+        return n, n
+
+    def _sample_spacing(self, when: str) -> None:
+        m = RE_CLOCK.search(when)
+        if not m:
+            return
+        t = int(m.group(1)) * 3600 + int(m.group(2)) * 60 + int(m.group(3))
+        if self._last_clock is not None and 0 < t - self._last_clock < 3600:
+            step = t - self._last_clock
+            self._min_step = step if self._min_step is None else min(self._min_step, step)
+        self._last_clock = t
+
+    def _sample_s(self) -> float:
+        """How many seconds one ASH sample stands for: 10 in dba_hist_* (said by the query, or
+        by samples 10 s apart), else 1."""
+        if self._seconds_col:
+            return 1.0
+        if self._dba_hist or (self._min_step is not None and self._min_step >= 9):
+            return 10.0
+        return 1.0
 
     def _ash(self, c: dict[str, str]) -> None:
         samples, secs = self._weight(c)
@@ -412,6 +438,7 @@ class VdollarParser(Parser):
         if when:
             self.ash_first = self.ash_first or when
             self.ash_last = when
+            self._sample_spacing(when)
 
     def _chain(self, c: dict[str, str]) -> None:
         _, secs = self._weight(c)
@@ -446,6 +473,13 @@ class VdollarParser(Parser):
         details: dict = {"tables": self.tables, "rows": self.rows}
         if self.rows:
             facts["vdollar.rows"] = float(self.rows)
+        k = self._sample_s()
+        scaled = {
+            "ash.seconds": self.ash_event,
+            "ash.sql_seconds": self.ash_sql,
+            "ash.state_seconds": self.ash_state,
+            "ash.flag_seconds": self.ash_flag,
+        }
         for name, table in (
             ("session.count", self.sess_count),
             ("session.seconds_in_wait_max", self.sess_wait_max),
@@ -463,10 +497,12 @@ class VdollarParser(Parser):
             ("ash.chain_seconds", self.ash_chain),
         ):
             if table:
-                facts[name] = dict(table)
+                facts[name] = (
+                    {key: v * k for key, v in table.items()} if name in scaled else dict(table)
+                )
         if self.ash_total:
-            facts["ash.total_s"] = self.ash_total
-            facts["ash.dba_hist"] = 1.0 if self._dba_hist else 0.0
+            facts["ash.total_s"] = self.ash_total * k
+            facts["ash.dba_hist"] = 1.0 if k == 10.0 else 0.0
             busiest = max(self.ash_event.items(), key=lambda kv: kv[1], default=None)
             if busiest:
                 facts["ash.top_event"] = busiest[0]

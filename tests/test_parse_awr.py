@@ -430,3 +430,16 @@ def test_an_html_report_under_a_message_of_its_own_words():
     lines = parse_lines(io.StringIO(message + doc))
     assert [b.facts for b in lines.blocks if b.format == "waits"] == [expected]
     assert "commits were slow" in lines.context.prose
+
+
+def test_collapsed_11g_top5_with_its_wait_class():
+    text = """Top 5 Timed Foreground Events
+Avg
+wait % DB
+Event Waits Time(s) (ms) time Wait Class
+db file sequential read 35,732 6,575 184 77.5 User I/O
+log file sync 3,825 1,495 391 17.6 Commit
+"""
+    f = waits_block(text).facts
+    assert f["event.pct_of_db_time"] == {"db file sequential read": 77.5, "log file sync": 17.6}
+    assert f["event.avg_ms"]["log file sync"] == 391

@@ -423,12 +423,16 @@ def _collapsed_columns(header: list[str]) -> list[_Column]:
     labels = [" ".join(m.group().split()) for m in RE_HEADER_PHRASE.finditer(last)]
     above = " ".join(header[:-1])
     out = []
-    for i, label in enumerate(labels):
+    for label in labels:
         low = label.lower()
         if low == "(ms)":
             label = "Avg (ms)"
-        elif low in ("time", "ela time", "call time") and i == len(labels) - 1 and "%" in above:
-            label = "% Total Time"
+        elif (
+            low in ("time", "ela time", "call time")
+            and "%" in above
+            and any(c.kind == "time" for c in out)
+        ):
+            label = "% Total Time"  # the '% DB' / '%Total' above it, a time column before it
         kind, unit = classify(label)
         out.append(_Column(label=label, start=0, end=0, kind=kind, unit=unit))
     return out[:MAX_COLUMNS]

@@ -183,3 +183,27 @@ def test_samples_ten_seconds_apart_are_dba_hist_samples():
     assert f["ash.dba_hist"] == 1
     assert f["ash.seconds"] == {"log file sync": 20, "ON CPU": 10}
     assert f["ash.samples"]["log file sync"] == 2
+
+
+ASHTOP = """SQL> @ashtop session_state,event 1=1 sysdate-1/24 sysdate
+
+    Total
+  Seconds     AAS %This   SESSION EVENT                                    FIRST_SEEN
+--------- ------- ------- ------- ---------------------------------------- -------------------
+     2087     0.6   58% | ON CPU                                           2026-11-03 10:00:01
+      911     0.3   25% | WAITING log file sync                            2026-11-03 10:00:04
+      602     0.2   17% | WAITING db file sequential read                  2026-11-03 10:00:02
+
+3 rows selected.
+"""
+
+
+def test_ashtop_output_with_capitalised_headings():
+    f = vblock(ASHTOP).facts
+    assert f["ash.seconds"] == {
+        "ON CPU": 2087,
+        "log file sync": 911,
+        "db file sequential read": 602,
+    }
+    assert f["ash.state_seconds"]["WAITING"] == 1513
+    assert f["ash.top_event"] == "ON CPU"

@@ -115,7 +115,8 @@ STRONG = frozenset(
 WAITS_OWNED = frozenset({"TOTAL_WAITS", "TIME_WAITED_MICRO", "TOTAL_TIMEOUTS", "AVERAGE_WAIT"})
 TIME_MODEL_HINT = re.compile(r"\btime\b|^DB CPU$|cpu time", re.I)
 
-_HEAD_TOKEN = r"(?:%[A-Za-z0-9_]*|[A-Z][A-Z0-9_#$()*,'|:.-]*)"  # '%This' is ash_wait_chains'
+# column headings: upper case, or capitalised ('Seconds', '%This' in ashtop / ash_wait_chains)
+_HEAD_TOKEN = r"(?:%[A-Za-z0-9_]*|[A-Z][A-Za-z0-9_#$()*,'|:.-]*)"
 RE_HEADING = re.compile(rf"^\s*{_HEAD_TOKEN}(?:\s+{_HEAD_TOKEN})+\s*$")
 RE_RULER = re.compile(r"^\s*-+(?:\s+-+)*\s*$")
 RE_PROMPT = re.compile(r"^\s*(?:SQL|SQLcl|[A-Za-z0-9_$#@\[\]]+)>\s?")

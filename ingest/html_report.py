@@ -20,6 +20,7 @@ from html.parser import HTMLParser
 MAX_ROWS = 5000  # rows kept per table (AWR's longest, SQL text lists, stay far below)
 MAX_CELL = 80  # characters kept per cell: SQL text and module names are long
 MAX_COLUMNS = 40
+MAX_TEXT = 64 * 1024  # characters of one line of text outside tables (the detector cuts there)
 SNIFF = 4096  # characters looked at to tell HTML from text
 
 _BLOCK_TAGS = frozenset(
@@ -109,7 +110,8 @@ class _Renderer(HTMLParser):
         if self._skip:
             return
         if self._cell is not None:
-            self._cell.append(data)
+            if sum(map(len, self._cell)) < MAX_CELL * 4:  # a cell is cut anyway: keep no more
+                self._cell.append(data)
         elif not self._tables:
             # a line break outside a table ends a line: the text keeps the lines it had, so
             # a paste that only mentioned <html> does not collapse into one line
@@ -117,7 +119,8 @@ class _Renderer(HTMLParser):
             for part in parts[:-1]:
                 self._text.append(part)
                 self._flush_text()
-            self._text.append(parts[-1])
+            if sum(map(len, self._text)) < MAX_TEXT:
+                self._text.append(parts[-1][:MAX_TEXT])
 
     def close(self) -> None:
         super().close()

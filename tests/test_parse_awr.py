@@ -443,3 +443,10 @@ log file sync 3,825 1,495 391 17.6 Commit
     f = waits_block(text).facts
     assert f["event.pct_of_db_time"] == {"db file sequential read": 77.5, "log file sync": 17.6}
     assert f["event.avg_ms"]["log file sync"] == 391
+
+
+def test_a_huge_cell_or_line_in_html_stays_bounded():
+    doc = "<html><body><p>" + "x" * 300_000 + "</p><table><tr><td>" + "y" * 300_000
+    doc += "</td><td>1</td></tr></table></body></html>"
+    lines = list(html_lines([doc[i : i + 10_000] for i in range(0, len(doc), 10_000)]))
+    assert max(len(line) for line in lines) <= 70_000

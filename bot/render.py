@@ -135,13 +135,13 @@ def key_facts(block: EvidenceBlock, limit: int) -> list[str]:
         return []
     out: list[str] = []
     own = _OWN_GROUP.get(block.format)
-    for table, label, top_n in _REPORT_TABLES:
+    for table, heading, top_n in _REPORT_TABLES:
         values = block.facts.get(table)
         if isinstance(values, dict) and values:
             shown = list(values.items())
             if table == "event.pct_of_db_time":
                 shown.sort(key=lambda kv: kv[1], reverse=True)
-            out.append(f"{label}: " + ", ".join(f"{k} {number(v)}" for k, v in shown[:top_n]))
+            out.append(f"{heading}: " + ", ".join(f"{k} {number(v)}" for k, v in shown[:top_n]))
     scalars = sorted(
         (name for name, v in block.facts.items() if isinstance(v, int | float | str)),
         key=lambda n: (

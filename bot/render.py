@@ -36,6 +36,13 @@ _TABLES = (
     "frame.top",
     "frame.count",
     "enqueue.requests",
+    "ash.seconds",
+    "lock.request_mode",
+)
+# what a DBA reads first off an AWR / Statspack report: the top events and the load profile
+_REPORT_TABLES = (
+    ("event.pct_of_db_time", "Top events, % DB time", 5),
+    ("load.per_s", "Load Profile per second", 6),
 )
 _FACT_ORDER = {name: i for i, name in enumerate(FACTS)}
 # formats whose own facts lead their line (R before the shared event.* / waits.* facts)
@@ -128,6 +135,13 @@ def key_facts(block: EvidenceBlock, limit: int) -> list[str]:
         return []
     out: list[str] = []
     own = _OWN_GROUP.get(block.format)
+    for table, heading, top_n in _REPORT_TABLES:
+        values = block.facts.get(table)
+        if isinstance(values, dict) and values:
+            shown = list(values.items())
+            if table == "event.pct_of_db_time":
+                shown.sort(key=lambda kv: kv[1], reverse=True)
+            out.append(f"{heading}: " + ", ".join(f"{k} {number(v)}" for k, v in shown[:top_n]))
     scalars = sorted(
         (name for name, v in block.facts.items() if isinstance(v, int | float | str)),
         key=lambda n: (

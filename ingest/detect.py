@@ -13,12 +13,14 @@ parser scores a line 2 that the current parser does not.
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import BinaryIO
 
 from ingest.base import MAX_LINE, Parser
 from ingest.context import ContextExtractor
+from ingest.html_report import SNIFF, html_lines, looks_like_html
 from ingest.model import TEXT_CAP, Block, Evidence
 from ingest.parsers import PARSERS
 from ingest.parsers.syscalls import _syscore
@@ -403,15 +405,42 @@ def _has_content(block: Block) -> bool:
     return False
 
 
+def _with_html(lines: Iterable[str]) -> Iterator[str]:
+    """The lines, except that from the first line opening an HTML document (an uploaded
+    awrrpt_*.html, maybe under a message's own words) on, the text its tables lay out
+    (ingest/html_report.py)."""
+    it = iter(lines)
+    for line in it:
+        first = line[:1]
+        if (first == "<" or (first in " \t" and line.lstrip()[:1] == "<")) and looks_like_html(
+            line
+        ):
+            rest = (x if x.endswith("\n") else x + "\n" for x in itertools.chain([line], it))
+            yield from html_lines(rest)
+            return
+        yield line
+
+
 def parse_lines(lines: Iterable[str]) -> Evidence:
-    """Parse a stream of lines (a file object works) in bounded memory."""
+    """Parse a stream of lines (a file object works) in bounded memory. An HTML document is
+    read as the text its tables lay out."""
     detector = Detector()
-    detector.feed_lines(lines)
+    detector.feed_lines(_with_html(lines))
     return detector.finish()
+
+
+_HTML_START = re.compile(r"^[ \t]*(?:<!doctype\s+html|<html[\s>])", re.I | re.M)
 
 
 def parse_text(text: str) -> Evidence:
     detector = Detector()
+    if any(tag in text for tag in ("<html", "<HTML", "<!DOCTYPE", "<!doctype")):
+        m = _HTML_START.search(text)
+        if m is not None:
+            if m.start():
+                detector.feed_text(text[: m.start()])
+            detector.feed_lines(html_lines([text[m.start() :]]))
+            return detector.finish()
     detector.feed_text(text)
     return detector.finish()
 
@@ -425,8 +454,16 @@ def parse_stream(raw: BinaryIO, advance: Callable[[int], None] | None = None) ->
     line would make them. `advance(n)` is told of every n bytes read."""
     detector = Detector()
     tail = bytearray()  # the start of a line that has not ended yet
+    first = raw.read(CHUNK)
+    if looks_like_html(first[:SNIFF].decode("utf-8", errors="replace")):
+        if advance is not None and first:
+            advance(len(first))
+        detector.feed_lines(html_lines(_decoded_chunks(first, raw, advance)))
+        return detector.finish()
+    pending: bytes | None = first
     while True:
-        block = raw.read(CHUNK)
+        block = pending if pending is not None else raw.read(CHUNK)
+        pending = None
         if not block:
             break
         if advance is not None:
@@ -449,6 +486,24 @@ def parse_stream(raw: BinaryIO, advance: Callable[[int], None] | None = None) ->
     if tail:
         detector.feed_text(tail.decode("utf-8", errors="replace"))
     return detector.finish()
+
+
+def _decoded_chunks(
+    first: bytes, raw: BinaryIO, advance: Callable[[int], None] | None
+) -> Iterable[str]:
+    """The stream as text, a chunk at a time, a multi-byte character never split."""
+    import codecs
+
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    yield decoder.decode(first)
+    while True:
+        block = raw.read(CHUNK)
+        if not block:
+            break
+        if advance is not None:
+            advance(len(block))
+        yield decoder.decode(block)
+    yield decoder.decode(b"", final=True)
 
 
 BINARY_SAMPLE = 8192  # how much of an input is looked at to tell text from binary data

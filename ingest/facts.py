@@ -84,6 +84,7 @@ class FactSpec(BaseModel):
 
 def _specs() -> list[FactSpec]:
     S, E, F = SYSCALL_SOURCES, EVENT_SOURCES, FUNCTION_SOURCES
+    V = ("vdollar",)
     f = FactSpec
     return [
         # ---- syscalls: truss (Solaris) and strace (Linux) ---------------------------------
@@ -289,10 +290,237 @@ def _specs() -> list[FactSpec]:
         f(
             name="stat.value",
             label="value",
-            sources=("waits",),
+            sources=("waits", "vdollar"),
             keyed_by="statistic",
             doc="session/system statistic values ('messages sent', 'redo size'...)",
         ),
+        f(
+            name="event.cpu_s",
+            sources=("waits",),
+            doc="DB CPU / CPU time (seconds) from a Top events table: not a wait, so in no "
+            "event table",
+        ),
+        f(
+            name="waits.idle_s",
+            sources=("waits",),
+            doc="time in idle events (ingest/oracle_events.py: SQL*Net message from client, "
+            "rdbms ipc message, the Idle class...), which no total or share includes",
+        ),
+        # ---- AWR / Statspack reports (text or HTML): the sections around the event tables ---
+        f(
+            name="bg_event.waited_s",
+            sources=("waits",),
+            keyed_by="event",
+            doc="background processes' waited time (s) from Background Wait Events, kept apart "
+            "from the foreground event.* facts",
+        ),
+        f(name="bg_event.count", sources=("waits",), keyed_by="event", doc="background waits"),
+        f(
+            name="bg_event.avg_ms",
+            sources=("waits",),
+            keyed_by="event",
+            doc="background average wait (ms)",
+        ),
+        f(
+            name="wait_class.waited_s",
+            sources=("waits",),
+            keyed_by="wait_class",
+            doc="time waited per wait class (s): User I/O, Commit, Concurrency...",
+        ),
+        f(name="wait_class.count", sources=("waits",), keyed_by="wait_class", doc="waits"),
+        f(
+            name="wait_class.avg_ms",
+            sources=("waits",),
+            keyed_by="wait_class",
+            doc="average wait of the class (ms)",
+        ),
+        f(
+            name="wait_class.pct_of_db_time",
+            sources=("waits",),
+            keyed_by="wait_class",
+            doc="% of DB time in the class, as the report prints it",
+        ),
+        f(
+            name="time_model.s",
+            label="time",
+            unit="s",
+            sources=("waits", "vdollar"),
+            keyed_by="statistic",
+            doc="Time Model statistics (s): DB time, DB CPU, parse time elapsed, hard parse "
+            "elapsed time...",
+        ),
+        f(
+            name="time_model.pct_of_db_time",
+            sources=("waits",),
+            keyed_by="statistic",
+            doc="Time Model statistic as % of DB time",
+        ),
+        *[
+            f(name=f"report.{key}", sources=("waits",), kind="string", doc=doc)
+            for key, doc in (
+                ("kind", "awr or statspack, from the report's first line"),
+                ("db_name", "database name"),
+                ("db_id", "DBID"),
+                ("db_role", "PRIMARY / PHYSICAL STANDBY"),
+                ("edition", "EE / SE2..."),
+                ("container", "PDB name of a PDB-level report"),
+                ("instance", "instance name"),
+                ("startup_time", "instance startup time, as printed"),
+                ("release", "Oracle release, as printed (19.0.0.0.0)"),
+                ("rac", "RAC: YES/NO"),
+                ("host", "host name"),
+                ("platform", "platform name (Linux x86 64-bit, Solaris[tm] OE (64-bit)...)"),
+                ("begin_time", "begin snapshot time, as printed"),
+                ("end_time", "end snapshot time, as printed"),
+            )
+        ],
+        *[
+            f(name=f"report.{key}", sources=("waits",), doc=doc)
+            for key, doc in (
+                ("inst_num", "instance number"),
+                ("cpus", "CPUs of the host"),
+                ("cores", "cores of the host"),
+                ("sockets", "sockets of the host"),
+                ("memory_gb", "memory of the host (GB)"),
+                ("begin_snap", "begin snapshot id"),
+                ("end_snap", "end snapshot id"),
+                ("sessions_begin", "sessions at the begin snapshot"),
+                ("sessions_end", "sessions at the end snapshot"),
+                ("elapsed_s", "snapshot interval (s)"),
+                ("db_time_s", "DB time of the interval (s): the base of every % of DB time"),
+                ("db_cpu_s", "DB CPU of the interval (s)"),
+                ("aas", "average active sessions: DB time / elapsed"),
+            )
+        ],
+        *[
+            f(
+                name=f"load.{col}",
+                label=label,
+                unit=unit,
+                sources=("waits",),
+                keyed_by="statistic",
+                doc=f"Load Profile {label}, keyed by the lower-case label without units "
+                "('db time', 'redo size', 'logical read', 'hard parses', 'executes')",
+            )
+            for col, label, unit in (
+                ("per_s", "per second", "/s"),
+                ("per_txn", "per transaction", "/txn"),
+                ("per_exec", "per execution", "/exec"),
+                ("per_call", "per user call", "/call"),
+            )
+        ],
+        f(name="latch.gets", sources=("waits",), keyed_by="latch", doc="latch get requests"),
+        f(name="latch.misses", sources=("waits",), keyed_by="latch", doc="latch misses"),
+        f(name="latch.sleeps", sources=("waits",), keyed_by="latch", doc="latch sleeps"),
+        f(
+            name="latch.wait_s",
+            sources=("waits",),
+            keyed_by="latch",
+            doc="time waited for the latch (s), Latch Activity",
+        ),
+        f(
+            name="segment.pct_of_total",
+            sources=("waits",),
+            keyed_by="segment",
+            doc="a segment's share of the report's total, keyed 'Row Lock Waits: OWNER.OBJECT' "
+            "(the Segments by ... section's metric, then owner.object)",
+        ),
+        f(
+            name="efficiency.pct",
+            label="efficiency",
+            unit="%",
+            sources=("waits",),
+            keyed_by="statistic",
+            doc="Instance Efficiency percentages ('buffer hit', 'soft parse', 'execute to parse', "
+            "'latch hit', 'non-parse cpu'...)",
+        ),
+        *[
+            f(name=f"sql.{key}", sources=("waits",), keyed_by="sql", doc=doc)
+            for key, doc in (
+                ("elapsed_s", "elapsed time (s) of the statement, by SQL id or old hash value"),
+                ("cpu_s", "CPU time (s) of the statement"),
+                ("executions", "executions of the statement"),
+                ("elapsed_per_exec_s", "elapsed time per execution (s)"),
+                ("gets", "buffer gets of the statement"),
+                ("reads", "physical reads of the statement"),
+                ("parse_calls", "parse calls of the statement"),
+            )
+        ],
+        # ---- v$ views and ASH: SQL*Plus / SQLcl query output -------------------------------
+        f(name="vdollar.rows", sources=V, doc="table rows read"),
+        f(
+            name="session.count",
+            sources=V,
+            keyed_by="event",
+            doc="v$session / v$session_wait rows in the event",
+        ),
+        f(
+            name="session.seconds_in_wait_max",
+            label="longest wait so far",
+            unit="s",
+            sources=V,
+            keyed_by="event",
+            doc="longest SECONDS_IN_WAIT / SEC_IN_WAIT of a session in the event (s)",
+        ),
+        f(name="session.p1", sources=V, keyed_by="event", doc="P1 of the event's last row"),
+        f(
+            name="lock.request_mode",
+            sources=V,
+            keyed_by="lock_type",
+            doc="highest REQUEST mode in v$lock per lock type (TX, TM...)",
+        ),
+        f(name="lock.held_mode", sources=V, keyed_by="lock_type", doc="highest LMODE held"),
+        f(name="lock.waiters", sources=V, keyed_by="lock_type", doc="rows requesting the type"),
+        f(name="lock.blockers", sources=V, keyed_by="lock_type", doc="rows with BLOCK > 0"),
+        f(name="lock.ctime_max_s", sources=V, keyed_by="lock_type", doc="longest CTIME (s)"),
+        f(
+            name="ash.seconds",
+            label="ASH time",
+            unit="s",
+            sources=V,
+            keyed_by="event",
+            doc="ASH time per event (s): samples x 1 s (v$active_session_history) or x 10 s "
+            "(dba_hist_*), or a SECONDS column; ON CPU when the session was on CPU",
+        ),
+        f(name="ash.samples", sources=V, keyed_by="event", doc="ASH samples per event"),
+        f(
+            name="ash.sql_seconds",
+            label="ASH time",
+            unit="s",
+            sources=V,
+            keyed_by="sql",
+            doc="ASH time per SQL_ID (s)",
+        ),
+        f(
+            name="ash.state_seconds",
+            label="ASH time",
+            unit="s",
+            sources=V,
+            keyed_by="state",
+            doc="ASH time per SESSION_STATE (ON CPU, WAITING)",
+        ),
+        f(
+            name="ash.flag_seconds",
+            label="ASH time",
+            unit="s",
+            sources=V,
+            keyed_by="flag",
+            doc="ASH time per IN_* flag (IN_PARSE, IN_HARD_PARSE, IN_CURSOR_CLOSE...)",
+        ),
+        f(
+            name="ash.chain_seconds",
+            label="ASH time",
+            unit="s",
+            sources=V,
+            keyed_by="chain",
+            doc="ash_wait_chains / dash_waitchains time per chain (s)",
+        ),
+        f(name="ash.total_s", sources=V, doc="ASH time over all rows (s)"),
+        f(name="ash.dba_hist", sources=V, doc="1 when the query read dba_hist_* (10 s samples)"),
+        f(name="ash.top_event", sources=V, kind="string", doc="event with the most ASH time"),
+        f(name="ash.top_pct", sources=V, doc="its share of ASH time"),
+        f(name="ash.top_chain", sources=V, kind="string", doc="wait chain with the most time"),
+        f(name="ash.top_chain_s", sources=V, doc="its time (s)"),
         # ---- tkprof ------------------------------------------------------------------------
         f(name="tkprof.statements", sources=("tkprof",), doc="statements in the report"),
         f(name="tkprof.elapsed_s", sources=("tkprof",), doc="elapsed of the totals"),

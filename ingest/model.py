@@ -18,6 +18,7 @@ Format = Literal[
     "trace10046",
     "hanganalyze",
     "lgwr_trace",
+    "vdollar",
     "unknown",
 ]
 FORMATS: tuple[str, ...] = (
@@ -31,6 +32,7 @@ FORMATS: tuple[str, ...] = (
     "trace10046",
     "hanganalyze",
     "lgwr_trace",
+    "vdollar",
     "unknown",
 )
 Platform = Literal["solaris", "linux", "aix", "hpux", "windows", "any"]

@@ -727,9 +727,16 @@ def check(
 # -- analyze ----------------------------------------------------------------------------------
 
 
+# facts listed first when present: an AWR report's top events and load profile, ASH's events
+_LEAD_FACTS = ("event.pct_of_db_time", "load.per_s", "report.db_time_s", "ash.seconds")
+
+
 def _fact_summary(facts: dict[str, Any], limit: int = 5) -> list[tuple[str, str]]:
     rows: list[tuple[str, str]] = []
-    for name, value in facts.items():
+    lead = [n for n in _LEAD_FACTS if n in facts]
+    for name, value in [(n, facts[n]) for n in lead] + [
+        (n, v) for n, v in facts.items() if n not in lead
+    ]:
         if isinstance(value, dict):
             top = sorted(value.items(), key=lambda kv: -float(kv[1]))[:limit]
             shown = ", ".join(f"{k}={_num(v)}" for k, v in top)

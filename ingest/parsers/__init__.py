@@ -13,6 +13,7 @@ from ingest.parsers.strace import StraceParser
 from ingest.parsers.tkprof import TkprofParser
 from ingest.parsers.trace10046 import Trace10046Parser
 from ingest.parsers.truss import TrussParser
+from ingest.parsers.vdollar import VdollarParser
 from ingest.parsers.waits import WaitsParser
 
 PARSERS: tuple[type[Parser], ...] = (
@@ -24,6 +25,7 @@ PARSERS: tuple[type[Parser], ...] = (
     StraceParser,
     MpstatParser,
     WaitsParser,
+    VdollarParser,
     DtraceParser,
     StackParser,
 )

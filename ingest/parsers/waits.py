@@ -29,6 +29,8 @@ from pydantic import BaseModel, Field
 
 from ingest.base import Parser
 from ingest.model import Format, Platform
+from ingest.oracle_events import is_idle
+from ingest.parsers.awr_report import RE_MINUTES, RE_SNAP, ReportReader, section_of
 
 MAX_KEYS = 5000  # distinct events / enqueues / statistics kept per kind
 ALIGN_SLACK = 4  # characters a number may stray from its column edge (seed 003 spills by 2)
@@ -37,6 +39,24 @@ MAX_VALUE = 1e18  # larger than any Oracle counter; bigger "numbers" are noise, 
 MAX_TABLES = 50  # tables described in details
 TOP_ROWS = 100  # rows listed in details per kind
 CPU_ROWS = frozenset({"DB CPU", "CPU time", "CPU Time", "CPU"})
+_REPORT_INITIALS = frozenset("WSDBEHLITFE")  # first letters of RE_REPORT_START's lines
+MAX_REPORT_NOTES = 3  # prose lines (someone's notes) a pasted report may hold in a row
+RE_PAGE_HEADER = re.compile(r"^\s*(?:OUTPUT|COLUMN_VALUE|PLAN_TABLE_OUTPUT)\s*$")
+RE_REPORT_START = re.compile(
+    r"^\s*(?:WORKLOAD REPOSITORY (?:PDB |CDB )?report|STATSPACK (?:Statistics )?report for"
+    r"|(?:DB Name|Database)\s+DB Id\b|(?:Snapshot\s+)?Snap Id\s+Snap Time\b"
+    r"|(?:Begin|End)\s+Snap:\s+\d|(?:Elapsed|DB\s+[Tt]ime):\s+[\d.,]+\s*\((?:mins|secs)\)|Load Profile\b|Instance Efficiency (?:Percentages|Indicators)"
+    r"|Time Model (?:Statistics|System Stats)|SQL ordered by\b|Host\s*Name\s+Platform\b"
+    r"|(?:Foreground |Background )?Wait Class(?:es by Total Wait Time)?\s*(?:DB/Inst:.*)?$)"
+)
+# words of a wait event's name, for rows whose alignment a forum or chat collapsed
+# the first line of an event name wrapped by a narrow window: words, at most 60 characters
+RE_WRAPPED_NAME = re.compile(r"^\s{0,2}[a-zA-Z][\w*:/()\-]*(?: [\w*:/()\-]+){1,8}\s*$")
+RE_EVENT_WORDS = re.compile(
+    r"\b(?:read|write|sync|wait|waits|latch|enq|gc|log|file|buffer|cursor|library|lock|direct"
+    r"|path|SQL\*Net|resmgr|mutex|pin|row cache|checkpoint|switch|busy)\b",
+    re.I,
+)
 # AWR's full event tables cut names at the column width ('SQL*Net message from clien'); a cut
 # name is restored from the Top-N table of the same block or from these common long names.
 LONG_EVENT_NAMES = (
@@ -73,7 +93,7 @@ RE_INTERVAL = re.compile(
     r"^\s*Interval:-\s*([\d.,]+)\s*(seconds?|secs?|s|minutes?|mins?)?\s*$", re.I
 )
 RE_TOP_TITLE = re.compile(
-    r"^\s*Top\s+(?:\d+\s+)?(?:Timed|Foreground)\s+(?:Wait\s+)?Events"
+    r"^\s*Top\s+(?:\d+\s+)?(?:Timed\s+)?(?:Foreground\s+)?(?:Wait\s+)?Events"
     r"(?:\s+by\s+(?:Total\s+)?Wait\s+Time)?(?:\s+DB/Inst:.*)?"
 )
 RE_TITLE = re.compile(
@@ -85,14 +105,17 @@ RE_TITLE = re.compile(
 RE_START_HEADERS = re.compile(
     r"^\s*(?:Event\s+Waits\s+(?:Time_?outs|Timeouts|-?outs|Time\b|%Time)"
     r"|Type\s+Requests\s+Waits\s+Success"
-    r"|EVENT\s+TOTAL_WAITS\b)",
+    r"|EVENT\s+TOTAL_WAITS\b"
+    r"|(?:[A-Z_#]+\s+){1,4}EVENT(?:_NAME)?\s+(?:[A-Z_#]+\s+){0,3}TOTAL_WAITS\b)",
     re.I,
 )
 RE_NUMBER = re.compile(
-    r"^[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?(?:[KMGT](?![a-z]))?(?:ns|us|ms|s)?%?$"
+    r"^[+-]?(?:(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?|\d+,\d{1,2}|,\d+|\d{1,3}(?:\.\d{3})+,\d+)"
+    r"(?:[KMGT](?![a-z]))?(?:ns|us|ms|s)?%?$"
 )
+RE_DECIMAL_COMMA = re.compile(r"^[+-]?(?:\d+,\d{1,2}|,\d+|\d{1,3}(?:\.\d{3})+,\d+)$")
 RE_HAS_DIGIT = re.compile(r"\d")
-_TITLE_INITIALS = frozenset("EeTtFfBbWwIiSs")  # first letters of the lines scored 2
+_TITLE_INITIALS = frozenset("EeTtFfBbWwIiSsUCOP")  # first letters of the lines scored 2
 RE_ROW_HINT = re.compile(r"[^\s\d]\s{2,}[-.\d]")  # 'a name  1,234': a word, 2+ spaces, a number
 RE_TOKEN = re.compile(r"\S+")
 RE_ENQ_NAME = re.compile(r"^\s*([A-Z0-9]{2})-\S")
@@ -148,6 +171,13 @@ _HEADER_VOCAB = frozenset(
         "txn",
         "exec",
         "total_waits",
+        "username",
+        "sid",
+        "serial",
+        "inst_id",
+        "osuser",
+        "program",
+        "con_id",
         "total_timeouts",
         "time_waited",
         "time_waited_micro",
@@ -200,6 +230,8 @@ def parse_number(token: str) -> tuple[float, float | None] | None:
     if t and t[-1] in _SCALE:
         scale = _SCALE[t[-1]]
         t = t[:-1]
+    if RE_DECIMAL_COMMA.match(t):  # '45,6' and '1.234,5': a European locale's NLS settings
+        t = t.replace(".", "").replace(",", ".")
     try:
         value = float(t.replace(",", "")) * scale
     except ValueError:
@@ -228,6 +260,9 @@ class _Table:
     rows: int = 0
     assumed: bool = False
     name_width: int = 0  # width of the name column under a ruler (0: unknown)
+    scope: str = "fg"  # fg | bg: which processes' waits (AWR 11g+ prints them apart)
+    collapsed: bool = False  # header read from single-spaced words: values go in order
+    event_col: int | None = None  # v$ output grouped by user/SID: the EVENT column, not first
 
 
 @dataclass
@@ -288,6 +323,7 @@ class EventRow(BaseModel):
     pct_of_waited: float | None = None
     pct_of_db_time: float | None = None
     wait_class: str | None = None
+    idle: bool = False
 
 
 class TableInfo(BaseModel):
@@ -329,6 +365,8 @@ def classify(label: str) -> tuple[str, float | None]:
         return "ignore", None
     if "txn" in low or "per second" in low or "per trans" in low or "per exec" in low:
         return "ignore", None
+    if "session" in low:
+        return "ignore", None  # 'Avg Active Sessions' of the wait class table
     if "/s" in low.replace("m/s", ""):
         return "ignore", None
     if "class" in low:
@@ -369,7 +407,58 @@ def _word_groups(line: str) -> list[tuple[int, int, str]]:
     return [(m.start(), m.end(), m.group()) for m in re.finditer(r"\S+(?: \S+)*", line)]
 
 
+RE_HEADER_PHRASE = re.compile(
+    r"%\s*Time\s*-?\s*outs|Total\s+Wait\s+Time\s*\((?:sec|s)\)|Wait\s+Time\s*\((?:sec|s)\)"
+    r"|Time\s*\((?:sec|s|ms|cs)\)|Avg\s+wait\s*\((?:ms|s)\)|Wait\s+Avg\s*\(ms\)|Avg\s*\(ms\)"
+    r"|Avg\s+Wait(?:\s+Time)?|%\s*DB\s+time|%\s*Total\s+Call\s+Time|%\s*Total\s+Ela\s+Time"
+    r"|Ela\s+Time|Call\s+Time|Wait\s+Class|%\s*Total|\(ms\)|\S+",
+    re.I,
+)
+
+
+def _collapsed_columns(header: list[str]) -> list[_Column]:
+    """Columns of a header whose spacing was collapsed ('Event Waits Time (s) (ms) Time'):
+    known phrases in order. Values then go to the columns in order (no positions to use)."""
+    last = header[-1] if header else ""
+    labels = [" ".join(m.group().split()) for m in RE_HEADER_PHRASE.finditer(last)]
+    above = " ".join(header[:-1])
+    out = []
+    for label in labels:
+        low = label.lower()
+        if low == "(ms)":
+            label = "Avg (ms)"
+        elif (
+            low in ("time", "ela time", "call time")
+            and "%" in above
+            and any(c.kind == "time" for c in out)
+        ):
+            label = "% Total Time"  # the '% DB' / '%Total' above it, a time column before it
+        kind, unit = classify(label)
+        out.append(_Column(label=label, start=0, end=0, kind=kind, unit=unit))
+    return out[:MAX_COLUMNS]
+
+
+def _collapsed_event_row(line: str) -> bool:
+    """'db file sequential read 1,234,567 8,910 45.6': an event row whose alignment a forum,
+    a chat client or a slide collapsed to single spaces."""
+    if len(line) > 300:
+        return False
+    split = _split_row(line)
+    if split is None or split.text or len(split.nums) < 2:
+        return False
+    words = split.name.split()
+    return (
+        2 <= len(words) <= 10
+        and all(w[0].isalpha() or w[0] in "(*" for w in words)
+        and words[0][0].islower()
+        and RE_EVENT_WORDS.search(split.name) is not None
+    )
+
+
 def _build_columns(header: list[str], ruler: str | None) -> list[_Column]:
+    collapsed = bool(header) and "  " not in header[-1].strip() and len(header[-1].split()) > 2
+    if collapsed and (ruler is None or "  " not in ruler.strip()):
+        return _collapsed_columns(header)
     if ruler is not None:
         spans = [(m.start(), m.end()) for m in re.finditer(r"-+", ruler)]
     else:
@@ -504,7 +593,23 @@ class WaitsParser(Parser):
             or RE_INTERVAL.match(line)
         ):
             return 2
-        if len(line) > 400 or "  " not in line or not RE_ROW_HINT.search(line):
+        first = line.lstrip()[:1]
+        if first in _REPORT_INITIALS and len(line) <= 200 and RE_REPORT_START.match(line):
+            return 2  # a report's header or a section only reports print
+        if len(line) > 400:
+            return 0
+        if "  " not in line.strip():
+            # cheap tests first: the detector asks this of every line of a truss capture
+            if (
+                first.isalpha()
+                and line.rstrip()[-1:].isdigit()
+                and "=" not in line
+                and '"' not in line
+                and _collapsed_event_row(line)
+            ):
+                return 1
+            return 0
+        if not RE_ROW_HINT.search(line):
             return 0
         split = _split_row(line)
         if split is None:
@@ -539,6 +644,19 @@ class WaitsParser(Parser):
         self._tables: list[TableInfo] = []
         self._table_infos: dict[int, TableInfo] = {}
         self._dropped = 0
+        # whole reports: the section being read, what it holds, background waits apart
+        self._report = ReportReader()
+        self._section: str | None = None
+        self._in_report = False  # a report's header or Load Profile was seen
+        self._scope = "fg"
+        self._events_bg: dict[str, _EventAcc] = {}
+        self._wait_class: dict[str, dict[str, float]] = {}
+        self._time_model: dict[str, float] = {}
+        self._time_model_pct: dict[str, float] = {}
+        self._stash: list[str] = []  # the header a SQL*Plus page break interrupted
+        self._page_break = False
+        self._prose = 0
+        self._wrap = ""  # the first part of an event name a narrow paste wrapped
 
     # -- feeding -------------------------------------------------------------------------------
 
@@ -550,14 +668,65 @@ class WaitsParser(Parser):
             if self._table is not None:
                 self._last_table = self._table
             self._table = None
+            if self._header:
+                self._stash = self._header
+            elif self._last_table is not None:
+                self._stash = []
             self._header = []
             return True
         accepted = self._feed(s)
         if accepted:
             self._started = True
+            self._prose = 0
+        elif (
+            self._in_report
+            and self._prose < MAX_REPORT_NOTES
+            and _is_prose(s)
+            and not RE_TOP_TITLE.match(s)
+        ):
+            # a line of someone's notes inside a pasted report: the report goes on after it
+            self._prose += 1
+            return True
         return accepted
 
     def _feed(self, s: str) -> bool:
+        if self._started and RE_PAGE_HEADER.match(s):
+            # SQL*Plus repeats the column heading of a spooled report on every page
+            self._header = self._stash
+            if not self._header and self._table is None and self._last_table is not None:
+                self._table = self._last_table  # the table goes on on the next page
+            self._page_break = True
+            return True
+        if self._page_break:
+            self._page_break = False
+            if RE_SINGLE_RULER.match(s):
+                return True
+        if self._events_top and RE_TOP_TITLE.match(s):
+            # one report has one Top N table: a second one is another report or period (two
+            # pasted side by side to compare), so it starts a block of its own
+            return False
+        section = section_of(s)
+        if section is not None:
+            self._end_table()
+            if section == "tables":  # statistics tables the column names describe
+                self._section = None
+                self._title = " ".join(s.split())[:120]
+                return True
+            self._section = section
+            self._report.title(s, section)
+            if section in ("header", "load", "efficiency", "timemodel"):
+                self._in_report = True
+            if section in ("wait_class", "timemodel"):
+                self._title = " ".join(s.split())[:120]
+            return True
+        if RE_SNAP.match(s) or RE_MINUTES.search(s):
+            self._report.snapshot_line(s)
+            return True
+        if self._section in ("header", "load", "efficiency", "sql", "latch", "segments", "skip"):
+            if RE_TOP_TITLE.match(s) or RE_TITLE.match(s):
+                self._section = None
+            elif self._section == "skip" or self._started:
+                return self._report.feed(s, self._section)
         if RE_MULTI_RULER.match(s):
             self._open_table(s)
             return True
@@ -573,6 +742,8 @@ class WaitsParser(Parser):
         m = RE_TOP_TITLE.match(s) or RE_TITLE.match(s)
         if m:
             self._end_table()
+            self._section = None
+            self._scope = "bg" if m.group().lstrip().lower().startswith("background") else "fg"
             self._title = " ".join(m.group().split())[:120]
             rest = " " * m.end() + s[m.end() :]  # 'Top 5 Timed Events   Avg %Total': keep 'Avg..'
             self._header = [rest] if rest.strip() else []
@@ -600,6 +771,15 @@ class WaitsParser(Parser):
                 self._end_table()
                 self._header = [s]
                 return True
+            if (
+                table.kind == "events"
+                and table.named_rows
+                and len(s) <= 60
+                and not self._wrap
+                and RE_WRAPPED_NAME.match(s)
+            ):
+                self._wrap = " ".join(s.split())  # a long event name wrapped onto its own line
+                return True
             return False
         if not self._row(table, split, dry=True):
             if _is_prose(s):
@@ -618,7 +798,7 @@ class WaitsParser(Parser):
         header = [h for h in self._header if _is_header(h)]
         if header:
             cols = _build_columns(header, None)
-            kind, named = _table_kind(cols)
+            kind, named = self._kind(cols)
             if cols and (kind != "ignore" or len(cols) > 1):
                 if named:
                     cols[0].kind = "name"
@@ -657,17 +837,37 @@ class WaitsParser(Parser):
             self._table = None
             return
         cols = _build_columns(header, ruler)
-        kind, named = _table_kind(cols)
+        kind, named = self._kind(cols)
         self._table = self._new_table(cols, kind, named)
         if cols and named:
             self._table.name_width = cols[0].end - cols[0].start
         self._header = []
+
+    def _kind(self, cols: list[_Column]) -> tuple[str, bool]:
+        """A table's kind: its section's when the section says (a Time Model reads like a
+        statistics table, a Wait Class table like events), else from its columns."""
+        if self._section in ("wait_class", "timemodel") and cols:
+            return self._section, True
+        return _table_kind(cols)
 
     def _new_table(
         self, cols: list[_Column], kind: str, named: bool, *, assumed: bool = False
     ) -> _Table:
         if named and cols:
             cols[0].kind = "name"
+        event_col = next(
+            (
+                i
+                for i, c in enumerate(cols)
+                if 0 < i < len(cols) - 1 and c.label.upper() in ("EVENT", "EVENT_NAME")
+            ),
+            None,
+        )
+        if event_col is not None and not assumed and cols[-1].end > 0:
+            for c in cols[: event_col + 1]:
+                c.kind = "name"  # USERNAME, SID: who waited, not how much
+        else:
+            event_col = None
         table = _Table(
             kind=kind,
             columns=cols,
@@ -675,6 +875,9 @@ class WaitsParser(Parser):
             top=bool(RE_TOP_TITLE.match(self._title)),
             named_rows=named,
             assumed=assumed,
+            scope=self._scope,
+            event_col=event_col,
+            collapsed=bool(cols) and not assumed and all(c.end == 0 for c in cols),
         )
         self._title = ""
         self._pending_name = None
@@ -695,6 +898,7 @@ class WaitsParser(Parser):
             self._last_table = self._table
         self._table = None
         self._header = []
+        self._wrap = ""
 
     def _set_interval(self, value: str, unit: str) -> None:
         parsed = parse_number(value)
@@ -712,7 +916,12 @@ class WaitsParser(Parser):
         return [c for c in table.columns if c.kind not in ("name", "class", "reason")]
 
     def _assign(
-        self, table: _Table, nums: list[_Cell], *, aligned: bool = False
+        self,
+        table: _Table,
+        nums: list[_Cell],
+        *,
+        aligned: bool = False,
+        in_order: bool = False,
     ) -> list[tuple[_Column, float, float | None]] | None:
         """Give each number the column whose right edge is nearest, keeping left-to-right
         order. None when there are more numbers than columns, or (aligned=True) when a number
@@ -720,7 +929,7 @@ class WaitsParser(Parser):
         cols = self._value_columns(table)
         if len(nums) > len(cols):
             return None
-        if table.assumed:
+        if table.assumed or table.collapsed or in_order:
             chosen = list(range(len(nums)))
         else:
             chosen = []
@@ -743,11 +952,25 @@ class WaitsParser(Parser):
         self, table: _Table, split: _Split, *, dry: bool = False, aligned: bool = False
     ) -> bool:
         line, name, nums, text = split
-        if text and not any(c.kind in ("class", "reason") for c in table.columns):
-            return False  # words after the numbers: prose, not a row of this table
         n_cols = len(self._value_columns(table))
         if n_cols == 0:
             return False
+        if self._wrap and table.kind == "events":
+            name = f"{self._wrap} {name}".strip()  # the wrapped line's words come first
+            if not dry:
+                self._wrap = ""
+        if table.event_col is not None:
+            col = table.columns[table.event_col]
+            nxt = table.columns[table.event_col + 1].start
+            name = line[col.start : nxt].strip()
+            nums = [c for c in nums if c.start >= nxt - 1]
+            if not name or not nums:
+                return False
+        if text and not any(c.kind in ("class", "reason") for c in table.columns):
+            if len(text) == 1 and len(nums) == n_cols and "  " in line.strip():
+                text = []  # a full row with someone's mark after it ('@jls'): the row stands
+            else:
+                return False  # words after the numbers: prose, not a row of this table
         extra = len(nums) - n_cols
         if table.named_rows and extra > 0:
             name = line[: nums[extra][0]].strip()  # leading numbers belong to the name
@@ -758,7 +981,8 @@ class WaitsParser(Parser):
             name = self._pending_name or ""
             if not name:
                 return False
-        cells = self._assign(table, nums, aligned=aligned)
+        collapsed = "  " not in line.strip()  # a pasted row whose alignment was lost
+        cells = self._assign(table, nums, aligned=aligned and not collapsed, in_order=collapsed)
         if cells is None:
             return False
         if dry:
@@ -775,7 +999,35 @@ class WaitsParser(Parser):
             self._pending_name = None
         elif table.kind == "stats":
             self._stat_row(name, cells)
+        elif table.kind == "timemodel":
+            self._time_model_row(name, cells)
+        elif table.kind == "wait_class":
+            self._wait_class_row(name, cells)
         return True
+
+    def _time_model_row(self, name: str, cells: list[tuple[_Column, float, float | None]]) -> None:
+        if name not in self._time_model and len(self._time_model) >= MAX_KEYS:
+            return
+        for col, value, unit in cells:
+            low = col.label.lower()
+            if col.kind == "time" or (col.kind == "ignore" and "time" in low and "%" not in low):
+                self._time_model[name] = value * (unit or col.unit or 1.0)
+            elif "%" in low and "cpu" not in low:
+                self._time_model_pct[name] = value
+
+    def _wait_class_row(self, name: str, cells: list[tuple[_Column, float, float | None]]) -> None:
+        if name not in self._wait_class and len(self._wait_class) >= MAX_KEYS:
+            return
+        row = self._wait_class.setdefault(name, {})
+        for col, value, unit in cells:
+            if col.kind == "count":
+                row["count"] = value
+            elif col.kind == "time":
+                row["waited_s"] = value * (unit or col.unit or 1.0)
+            elif col.kind == "avg":
+                row["avg_ms"] = value * (unit or col.unit or 1e-3) * 1000.0
+            elif col.kind == "pct_db":
+                row["pct_db_time"] = value
 
     def _event_row(
         self, table: _Table, name: str, cells: list[tuple[_Column, float, float | None]], cls: str
@@ -799,7 +1051,12 @@ class WaitsParser(Parser):
             return
         if table.name_width >= 20 and len(name) == table.name_width:
             name = self._uncut(name)
-        acc = self._events_top if table.top else self._events_full
+        if table.top:
+            acc = self._events_top
+        elif table.scope == "bg":
+            acc = self._events_bg
+        else:
+            acc = self._events_full
         entry = acc.get(name)
         if entry is None:
             if len(acc) >= MAX_KEYS:
@@ -851,8 +1108,11 @@ class WaitsParser(Parser):
     # -- results -------------------------------------------------------------------------------
 
     def facts(self) -> tuple[dict, dict, list[str], Platform | None]:
-        events = self._events_full or self._events_top
+        events = dict(self._events_full or self._events_top)
         other = self._events_top if self._events_full else {}
+        for name, acc in other.items():
+            if name not in events and not any(n.startswith(name) for n in events):
+                events[name] = acc  # its full-table row was cut off or unreadable
         facts: dict[str, float | str | dict[str, float]] = {}
         details: dict = {
             "tables": [t.model_dump() for t in self._tables],
@@ -862,49 +1122,64 @@ class WaitsParser(Parser):
         }
         if self._interval_s is not None:
             details["interval_s"] = self._interval_s
+        report_facts, report_details = self._report.facts(self._time_model)
+        db_time = report_facts.get("report.db_time_s")
+        db_time = db_time if isinstance(db_time, float) and db_time > 0 else None
 
-        total = sum(e.waited_s or 0.0 for e in events.values())
-        rows: list[EventRow] = []
-        for name, acc in events.items():
-            waited = acc.waited_s
-            pct_db = acc.pct_db
-            if pct_db is None and name in other:
-                pct_db = other[name].pct_db
-            rows.append(
-                EventRow(
-                    event=name,
-                    count=acc.count,
-                    waited_s=_r(waited) if waited is not None else None,
-                    avg_ms=_r_opt(acc.average_ms()),
-                    max_ms=_r_opt(acc.max_ms),
-                    timeouts=acc.timeouts,
-                    pct_of_waited=_r(waited / total * 100.0)
-                    if waited is not None and total > 0
-                    else None,
-                    pct_of_db_time=pct_db,
-                    wait_class=acc.wait_class,
-                )
-            )
-        rows.sort(key=lambda r: (-(r.waited_s or 0.0), -(r.count or 0.0), r.event))
+        rows = self._event_rows(events, other, db_time)
+        bg = self._event_rows(self._events_bg, {}, None) if self._events_bg else []
+        busy = [r for r in rows if not r.idle]
+        total = sum(r.waited_s or 0.0 for r in busy)
+        idle_s = sum(r.waited_s or 0.0 for r in rows if r.idle)
         if events:
             facts["waits.total_s"] = _r(total)
             facts["waits.events"] = float(len(events))
-            _table_fact(facts, "event.waited_s", {r.event: r.waited_s for r in rows})
-            _table_fact(facts, "event.count", {r.event: r.count for r in rows})
-            _table_fact(facts, "event.avg_ms", {r.event: r.avg_ms for r in rows})
-            _table_fact(facts, "event.max_ms", {r.event: r.max_ms for r in rows})
+        if events or bg:
+            # a background process's event (LGWR's log file parallel write) is read by name as
+            # readily as a foreground one: the per-event facts hold both, the foreground's row
+            # where both print one; shares and totals stay foreground only
+            both = [r for r in bg if r.event not in events] + rows
+            _table_fact(facts, "event.waited_s", {r.event: r.waited_s for r in both})
+            _table_fact(facts, "event.count", {r.event: r.count for r in both})
+            _table_fact(facts, "event.avg_ms", {r.event: r.avg_ms for r in both})
+            _table_fact(facts, "event.max_ms", {r.event: r.max_ms for r in both})
+        if events:
             _table_fact(facts, "event.timeouts", {r.event: r.timeouts for r in rows})
             _table_fact(facts, "event.pct_of_waited", {r.event: r.pct_of_waited for r in rows})
+            if idle_s > 0:
+                facts["waits.idle_s"] = _r(idle_s)
             if total > 0:
-                facts["waits.top_event"] = rows[0].event
-                facts["waits.top_pct"] = rows[0].pct_of_waited or 0.0
+                facts["waits.top_event"] = busy[0].event
+                facts["waits.top_pct"] = busy[0].pct_of_waited or 0.0
         pct_db = {r.event: r.pct_of_db_time for r in rows}
         for name, cpu in self._cpu.items():
             pct_db[name] = cpu.get("pct_db")
+            if "time_s" in cpu and events:
+                facts["event.cpu_s"] = cpu["time_s"]
         _table_fact(facts, "event.pct_of_db_time", pct_db)
         details["events"] = [r.model_dump() for r in rows[:TOP_ROWS]]
         if self._cpu:
             details["cpu"] = self._cpu
+        if bg:
+            _table_fact(facts, "bg_event.waited_s", {r.event: r.waited_s for r in bg})
+            _table_fact(facts, "bg_event.count", {r.event: r.count for r in bg})
+            _table_fact(facts, "bg_event.avg_ms", {r.event: r.avg_ms for r in bg})
+            details["background_events"] = [r.model_dump() for r in bg[:TOP_ROWS]]
+        if self._wait_class:
+            for fact, key in (
+                ("wait_class.waited_s", "waited_s"),
+                ("wait_class.count", "count"),
+                ("wait_class.avg_ms", "avg_ms"),
+                ("wait_class.pct_of_db_time", "pct_db_time"),
+            ):
+                _table_fact(facts, fact, {k: v.get(key) for k, v in self._wait_class.items()})
+            details["wait_classes"] = [{"wait_class": k, **v} for k, v in self._wait_class.items()]
+        if self._time_model:
+            facts["time_model.s"] = dict(self._time_model)
+        if self._time_model_pct:
+            facts["time_model.pct_of_db_time"] = dict(self._time_model_pct)
+        facts.update(report_facts)
+        details.update(report_details)
 
         if self._enqueues:
             for fact, key in (
@@ -927,7 +1202,45 @@ class WaitsParser(Parser):
         identifiers = [r.event for r in rows[:100]]
         identifiers += list(self._enqueues)[:50]
         identifiers += list(self._stats)[:50]
+        identifiers += list(self._report.sql)[:50]
         return facts, details, list(dict.fromkeys(identifiers)), None
+
+    @staticmethod
+    def _event_rows(
+        events: dict[str, _EventAcc], other: dict[str, _EventAcc], db_time: float | None
+    ) -> list[EventRow]:
+        """One row per event, busiest first. Idle waits are listed but are in no base: neither
+        in pct_of_waited's total nor given a share of DB time (they are not part of it)."""
+        total = sum(e.waited_s or 0.0 for n, e in events.items() if not is_idle(n, e.wait_class))
+        rows: list[EventRow] = []
+        for name, acc in events.items():
+            waited = acc.waited_s
+            idle = is_idle(
+                name, acc.wait_class or (other[name].wait_class if name in other else None)
+            )
+            pct_db = acc.pct_db
+            if pct_db is None and name in other:
+                pct_db = other[name].pct_db
+            if pct_db is None and db_time and waited is not None and not idle:
+                pct_db = _r(waited / db_time * 100.0)
+            rows.append(
+                EventRow(
+                    event=name,
+                    count=acc.count,
+                    waited_s=_r(waited) if waited is not None else None,
+                    avg_ms=_r_opt(acc.average_ms()),
+                    max_ms=_r_opt(acc.max_ms),
+                    timeouts=acc.timeouts,
+                    pct_of_waited=_r(waited / total * 100.0)
+                    if waited is not None and total > 0 and not idle
+                    else None,
+                    pct_of_db_time=None if idle else pct_db,
+                    wait_class=acc.wait_class,
+                    idle=idle,
+                )
+            )
+        rows.sort(key=lambda r: (r.idle, -(r.waited_s or 0.0), -(r.count or 0.0), r.event))
+        return rows
 
 
 def _r(x: float) -> float:

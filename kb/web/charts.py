@@ -306,7 +306,18 @@ def block_charts(block: Block) -> list[tuple[str, Markup]]:
             out.append(("Calls by syscall", hbars(counts.items(), title="calls by syscall")))
         buckets = _latency_buckets(block)
         out.append(("Call latency", columns(buckets, title="calls by latency", unit=" calls")))
+    elif fmt == "vdollar" and _table(block, "ash.seconds"):
+        ash = _table(block, "ash.seconds")
+        out.append(("ASH time by event", hbars(ash.items(), title="ASH seconds", unit=" s")))
     elif fmt in ("waits", "tkprof"):
+        db_pct = _table(block, "event.pct_of_db_time")
+        if db_pct:  # an AWR / Statspack report: what the DBA reads first
+            out.append(
+                (
+                    "Top events, % of DB time",
+                    hbars(db_pct.items(), title="% of DB time", unit="%", limit=10),
+                )
+            )
         waited = _table(block, "event.waited_s")
         pct = _table(block, "event.pct_of_waited")
         if not pct and waited:

@@ -1,5 +1,5 @@
 # One image for both services; the commands are the same ones the tests run.
-# The wheel is built where a compiler is (ingest/_syscore.c, the C core of the truss/strace
+# The wheel is built where a compiler is (ingest/_syscore_src/, the C core of the truss/strace
 # parsers); the image that runs it has none.
 FROM python:3.11-slim AS build
 RUN apt-get update \

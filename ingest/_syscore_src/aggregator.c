@@ -808,7 +808,7 @@ int core_call(Core *c, int si, const CallArgs *a)
 
 /* SyscallAggregator.event / _clock */
 int core_event(Core *c, int has_pid, long long pid, int has_ts, double ts, int has_gap,
-                      double gap, long long line, PyObject *what)
+               double gap, long long line, PyObject *what)
 {
     Proc *pc = proc_get(c, has_pid, pid);
     if (pc == NULL || clock_tick(c, pc, has_ts, ts, has_gap, gap, line, what) < 0)

@@ -1,45 +1,13 @@
-/* ingest/_syscore_src/lines.c: what the truss and strace scanners share: where a line ends and
- * whether a scanner may read it, routing the lines syscalls.FdTargets reads, decimal numbers
- * parsed as CPython parses them, and small text helpers. */
+/* ingest/_syscore_src/lines.c: what the truss and strace scanners share out of line (the per-line
+ * ones, where a line ends and which call lines go to FdTargets, are static inline in syscore.h):
+ * keeping a routed line for syscalls.FdTargets, the printable check of non-ASCII text, decimal
+ * numbers parsed as CPython parses them, and small text helpers. */
 #include "syscore.h"
-
-/* name[0..n)'s routing kinds as a bit set (1 << kind); a length check, then memcmp. Kind 4
- * (the long FD_CALLS list) is looked at only for a failed call. */
-static int route_bits(const unsigned char *name, Py_ssize_t n, int failed)
-{
-    int bits = 0;
-    if (!failed && (n >= 64 || !((cfg.first_len[name[0]] >> n) & 1)))
-        return 0; /* most call lines: no name of kinds 1-3 starts so and is this long */
-    for (int k = 0; k < cfg.ntargets; k++) {
-        if (cfg.target_kinds[k] == 4 && !failed)
-            break; /* configure() put kind 4 last */
-        if (cfg.target_lens[k] == n && memcmp(cfg.target_names[k], name, (size_t)n) == 0)
-            bits |= 1 << cfg.target_kinds[k];
-    }
-    return bits;
-}
-
-/* Does the Python path take this call line (see ROUTE_KIND)? `partial`: the arguments are only
- * the resumed half of a call, so a kind-3 call goes whatever they hold. */
-int routed(const unsigned char *s, Py_ssize_t name_s, Py_ssize_t name_n, Py_ssize_t args_s,
-                  Py_ssize_t args_n, Py_ssize_t ret_s, Py_ssize_t ret_n, int failed, int partial)
-{
-    int bits = route_bits(s + name_s, name_n, failed);
-    if (!bits)
-        return 0;
-    if (bits & (1 << 1))
-        return 1;
-    if ((bits & (1 << 2)) && ret_n == 1 && s[ret_s] == '0')
-        return 1;
-    if ((bits & (1 << 3)) && (partial || contains(s + args_s, args_n, "F_DUPFD")))
-        return 1;
-    return failed && (bits & (1 << 4));
-}
 
 /* Keep a line `routed` says FdTargets reads: the scanner counts it as usual and the parser
  * hands the text to FdTargets after the run (its tables depend on nothing else). */
 int route_line(PyObject *routed_list, PyObject *text, Py_ssize_t pos, Py_ssize_t le,
-                      long long n)
+               long long n)
 {
     PyObject *line = PyUnicode_Substring(text, pos, le);
     if (line == NULL)
@@ -54,7 +22,7 @@ int route_line(PyObject *routed_list, PyObject *text, Py_ssize_t pos, Py_ssize_t
 
 /* Is every byte printable ASCII or a tab? (what the scanners read; anything else is left to
  * the Python path) */
-static int plain_line(const unsigned char *p, Py_ssize_t n)
+int plain_line(const unsigned char *p, Py_ssize_t n)
 {
     Py_ssize_t i = 0;
     for (; i + 8 <= n; i += 8) {
@@ -152,31 +120,4 @@ int ascii_pid(const Txt *t, long long *v)
     }
     *v = x;
     return 1;
-}
-
-/* The line at pos: its end e (the newline or endpos) and le (before trailing CRs). Returns 0 if
- * a scanner may read it, 1 if it is for the Python path: longer than MAX_LINE, or holding a CR
- * inside it or a character beyond printable ASCII and tab. Runs hold no control character
- * (Parser.feed_run's contract), so in ASCII text only the CR test is needed. */
-int next_line(const unsigned char *s, Py_ssize_t pos, Py_ssize_t endpos, int ascii,
-                     Py_ssize_t *e, Py_ssize_t *le)
-{
-    const unsigned char *nl = memchr(s + pos, '\n', endpos - pos);
-    *e = nl ? nl - s : endpos;
-    if (*e - pos > cfg.max_line)
-        return 1;
-    Py_ssize_t l = *e;
-    while (l > pos && s[l - 1] == '\r')
-        l--;
-    *le = l;
-    return ascii ? memchr(s + pos, '\r', l - pos) != NULL : !plain_line(s + pos, l - pos);
-}
-
-int contains(const unsigned char *s, Py_ssize_t n, const char *w)
-{
-    size_t wn = strlen(w);
-    for (Py_ssize_t i = 0; i + (Py_ssize_t)wn <= n; i++)
-        if (s[i] == (unsigned char)w[0] && memcmp(s + i, w, wn) == 0)
-            return 1;
-    return 0;
 }

@@ -9,6 +9,7 @@ missing, so the pure-Python fallback (syscalls.py's `except ImportError`) would 
 
 from __future__ import annotations
 
+import fnmatch
 import importlib.machinery
 import re
 from pathlib import Path
@@ -118,3 +119,16 @@ def test_the_source_folder_cannot_stand_in_for_a_missing_extension():
     )
     assert finder.find_spec("ingest._syscore") is None
     assert not (ROOT / "ingest" / "_syscore").exists()
+
+
+def test_the_header_goes_into_an_sdist():
+    # setup.py names sources (always shipped) and the header as `depends` (not shipped by every
+    # setuptools); a build from an sdist without it would quietly fall back to pure Python
+    includes = [
+        line.split()[1:]
+        for line in (ROOT / "MANIFEST.in").read_text().splitlines()
+        if line.startswith("include ")
+    ]
+    patterns = [p for words in includes for p in words]
+    header = HEADER.relative_to(ROOT).as_posix()
+    assert any(fnmatch.fnmatch(header, p) for p in patterns), f"MANIFEST.in: include {header}"

@@ -1,12 +1,12 @@
 # One image for both services; the commands are the same ones the tests run.
-# The wheel is built where a compiler is (ingest/_syscore.c, the C core of the truss/strace
+# The wheel is built where a compiler is (ingest/_syscore_src/, the C core of the truss/strace
 # parsers); the image that runs it has none.
 FROM python:3.11-slim AS build
 RUN apt-get update \
     && apt-get install -y --no-install-recommends gcc libc6-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
-COPY pyproject.toml setup.py README.md ./
+COPY pyproject.toml setup.py MANIFEST.in README.md ./
 COPY kb ./kb
 COPY bot ./bot
 COPY ingest ./ingest

@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test install lint bench bench-full fuzz clean
 
-$(STAMP): pyproject.toml setup.py ingest/_syscore.c  # the C core is built by pip install
+$(STAMP): pyproject.toml setup.py $(wildcard ingest/_syscore_src/*.[ch])  # the C core is built by pip install
 	$(PY) -m venv $(VENV)
 	bash scripts/ensure-compiler.sh $(PY)
 	$(BIN)/pip install --quiet --upgrade pip

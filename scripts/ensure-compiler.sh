@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# pip install builds ingest/_syscore.c, the C core of the truss and strace parsers: it needs a C
+# pip install builds ingest/_syscore_src/, the C core of the truss and strace parsers: it needs a C
 # compiler and the headers of the Python that builds it. A fresh Debian machine may have neither,
 # so install them (as ensure-chromium.sh does for the browser tests). Without them perfkb still
 # installs and gives the same results, with the parsers in pure Python (about 20x slower on big

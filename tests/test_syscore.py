@@ -1,4 +1,4 @@
-"""The C core (ingest/_syscore.c) against the pure-Python SyscallAggregator, the reference.
+"""The C core (ingest/_syscore_src/) against the pure-Python SyscallAggregator, the reference.
 
 tests/test_detect_fast_path.py compares whole generated captures; here: the aggregator API driven
 with random operations (hypothesis), capture shapes the generator does not print (strace -r,
@@ -25,7 +25,7 @@ from ingest.parsers.truss import TrussParser
 
 
 def test_the_core_is_built_and_used():
-    assert syscalls._syscore is not None, "ingest/_syscore.c was not built (pip install -e .)"
+    assert syscalls._syscore is not None, "ingest/_syscore_src/ was not built (pip install -e .)"
     assert syscalls.NATIVE
     assert isinstance(TrussParser().agg, NativeAggregator)
     assert isinstance(StraceParser().agg, NativeAggregator)

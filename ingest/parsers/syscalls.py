@@ -1245,7 +1245,7 @@ def _findings(facts: dict, details: dict) -> list[str]:
 
 
 class NativeAggregator(SyscallAggregator):
-    """SyscallAggregator with its per-call state in C (ingest/_syscore.c): call, event, child,
+    """SyscallAggregator with its per-call state in C (ingest/_syscore_src/): call, event, child,
     continuation and elide run there, and the parsers' scanners (truss_run, strace_run) feed it
     whole runs of lines. Results and snapshots come from an export into a plain
     SyscallAggregator, so result() is the same code; the rare lines (signals, exits, summaries)

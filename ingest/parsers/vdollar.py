@@ -429,7 +429,9 @@ class VdollarParser(Parser):
         sql = c.get("SQL_ID", "")
         if sql:
             self._add(self.ash_sql, sql, secs)
-        for flag in set(RE_FLAG.findall(" ".join(c.values()))):
+        for flag in sorted(
+            set(RE_FLAG.findall(" ".join(c.values())))
+        ):  # stable order: same JSON every run
             self._add(self.ash_flag, flag, secs)
         for col, value in c.items():
             if col.startswith("IN_") and value == "Y":

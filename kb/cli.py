@@ -366,6 +366,11 @@ def _render_entry(entry: Entry) -> None:
         out.print(Text(value), "")
     out.print(Text("Fix", style="bold underline"))
     out.print(Text(entry.fix), "")
+    if entry.differential:
+        out.print(Text("Look-alikes", style="bold underline"))
+        for d in entry.differential:
+            out.print(Text(f"- {d.entry}: {d.check}"))
+        out.print("")
     facts = Table.grid(padding=(0, 2))
     facts.add_row("platforms", ", ".join(entry.platforms))
     facts.add_row("versions", "; ".join(r.describe() for r in entry.affected_versions) or "-")
@@ -385,7 +390,7 @@ def _render_entry(entry: Entry) -> None:
         table.add_column("command")
         table.add_column("why")
         for c in entry.next_commands:
-            table.add_row(c.platform, Text(c.command), Text(c.why))
+            table.add_row(c.platform, Text(c.command), Text(c.why_with_caveats()))
         out.print(table)
     for sig in entry.signatures:
         head = f"signature {sig.name} (weight {sig.weight:g}, sources {', '.join(sig.sources)}"

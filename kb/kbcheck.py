@@ -24,7 +24,10 @@ SQL_START = re.compile(
     re.IGNORECASE,
 )
 # Text that is a symptom when seen once: an error the database or the OS reports.
-ERROR_TEXT = re.compile(r"ORA-|TNS-|\\bORA|E[A-Z]{3,}|Checkpoint not complete|Archival stopped")
+ERROR_TEXT = re.compile(
+    r"ORA-|TNS-|\\bORA|E[A-Z]{3,}|Checkpoint not complete|Archival stopped|Too many open files|"
+    r"No space left on device|Cannot assign requested address"
+)
 # A regex that constrains a number (`[1-9]\d{2,}`, `\d{8,}`): a measurement written as text,
 # not a precondition.
 NUMBER_TEST = re.compile(r"\[[0-9]-9\]|\\d\{\d")

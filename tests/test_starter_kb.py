@@ -160,7 +160,9 @@ def test_starter_entry_names_events_the_way_oracle_prints_them(entry_id: str) ->
             assert key == key.strip(), key
             assert not re.search(r"\s{2,}", key), key
             if key.startswith("enq:"):
-                assert re.fullmatch(r"enq: [A-Z0-9]{2} - [a-z0-9 ]+", key), key
+                assert re.fullmatch(r"enq: [A-Z0-9]{2} - [A-Za-z0-9 ]+", key), (
+                    key
+                )  # allocate ITL entry
 
 
 # -- each fixture against the whole knowledge base ----------------------------------------------

@@ -241,7 +241,7 @@ BAD_SIGNATURES = [
     (
         {"sources": ["iostat"], "when": {"text": "x"}},
         "signatures[0].sources[0]: Input should be 'tkprof', 'truss', 'strace', 'mpstat', "
-        "'stack', 'dtrace', 'waits', 'trace10046', 'hanganalyze', 'lgwr_trace' or 'text'",
+        "'stack', 'dtrace', 'waits', 'trace10046', 'hanganalyze', 'lgwr_trace', 'vdollar' or 'text'",
     ),
     (
         {"when": {"all": []}},

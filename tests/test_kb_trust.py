@@ -306,3 +306,17 @@ def test_entry_model_keeps_differential_in_field_order() -> None:
     text = dump_entry(BY_ID["log-buffer-space"])
     assert text.index("\nfix:") < text.index("\ndifferential:") < text.index("\naffected_versions:")
     assert isinstance(BY_ID["log-buffer-space"], Entry)
+
+
+def test_suggested_commands_carry_caveats_to_the_slack_reply() -> None:
+    """analyze's suggested commands (what the Slack reply and the analysis page list) say when
+    a command is intrusive, from the entry's own fields."""
+    from bot.render import render_analysis
+
+    result = _analyze(KB_FIXTURES / "oraus-msb-exception-reads" / "healthy-strace-one-open.txt")
+    assert not any(m.confidence != "low" for m in result.matches)
+    result = _analyze(FIXTURES / "seeds" / "000_pstack_122.txt")
+    whys = [c.why for c in result.next_commands]
+    assert any("intrusive: stops the process" in w for w in whys), whys
+    reply = render_analysis(result, base_url="http://perfkb.example")
+    assert "intrusive: stops the process" in json.dumps(reply.blocks)

@@ -366,6 +366,11 @@ def _render_entry(entry: Entry) -> None:
         out.print(Text(value), "")
     out.print(Text("Fix", style="bold underline"))
     out.print(Text(entry.fix), "")
+    if entry.differential:
+        out.print(Text("Look-alikes", style="bold underline"))
+        for d in entry.differential:
+            out.print(Text(f"- {d.entry}: {d.check}"))
+        out.print("")
     facts = Table.grid(padding=(0, 2))
     facts.add_row("platforms", ", ".join(entry.platforms))
     facts.add_row("versions", "; ".join(r.describe() for r in entry.affected_versions) or "-")
@@ -385,7 +390,7 @@ def _render_entry(entry: Entry) -> None:
         table.add_column("command")
         table.add_column("why")
         for c in entry.next_commands:
-            table.add_row(c.platform, Text(c.command), Text(c.why))
+            table.add_row(c.platform, Text(c.command), Text(c.why_with_caveats()))
         out.print(table)
     for sig in entry.signatures:
         head = f"signature {sig.name} (weight {sig.weight:g}, sources {', '.join(sig.sources)}"
@@ -680,11 +685,24 @@ def check(
         True, "--repair", help="Repair (the default): rebuild the index, quarantine bad entries."
     ),
     as_json: bool = typer.Option(False, "--json"),
+    kb_rules: bool = typer.Option(
+        False, "--kb", help="Check the entry files instead: fixtures, SQL, preconditions."
+    ),
+    entries_dir: Path | None = typer.Option(
+        None, "--entries", help="With --kb: the entry files (default: the starter entries)."
+    ),
+    fixtures_dir: Path | None = typer.Option(
+        None, "--fixtures", help="With --kb: tests/fixtures/kb of a checkout (default: beside kb)."
+    ),
 ) -> None:
     """Check the database's integrity and that the search index agrees with it; repair the index.
 
     Entries stored but no longer readable are listed by id; repairing quarantines them (a
-    soft delete by 'perfkb check --repair', their data kept in the row and its history)."""
+    soft delete by 'perfkb check --repair', their data kept in the row and its history).
+    With --kb, check the knowledge base's entry files against the rules in kb/kbcheck.py."""
+    if kb_rules:
+        _check_kb(entries_dir, fixtures_dir, as_json)
+        return
     with _store() as store:
         report = store.check(repair=repair and not no_repair)
     if as_json:
@@ -721,6 +739,38 @@ def check(
             else ("repaired (index rebuilt)" if report.repaired else "NOT consistent")
         )
     if report.database != "ok" or (not report.ok and not report.repaired):
+        raise typer.Exit(1)
+
+
+def _check_kb(entries_dir: Path | None, fixtures_dir: Path | None, as_json: bool) -> None:
+    """perfkb check --kb: exit 1 when an entry breaks a rule (a CI gate on the entry files)."""
+    from kb.entry_yaml import read_entries
+    from kb.kbcheck import check_kb
+
+    here = Path(__file__).resolve().parent
+    entries_dir = entries_dir or here / "entries"
+    if fixtures_dir is None:
+        beside = here.parent / "tests" / "fixtures" / "kb"
+        fixtures_dir = beside if beside.is_dir() else None
+    entries = []
+    for path in sorted(entries_dir.glob("*.yaml")):
+        entries += read_entries(path)
+    problems = check_kb(entries, fixtures_dir)
+    if as_json:
+        _print_json(
+            {
+                "entries": len(entries),
+                "fixtures": str(fixtures_dir) if fixtures_dir else None,
+                "problems": [p.model_dump() for p in problems],
+                "ok": not problems,
+            }
+        )
+    else:
+        for p in problems:
+            out.print(p.line(), markup=False)
+        where = f"fixtures in {fixtures_dir}" if fixtures_dir else "no fixture directory found"
+        out.print(f"{len(entries)} entries, {len(problems)} problems ({where})", markup=False)
+    if problems:
         raise typer.Exit(1)
 
 

@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 
 from kb.errors import EntryFileError
-from kb.models import Entry, EntryError, validate_entry
+from kb.models import Entry, EntryError, NextCommand, validate_entry
 from kb.signatures import FactCondition, Signature, TextCondition
 
 FIELD_ORDER = (
@@ -31,6 +31,7 @@ FIELD_ORDER = (
     "symptom",
     "root_cause",
     "fix",
+    "differential",
     "affected_versions",
     "platforms",
     "tags",
@@ -205,6 +206,25 @@ def _signature(sig: Signature) -> dict[str, Any]:
     return out
 
 
+def _next_command(c: NextCommand) -> dict[str, Any]:
+    """command, platform, why, then only the conditions that are set, in the model's order."""
+    out: dict[str, Any] = {
+        "command": _command(c.command),
+        "platform": c.platform,
+        "why": _text(c.why),
+    }
+    if c.min_version is not None:
+        out["min_version"] = c.min_version
+    if c.licence:
+        out["licence"] = c.licence
+    if c.free_alternative:
+        out["free_alternative"] = _text(c.free_alternative)
+    if c.intrusive:
+        out["intrusive"] = True
+        out["intrusive_why"] = _text(c.intrusive_why)
+    return out
+
+
 def entry_to_data(entry: Entry) -> dict[str, Any]:
     """The entry as plain data in FIELD_ORDER, with style markers for the YAML writer."""
     versions = []
@@ -214,6 +234,8 @@ def entry_to_data(entry: Entry) -> dict[str, Any]:
             item["introduced"] = r.introduced
         if r.fixed:
             item["fixed"] = _FlowList(r.fixed)
+        if r.observed_fixed:
+            item["observed_fixed"] = _FlowList(r.observed_fixed)
         if r.note:
             item["note"] = r.note
         versions.append(_compact(item))
@@ -223,14 +245,12 @@ def entry_to_data(entry: Entry) -> dict[str, Any]:
         "symptom": _text(entry.symptom),
         "root_cause": _text(entry.root_cause),
         "fix": _text(entry.fix),
+        "differential": [{"entry": d.entry, "check": _text(d.check)} for d in entry.differential],
         "affected_versions": versions,
         "platforms": _FlowList(entry.platforms),
         "tags": _FlowList(entry.tags),
         "references": list(entry.references),
-        "next_commands": [
-            {"command": _command(c.command), "platform": c.platform, "why": _text(c.why)}
-            for c in entry.next_commands
-        ],
+        "next_commands": [_next_command(c) for c in entry.next_commands],
         "signatures": [_signature(s) for s in entry.signatures],
         "author": entry.author,
         "created": _timestamp(entry.created),
@@ -397,10 +417,15 @@ def _fix_text_fields(data: dict[str, Any]) -> dict[str, Any]:
                 for k in ("introduced", "product", "note"):
                     if k in r:
                         r[k] = _as_written(r[k])
-                if isinstance(r.get("fixed"), list):
-                    r["fixed"] = [_as_written(v) for v in r["fixed"]]
-                elif "fixed" in r:
-                    r["fixed"] = [_as_written(r["fixed"])]
+                for k in ("fixed", "observed_fixed"):
+                    if isinstance(r.get(k), list):
+                        r[k] = [_as_written(v) for v in r[k]]
+                    elif k in r:
+                        r[k] = [_as_written(r[k])]
+    if isinstance(data.get("next_commands"), list):
+        for c in data["next_commands"]:
+            if isinstance(c, dict) and "min_version" in c:
+                c["min_version"] = _as_written(c["min_version"])
     if isinstance(data.get("signatures"), list):
         _fix_condition(data["signatures"])
     return data

@@ -634,7 +634,12 @@ def next_commands(
                 other = [c for c in entry.next_commands if c.platform not in (plat, "any")]
                 own = [c.model_copy(update={"command": translate(c.command, plat)}) for c in other]
             for c in own:
-                add(c.command, plat if c.platform != "any" else "any", c.why, entry.id)
+                add(
+                    c.command,
+                    plat if c.platform != "any" else "any",
+                    c.why_with_caveats(),
+                    entry.id,
+                )
     if not any(m.confidence == "high" for m in matches):
         for rule, block in suggestions(evidence.blocks):
             for step in rule.steps:

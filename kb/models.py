@@ -35,6 +35,7 @@ MAX_COMMANDS = 50
 MAX_REFERENCES = 50
 MAX_REFERENCE_LENGTH = 2000
 MAX_VERSION_RANGES = 50
+MAX_DIFFERENTIAL = 50
 MAX_FIXED = 50
 MAX_VERSION_LENGTH = 40
 MAX_PROSE = 50_000  # characters in symptom, root_cause, fix
@@ -60,11 +61,17 @@ def _at_most(v: object, limit: int, what: str) -> object:
 
 class VersionRange(_Strict):
     """One product's affected range: introduced in `introduced` (None: all earlier versions too),
-    fixed in each release line listed in `fixed` (19.14 fixes 19.x from 19.14 on)."""
+    fixed in each release line listed in `fixed` (19.14 fixes 19.x from 19.14 on).
+
+    `fixed` is only for a fix the vendor documents (a bug note, a patch, release notes).
+    `observed_fixed` is where someone saw the problem gone without a documented fix (the release
+    a write-up's author happened to test): worth knowing, but it never rules a version out,
+    because a reader who trusts it and is wrong loses the diagnosis."""
 
     product: str = Field("oracle", min_length=1, max_length=40)
     introduced: str | None = Field(None, max_length=MAX_VERSION_LENGTH)
     fixed: list[str] = Field(default_factory=list)
+    observed_fixed: list[str] = Field(default_factory=list)
     note: str = Field("", max_length=2000)
 
     @field_validator("product", "note")
@@ -79,12 +86,12 @@ class VersionRange(_Strict):
             Version(v)
         return v
 
-    @field_validator("fixed", mode="before")
+    @field_validator("fixed", "observed_fixed", mode="before")
     @classmethod
     def _fixed_count(cls, v: object) -> object:
         return _at_most(v, MAX_FIXED, "fixed versions")
 
-    @field_validator("fixed")
+    @field_validator("fixed", "observed_fixed")
     @classmethod
     def _fixed(cls, v: list[str]) -> list[str]:
         for item in v:
@@ -108,26 +115,98 @@ class VersionRange(_Strict):
         if fixes and v.major > fixes[-1].major:
             return False, f"fixed in {fixes[-1]} and later releases; you run {version}"
         where = f"introduced in {self.introduced}" if self.introduced else "affected"
+        seen = ""
+        if self.observed_fixed:
+            seen = f" (seen gone in {', '.join(self.observed_fixed)}, not a documented fix)"
         if fixes:
-            return True, f"{where}, fixed in {', '.join(map(str, fixes))}; you run {version}"
-        return True, f"{where}, no fix listed; you run {version}"
+            return True, f"{where}, fixed in {', '.join(map(str, fixes))}{seen}; you run {version}"
+        return True, f"{where}, no fix listed{seen}; you run {version}"
 
     def describe(self) -> str:
         parts = [self.product]
         parts.append(f"from {self.introduced}" if self.introduced else "all versions")
         if self.fixed:
             parts.append("fixed in " + ", ".join(self.fixed))
+        if self.observed_fixed:
+            parts.append("seen gone in " + ", ".join(self.observed_fixed) + " (no documented fix)")
         return " ".join(parts) + (f" ({self.note})" if self.note else "")
 
 
 class NextCommand(_Strict):
+    """One command to run next, with what the reader must know before running it on a production
+    system at 3 a.m.: the release it needs, a licence it needs (and the free way to get the same
+    answer), and whether it stops or slows the process it looks at. The command bounds its own
+    run time (`timeout 10 strace -c ...`, a DTrace `tick-10s { exit(0); }`, a sample count):
+    a forgotten tracer left attached is an incident of its own."""
+
     command: str = Field(min_length=1, max_length=2000)
     platform: Platform
     why: str = Field(min_length=1, max_length=2000)
+    min_version: str | None = Field(None, max_length=MAX_VERSION_LENGTH)
+    licence: str = Field("", max_length=200)
+    free_alternative: str = Field("", max_length=2000)
+    intrusive: bool = False
+    intrusive_why: str = Field("", max_length=2000)
 
-    @field_validator("command", "why")
+    @field_validator("command", "why", "free_alternative", "intrusive_why")
     @classmethod
     def _no_controls(cls, v: str) -> str:
+        return reject_controls(v)
+
+    @field_validator("licence")
+    @classmethod
+    def _licence_line(cls, v: str) -> str:
+        return reject_controls(v, one_line=True)
+
+    @field_validator("min_version")
+    @classmethod
+    def _min_version(cls, v: str | None) -> str | None:
+        if v is not None:
+            Version(v)
+        return v
+
+    @model_validator(mode="after")
+    def _explained(self) -> NextCommand:
+        if self.intrusive and not self.intrusive_why:
+            raise ValueError("an intrusive command says why (intrusive_why)")
+        if self.intrusive_why and not self.intrusive:
+            raise ValueError("intrusive_why is set but intrusive is false")
+        if self.free_alternative and not self.licence:
+            raise ValueError("free_alternative is given but no licence")
+        return self
+
+    def caveats(self) -> str:
+        """The command's conditions in one line for every renderer ('' when there are none)."""
+        parts = []
+        if self.min_version:
+            parts.append(f"needs {self.min_version}+")
+        if self.licence:
+            alt = f"; without it: {self.free_alternative}" if self.free_alternative else ""
+            parts.append(f"needs the {self.licence}{alt}")
+        if self.intrusive:
+            parts.append(f"intrusive: {self.intrusive_why}")
+        return "; ".join(parts)
+
+    def why_with_caveats(self) -> str:
+        c = self.caveats()
+        return f"{self.why} [{c}]" if c else self.why
+
+
+class Differential(_Strict):
+    """A look-alike incident and the one check that tells it apart from this one: what the on-call
+    reader rules out before acting on this entry's fix."""
+
+    entry: str = Field(min_length=1, max_length=MAX_LINE)
+    check: str = Field(min_length=1, max_length=2000)
+
+    @field_validator("entry")
+    @classmethod
+    def _entry_line(cls, v: str) -> str:
+        return reject_controls(v, one_line=True)
+
+    @field_validator("check")
+    @classmethod
+    def _check(cls, v: str) -> str:
         return reject_controls(v)
 
 
@@ -137,6 +216,7 @@ class Entry(_Strict):
     symptom: str = Field(min_length=1, max_length=MAX_PROSE)
     root_cause: str = Field(min_length=1, max_length=MAX_PROSE)
     fix: str = Field(min_length=1, max_length=MAX_PROSE)
+    differential: list[Differential] = Field(default_factory=list)
     affected_versions: list[VersionRange] = Field(default_factory=list)
     platforms: list[Platform] = Field(min_length=1, max_length=len(PLATFORMS))
     tags: list[str] = Field(default_factory=list)
@@ -148,11 +228,18 @@ class Entry(_Strict):
     updated: datetime = Field(default_factory=_now)
 
     @field_validator(
-        "affected_versions", "tags", "references", "next_commands", "signatures", mode="before"
+        "differential",
+        "affected_versions",
+        "tags",
+        "references",
+        "next_commands",
+        "signatures",
+        mode="before",
     )
     @classmethod
     def _counts(cls, v: object, info: ValidationInfo) -> object:
         limit, what = {
+            "differential": (MAX_DIFFERENTIAL, "differentials"),
             "affected_versions": (MAX_VERSION_RANGES, "version ranges"),
             "tags": (MAX_TAGS, "tags"),
             "references": (MAX_REFERENCES, "references"),

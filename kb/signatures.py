@@ -42,6 +42,7 @@ Source = Literal[
     "trace10046",
     "hanganalyze",
     "lgwr_trace",
+    "vdollar",
     "text",
 ]
 Op = Literal[">", ">=", "<", "<=", "==", "!="]

@@ -89,7 +89,9 @@ def test_home_lists_entries_with_facets_and_the_localhost_banner(client):
     r = client.get("/")
     assert r.status_code == 200
     assert "changes are accepted only from localhost" in r.text
-    assert "numa-shmdt-disconnect-storm" in r.text
+    assert (
+        'href="/entries/' in r.text
+    )  # the first page of entries (the starter KB has more than one page)
     assert 'href="/search?q=platform%3Asolaris"' in r.text  # a facet is a clickable filter
     assert r.headers["content-security-policy"].startswith("default-src 'self'")
 
@@ -546,3 +548,11 @@ def test_internal_errors_render_a_friendly_page(tmp_path):
     assert "secret internals" not in page.text and "Traceback" not in page.text
     assert api.status_code == 500 and "secret internals" not in api.text
     assert gone.status_code == 410 and "cannot be shown" in gone.text
+
+
+def test_entry_page_shows_look_alikes_and_command_caveats(client):
+    """Issue 16: the look-alikes and each command's conditions (licence, intrusive) are on the page."""
+    r = client.get("/entries/sequential-read-bad-plan")
+    assert r.status_code == 200
+    assert "Look-alikes" in r.text and 'href="/entries/io-latency-one-device"' in r.text
+    assert "needs the Diagnostics Pack" in r.text and "intrusive:" in r.text

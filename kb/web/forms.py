@@ -13,7 +13,7 @@ from starlette.exceptions import HTTPException
 
 from kb.entry_yaml import FIELD_ORDER, dump_signatures, load_fragment
 from kb.errors import EntryFileError
-from kb.models import PLATFORMS, Entry
+from kb.models import PLATFORMS, Entry, NextCommand
 from kb.web import csrf
 from kb.web.auth import require_page_writer
 from kb.web.state import web
@@ -121,19 +121,51 @@ class VersionRow(BaseModel):
     product: str = "oracle"
     introduced: str = ""
     fixed: str = ""
+    observed_fixed: str = ""
     note: str = ""
 
     def blank(self) -> bool:
-        return not (self.introduced or self.fixed or self.note)
+        return not (self.introduced or self.fixed or self.observed_fixed or self.note)
 
 
 class CommandRow(BaseModel):
+    """One next command as the form edits it: the command's conditions are text boxes, and a
+    command is intrusive exactly when its 'intrusive because' box says why."""
+
     platform: str = "any"
     command: str = ""
     why: str = ""
+    min_version: str = ""
+    licence: str = ""
+    free_alternative: str = ""
+    intrusive_why: str = ""
 
     def blank(self) -> bool:
         return not (self.command or self.why)
+
+    @classmethod
+    def from_command(cls, c: NextCommand) -> CommandRow:
+        return cls(
+            platform=c.platform,
+            command=c.command,
+            why=c.why,
+            min_version=c.min_version or "",
+            licence=c.licence,
+            free_alternative=c.free_alternative,
+            intrusive_why=c.intrusive_why,
+        )
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "platform": self.platform,
+            "command": self.command,
+            "why": self.why,
+            "min_version": self.min_version or None,
+            "licence": self.licence,
+            "free_alternative": self.free_alternative,
+            "intrusive": bool(self.intrusive_why),
+            "intrusive_why": self.intrusive_why,
+        }
 
 
 class EntryForm(BaseModel):
@@ -144,6 +176,7 @@ class EntryForm(BaseModel):
     symptom: str = ""
     root_cause: str = ""
     fix: str = ""
+    differential: str = ""
     versions: list[VersionRow] = Field(default_factory=list)
     platforms: list[str] = Field(default_factory=list)
     tags: str = ""
@@ -161,11 +194,13 @@ class EntryForm(BaseModel):
             symptom=entry.symptom,
             root_cause=entry.root_cause,
             fix=entry.fix,
+            differential="\n".join(f"{d.entry}: {d.check}" for d in entry.differential),
             versions=[
                 VersionRow(
                     product=v.product,
                     introduced=v.introduced or "",
                     fixed=", ".join(v.fixed),
+                    observed_fixed=", ".join(v.observed_fixed),
                     note=v.note,
                 )
                 for v in entry.affected_versions
@@ -173,7 +208,7 @@ class EntryForm(BaseModel):
             platforms=list(entry.platforms),
             tags=", ".join(entry.tags),
             references="\n".join(entry.references),
-            commands=[CommandRow(**c.model_dump()) for c in entry.next_commands],
+            commands=[CommandRow.from_command(c) for c in entry.next_commands],
             signatures_yaml=dump_signatures(entry.signatures),
         )
 
@@ -200,6 +235,7 @@ class EntryForm(BaseModel):
             symptom=text("symptom"),
             root_cause=text("root_cause"),
             fix=text("fix"),
+            differential=text("differential"),
             versions=[v for v in versions if not v.blank()],
             platforms=[
                 p for p in form.getlist("platforms") if isinstance(p, str) and p in PLATFORMS
@@ -226,11 +262,13 @@ class EntryForm(BaseModel):
             "symptom": self.symptom,
             "root_cause": self.root_cause,
             "fix": self.fix,
+            "differential": _differential(self.differential),
             "affected_versions": [
                 {
                     "product": v.product or "oracle",
                     "introduced": v.introduced or None,
                     "fixed": [f for f in _SPLIT.split(v.fixed) if f],
+                    "observed_fixed": [f for f in _SPLIT.split(v.observed_fixed) if f],
                     "note": v.note,
                 }
                 for v in self.versions
@@ -238,13 +276,29 @@ class EntryForm(BaseModel):
             "platforms": self.platforms,
             "tags": [t for t in _SPLIT.split(self.tags) if t],
             "references": [r.strip() for r in self.references.splitlines() if r.strip()],
-            "next_commands": [c.model_dump() for c in self.commands],
+            "next_commands": [c.to_data() for c in self.commands],
             "signatures": signatures,
             "author": author,
         }
         if created is not None:
             data["created"] = created
         return data, problems
+
+
+def _differential(text: str) -> list[dict[str, str]]:
+    """'entry-or-name: the check that tells it apart', one per line; a line without a colon is
+    kept whole as the check, so validation names it rather than the form dropping it."""
+    out = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        name, sep, check = line.partition(":")
+        out.append(
+            {"entry": name.strip(), "check": check.strip()}
+            if sep
+            else {"entry": "", "check": line.strip()}
+        )
+    return out
 
 
 def _known(model: type[BaseModel], row: dict[str, str]) -> dict[str, str]:

@@ -223,11 +223,37 @@ class Detector:
                     return
                 if not line.strip():
                     return  # a blank line the parser did not want: wait for the next one
+            elif self._hand_over(cur, line, lineno):
+                return
             self._close()
         if self.candidates:
             self._feed_candidates(line, lineno)
             return
         self._start(line, lineno)
+
+    def _hand_over(self, cur: _Open, line: str, lineno: int) -> bool:
+        """A block of one line that the format starting here also reads as its own first line
+        goes with it: sysstat prints the same banner (`Linux 5.8 (host) date _x86_64_ (2 CPU)`)
+        above mpstat, iostat, sar and pidstat tables, and whichever parser took it first cannot
+        know which table follows. The banner's CPU count then lands in the right block instead
+        of a block of its own."""
+        parser = cur.parser
+        if parser.lines != 1 or len(parser._text) != 1:
+            return False
+        first = parser._text[0]
+        for ptype in self.parser_types:
+            if ptype is type(parser) or ptype.start_score(line) != 2:
+                continue
+            heir = ptype()
+            if not (heir.feed(first) and heir.feed(line)):
+                return False
+            opened = _Open(heir, cur.start)
+            heir.lines = 1  # the first line's context was taken when it first came
+            heir.keep(first)
+            self.current = opened
+            self._take(opened, line, lineno)
+            return True
+        return False
 
     def _strong_other(self, line: str, current: type[Parser]) -> bool:
         # start_score is a pure function of the line, and captures repeat lines verbatim (truss

@@ -1,0 +1,278 @@
+"""What the column-table OS tools (vmstat, iostat, sar, pidstat, prstat) share: cleaning a pasted
+line, reading a number however it was pasted, sysstat's time labels and banner, and a bounded
+per-metric summary of samples.
+
+These tools print a header line naming the columns and rows of numbers under it; people paste
+them with a shell prompt in front, behind a `#` on every line, behind a syslog/journal or pdsh
+prefix, with whitespace collapsed, with thousands separators or decimal commas (sysstat under a
+European locale). The parsers read columns by the header's names, so the same cleaning and
+number reading serve all five, and each parser stays about its tool's meaning.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ingest.parsers.mpstat import _BANNER as SYSSTAT_BANNER  # the one sysstat banner regex
+
+__all__ = [
+    "SYSSTAT_BANNER",
+    "MAX_LINE",
+    "Series",
+    "banner",
+    "clean",
+    "command",
+    "num",
+    "split_clock",
+]
+
+MAX_LINE = 2048  # table lines are short (iostat -x of sysstat 12 is ~230); longer is not a row
+
+# `$ `, `# `, `% `, `> `, `[root@host ~]# `, `user@host:~$ `, `host% `, `example% `, `SQL> `
+_PROMPT = re.compile(
+    r"^\s*(?:\[[^\]\s]{1,60}(?:\s[^\]]{0,60})?\]|[\w.-]{1,40}@[\w.-]{1,60}(?::[^\s$#%>]{0,80})?"
+    r"|[\w.-]{1,40}(?=[%>]\s))?\s?[$#%>]\s+"
+)
+# `Mar 14 09:12:44 host prog[123]: ` and `2024-03-14T09:12:44.123+0000 host prog[1]: `
+_SYSLOG = re.compile(
+    r"^\s*(?:[A-Z][a-z]{2}\s+\d{1,2}\s+\d{2}:\d{2}:\d{2}"
+    r"|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?)"
+    r"\s+[\w.-]{1,60}\s+[\w./-]{1,60}(?:\[\d{1,10}\])?:\s"
+)
+# pdsh / clush: `node01: ` (a host name with a digit, so sar's `Average:` is not one)
+_PDSH = re.compile(r"^\s*[A-Za-z][\w.-]{0,60}\d[\w.-]{0,20}:\s")
+_CLOCK = re.compile(r"^(\d{1,2}):(\d{2}):(\d{2})$")
+_AMPM = ("AM", "PM", "am", "pm")
+_INT_GROUPS = re.compile(r"^[+-]?\d{1,3}(?:[,.'\u00a0\u202f]\d{3})+$")
+_PLAIN = re.compile(r"^[+-]?(?:\d+(?:[.,]\d*)?|[.,]\d+)(?:[eE][+-]?\d{1,3})?$")
+_EU = re.compile(r"^[+-]?\d{1,3}(?:\.\d{3})+,\d+$")
+_US = re.compile(r"^[+-]?\d{1,3}(?:,\d{3})+\.\d+$")
+_CMD = re.compile(r"^(?:sudo\s+)?(?:/\S*/)?(vmstat|iostat|sar|pidstat|prstat)(\s+[^|;&<>]*)?$")
+
+
+def clean(line: str) -> str:
+    """The line without what pasting put in front of it: a shell prompt, a `#` before every line,
+    a syslog/journal or pdsh prefix. Collapsed whitespace needs nothing: columns are split on
+    any run of blanks."""
+    if len(line) > MAX_LINE:
+        return ""
+    text = line
+    for _ in range(3):  # a prefix behind a prefix (`node01: # ...`)
+        before = text
+        if m := _SYSLOG.match(text):
+            text = text[m.end() :]
+        if m := _PDSH.match(text):
+            text = text[m.end() :]
+        stripped = text.lstrip()
+        if stripped[:1] in ("#", ">") and not stripped.startswith(("#!", ">>")):
+            text = stripped[1:]
+        elif m := _PROMPT.match(text):
+            text = text[m.end() :]
+        if text == before:
+            break
+    return text
+
+
+def command(line: str) -> tuple[str, list[str]] | None:
+    """(tool, arguments) when the cleaned line is the command that produced a table."""
+    m = _CMD.match(line.strip())
+    if not m:
+        return None
+    return m.group(1), (m.group(2) or "").split()
+
+
+def num(token: str) -> float | None:
+    """A number as any of these tools print it under any locale, or None.
+
+    `1,234,567` and `1.234.567` are thousands groups (sysstat prints two decimals, never three,
+    so a group of exactly three digits after the mark is a separator); `12,50` is a decimal
+    comma; `1.234,56` and `1,234.56` carry both. A trailing `%` (prstat CPU) is dropped."""
+    t = token.rstrip("%")
+    if not t or len(t) > 24:
+        return None
+    try:
+        if _INT_GROUPS.match(t):
+            value = float(re.sub(r"[,.'\u00a0\u202f]", "", t))
+        elif _PLAIN.match(t):
+            value = float(t.replace(",", "."))
+        elif _EU.match(t):
+            value = float(t.replace(".", "").replace(",", "."))
+        elif _US.match(t):
+            value = float(t.replace(",", ""))
+        else:
+            return None
+    except ValueError:
+        return None
+    if value != value or value in (float("inf"), float("-inf")) or abs(value) > 1e15:
+        return None
+    return value
+
+
+def split_clock(tokens: list[str]) -> tuple[str, int | None, list[str]]:
+    """sysstat's row label: (`05:10:01 PM`, seconds since midnight on a 24 h clock, the rest).
+
+    Rows of sar/pidstat start with the sample's time, on a 12 h clock with AM/PM where the locale
+    says so; `Average:` (or a localised `Moyenne:`) rows have a label ending in a colon and no
+    time. Returns ("", None, tokens) when the row has neither."""
+    if not tokens:
+        return "", None, tokens
+    m = _CLOCK.match(tokens[0])
+    if m:
+        h, mi, s = (int(g) for g in m.groups())
+        rest = tokens[1:]
+        label = tokens[0]
+        if rest and rest[0] in _AMPM:
+            pm = rest[0].upper() == "PM"
+            h = (h % 12) + (12 if pm else 0)
+            label = f"{tokens[0]} {rest[0]}"
+            rest = rest[1:]
+        if h > 23 or mi > 59 or s > 60:
+            return "", None, tokens
+        return label, h * 3600 + mi * 60 + s, rest
+    first = tokens[0]
+    if first.endswith(":") and len(first) > 2 and first[:-1].replace(".", "").isalpha():
+        return first, None, tokens[1:]
+    return "", None, tokens
+
+
+def banner(line: str) -> dict | None:
+    """The sysstat banner (`Linux 3.10... (host) 12/02/2021 _x86_64_ (8 CPU)`) as a dict."""
+    m = SYSSTAT_BANNER.match(line.strip())
+    if not m:
+        return None
+    return {k: v for k, v in m.groupdict().items() if v}
+
+
+POINTS = 240  # points kept per series for charts: a day of 1-minute sar samples, halved as needed
+
+
+class Series:
+    """Bounded summary of one metric over samples: count, sum, min, max, first, last and a
+    downsampled run of points for a chart (pairs are averaged when the run is full, so a 1 GB
+    capture keeps POINTS points, not millions)."""
+
+    __slots__ = (
+        "n",
+        "total",
+        "low",
+        "high",
+        "first",
+        "last",
+        "points",
+        "_keep",
+        "_step",
+        "_acc",
+        "_k",
+    )
+
+    def __init__(self, points: bool = True) -> None:
+        self._keep = points
+        self.n = 0
+        self.total = 0.0
+        self.low = float("inf")
+        self.high = float("-inf")
+        self.first: float | None = None
+        self.last: float | None = None
+        self.points: list[float] = []
+        self._step = 1  # samples per point
+        self._acc = 0.0
+        self._k = 0
+
+    def add(self, value: float) -> None:
+        self.n += 1
+        self.total += value
+        self.low = min(self.low, value)
+        self.high = max(self.high, value)
+        if self.first is None:
+            self.first = value
+        self.last = value
+        if not self._keep:
+            return
+        self._acc += value
+        self._k += 1
+        if self._k == self._step:
+            self.points.append(self._acc / self._k)
+            self._acc, self._k = 0.0, 0
+            if len(self.points) >= POINTS:
+                self.points = [
+                    (self.points[i] + self.points[i + 1]) / 2
+                    for i in range(0, len(self.points) - 1, 2)
+                ]
+                self._step *= 2
+
+    @property
+    def mean(self) -> float | None:
+        return self.total / self.n if self.n else None
+
+    def chart(self) -> list[float]:
+        """The points, with the partial one at the end."""
+        return self.points + ([self._acc / self._k] if self._k else [])
+
+
+def r3(value: float) -> float:
+    return round(value, 3)
+
+
+_SIZE = re.compile(r"^(\d+(?:[.,]\d+)?)([KMGTP])?B?$", re.IGNORECASE)
+_SIZE_KB = {"": 1.0, "K": 1.0, "M": 1024.0, "G": 1024.0**2, "T": 1024.0**3, "P": 1024.0**4}
+
+
+def size_kb(token: str) -> float | None:
+    """A size as prstat (`1575M`, `12G`) or FreeBSD vmstat (`1.4G`) print it, in KiB; a bare
+    number is taken as KiB."""
+    m = _SIZE.match(token)
+    if not m:
+        return None
+    return float(m.group(1).replace(",", ".")) * _SIZE_KB[(m.group(2) or "").upper()]
+
+
+MAX_PROCS = 4096  # processes/threads tracked; more are counted, not kept
+
+
+class ProcTable:
+    """Per-process (or per-thread) means over samples for pidstat and prstat: key -> metric ->
+    Series, with the command name and pid kept for display. Bounded by MAX_PROCS keys."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, dict[str, Series]] = {}
+        self.names: dict[str, tuple[str, str]] = {}  # key -> (command, pid[/tid])
+        self.dropped = 0
+
+    def add(self, key: str, command: str, ident: str, values: dict[str, float]) -> None:
+        cols = self.rows.get(key)
+        if cols is None:
+            if len(self.rows) >= MAX_PROCS:
+                self.dropped += 1
+                return
+            cols = self.rows[key] = {}
+            self.names[key] = (command, ident)
+        for name, value in values.items():
+            s = cols.get(name)
+            if s is None:
+                s = cols[name] = Series(points=False)
+            s.add(value)
+
+    def means(self) -> dict[str, dict[str, float]]:
+        return {
+            key: {m: s.mean for m, s in cols.items() if s.mean is not None}
+            for key, cols in self.rows.items()
+        }  # type: ignore[misc]
+
+    def by_command(self, metric: str) -> dict[str, float]:
+        """The metric per command name: the busiest process of that name (a table keyed by
+        name lets a signature say `ora_lgwr*`; summing same-named processes would invent one)."""
+        out: dict[str, float] = {}
+        for key, row in self.means().items():
+            if metric in row:
+                name = self.names[key][0]
+                out[name] = max(out.get(name, float("-inf")), row[metric])
+        return {k: r3(v) for k, v in out.items()}
+
+    def top(self, metric: str) -> tuple[str, float] | None:
+        """(`command (pid)`, value) of the process with the highest mean of `metric`."""
+        best: tuple[str, float] | None = None
+        for key, row in self.means().items():
+            if metric in row and (best is None or row[metric] > best[1]):
+                command, ident = self.names[key]
+                best = (f"{command} ({ident})", row[metric])
+        return best

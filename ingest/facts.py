@@ -875,7 +875,7 @@ def _specs() -> list[FactSpec]:
         # ---- mpstat ------------------------------------------------------------------------
         f(
             name="cpu.count",
-            sources=("mpstat", "iostat", "sar", "pidstat"),
+            sources=("mpstat", "vmstat", "iostat", "sar", "pidstat"),
             doc="CPUs reported (sysstat: from the banner)",
         ),
         f(name="cpu.intervals", sources=CPU, doc="samples (the since-boot one excluded)"),
@@ -1081,8 +1081,8 @@ def _specs() -> list[FactSpec]:
         ),
         f(
             name="runq.per_cpu_max",
-            sources=("sar",),
-            doc="largest runq-sz / CPUs (banner)",
+            sources=("vmstat", "sar"),
+            doc="largest run queue / CPUs (sar banner, AIX lcpu=)",
             label="run queue per CPU (max)",
         ),
         f(

@@ -32,6 +32,8 @@ _NAMES = {
 _GROUP_WORDS = ("procs", "kthr", "memory", "page", "faults", "cpu", "swap", "io", "system")
 _ZZZ = re.compile(r"^zzz\s")
 _OSW = re.compile(r"^(?:Linux|SunOS|AIX|HP-UX)\s+OSW\w*\s+v?\S+", re.IGNORECASE)
+_AIX_CONFIG = re.compile(r"^System\s+configuration:.*\blcpu=(\d{1,5})\b")
+_RULE = re.compile(r"^[-\s]+$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _TIME = re.compile(r"^\d{1,2}:\d{2}:\d{2}$")
 _TZ = re.compile(r"^[A-Z]{2,5}(?:[+-]\d{1,4})?$|^[+-]\d{4}$")
@@ -98,6 +100,8 @@ class VmstatParser(Parser):
         self.first_label = ""
         self.last_label = ""
         self.headers = 0
+        self.group = ""  # `procs` (Linux, BSD) or `kthr` (Solaris, AIX)
+        self.cpus: int | None = None  # AIX prints lcpu= above its table
 
     # -- detection ------------------------------------------------------------------------------
 
@@ -110,6 +114,8 @@ class VmstatParser(Parser):
         if not tokens:
             return 0
         if _group_line(tokens) or _header(tokens) or _OSW.match(text.strip()):
+            return 2
+        if _AIX_CONFIG.match(text):
             return 2
         cmd = command(text)
         if cmd and cmd[0] == "vmstat":
@@ -138,12 +144,21 @@ class VmstatParser(Parser):
             return True
         if _OSW.match(text):
             return True
+        if m := _AIX_CONFIG.match(text):
+            self.cpus = int(m.group(1))
+            return True
+        if _RULE.match(text):
+            return bool(self.names) or self.headers == 0
         if _ZZZ.match(text):
             self.snapshots += 1
             self.label = text[3:].strip(" *")[:40]
             self.expect_boot = True
             return True
         if _group_line(tokens):
+            group = "kthr" if "kthr" in tokens[0] else "procs"
+            if self.group and group != self.group:
+                return False  # Solaris/AIX vs Linux: another capture
+            self.group = group
             return True
         if header := _header(tokens):
             names, stamp = header
@@ -199,9 +214,6 @@ class VmstatParser(Parser):
             self.malformed += 1
             return True
         label = stamp or self.label
-        if label:
-            self.last_label = label
-            self.first_label = self.first_label or label
         if self.expect_boot:
             self.expect_boot = False
             self.boot_rows += 1
@@ -213,6 +225,9 @@ class VmstatParser(Parser):
 
     def _add(self, row: dict[str, float], label: str) -> None:
         self.samples += 1
+        if label:
+            self.last_label = label
+            self.first_label = self.first_label or label
         for name, value in row.items():
             series = self.series.get(name)
             if series is None:
@@ -245,6 +260,8 @@ class VmstatParser(Parser):
         if not n:
             return facts, {"notes": notes}, ["vmstat"], self._platform()
         facts["cpu.intervals"] = float(n)
+        if self.cpus:
+            facts["cpu.count"] = float(self.cpus)
         if since_boot_only:
             facts["os.since_boot"] = 1.0
 
@@ -264,6 +281,8 @@ class VmstatParser(Parser):
             facts["cpu.max_busy_pct"] = r3(100 - idle.low)
         put("runq.avg", "r", "avg")
         put("runq.max", "r", "max")
+        if self.cpus and "r" in series and series["r"].n:
+            facts["runq.per_cpu_max"] = r3(series["r"].high / self.cpus)
         put("runq.blocked_avg", "b", "avg")
         put("runq.blocked_max", "b", "max")
         put("sys.cs_per_s_avg", "cs", "avg")

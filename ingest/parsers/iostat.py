@@ -340,7 +340,7 @@ class IostatParser(Parser):
         assert self.header is not None
         _, at, names, factors = self.header
         if len(tokens) != len(names) + 1:
-            if len(tokens) > 1 and all(num(t) is not None for t in tokens[:2]):
+            if len(tokens) > 2 and sum(num(t) is None for t in tokens) <= 1:
                 self.malformed += 1  # numbers, but not as many as the header names
                 return True
             return False
@@ -547,15 +547,15 @@ def _iops(row: dict[str, float]) -> float:
 def _worst(devices: dict[str, dict[str, float]]) -> str | None:
     """The device a person looks at first: the slowest among those doing real I/O (at least one
     request a second: the iostat man pages warn that service times at lower rates mean nothing),
-    else the busiest."""
+    else the one with the highest %util, else the one with the most requests."""
     busy = [d for d, r in devices.items() if _iops(r) >= 1 and "await" in r]
     if busy:
         return max(busy, key=lambda d: (devices[d]["await"], devices[d].get("util", 0.0)))
-    with_util = [d for d in devices if "util" in devices[d]]
+    with_util = [d for d in devices if devices[d].get("util", 0.0) > 0]
     if with_util:
-        best = max(with_util, key=lambda d: devices[d]["util"])
-        return best if devices[best]["util"] > 0 else None
-    return None
+        return max(with_util, key=lambda d: devices[d]["util"])
+    active = [d for d in devices if _iops(devices[d]) > 0]  # plain iostat: the busiest by tps
+    return max(active, key=lambda d: _iops(devices[d])) if active else None
 
 
 def _parallel(device: str, row: dict[str, float]) -> bool:

@@ -220,7 +220,6 @@ class IostatParser(Parser):
             return False
         text = clean(line).strip()
         if not text:
-            self.in_cpu = False
             return False
         tokens = text.split()
         if cmd := command(text):

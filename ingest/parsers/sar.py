@@ -138,7 +138,6 @@ class SarParser(Parser):
         self.banner: dict | None = None
         self.sections: dict[tuple[str, ...], _Section] = {}
         self.section: _Section | None = None
-        self.label = ""  # Solaris: the time of a group's first row
         self.first_label = ""
         self.last_label = ""
         self.restarts = 0
@@ -182,7 +181,6 @@ class SarParser(Parser):
             return False
         text = clean(line).strip()
         if not text:
-            self.label = ""
             return False
         tokens = text.split()
         if cmd := command(text):
@@ -217,7 +215,6 @@ class SarParser(Parser):
                     solaris = {"%wio", "%runocc", "avque", "avserv", "pswch/s", "freemem"}
                     self.kind = "solaris" if solaris & set(names) else "linux"
             self.section = section
-            self.label = label if secs is not None else ""
             self.twelve_hour |= label.endswith(("AM", "PM", "am", "pm"))
             return True
         if self.section is None:
@@ -230,12 +227,14 @@ class SarParser(Parser):
         if not rest:
             return False
         average = bool(label) and secs is None
-        if secs is not None:
-            self.label = self.last_label = label
-            self.first_label = self.first_label or label
-        elif not label and num(rest[-1]) is None:
+        if not label and num(rest[-1]) is None:
             return False  # rows without a time (Solaris group rows, a paste that cut the time)
-        if len(rest) != len(section.names):
+        short = self.kind == "solaris" and section.key is None and len(rest) < len(section.names)
+        if short and all(num(t) is not None for t in rest):
+            # Solaris leaves a column blank when it has nothing to say (sar -q swpq-sz %swpocc
+            # when nothing is swapped out): the values present are the leftmost columns
+            rest = rest + [""] * (len(section.names) - len(rest))
+        elif len(rest) != len(section.names):
             if len(rest) > 1 and all(num(t) is not None for t in rest[1:]):
                 self.malformed += 1
                 return True
@@ -246,14 +245,21 @@ class SarParser(Parser):
             if i == section.key:
                 rowkey = tok
                 continue
+            if not tok:
+                continue
             value = num(tok)
             if value is None:
                 self.malformed += 1
                 return True
             values[name] = value
-        if any(n.startswith("%") and not -0.01 <= v <= 100.5 for n, v in values.items()):
+        if any(
+            n.startswith("%") and n != "%commit" and not 0 <= v <= 100.5 for n, v in values.items()
+        ):
             self.malformed += 1
             return True
+        if secs is not None:
+            self.last_label = label
+            self.first_label = self.first_label or label
         section.add(rowkey, values, average)
         return True
 

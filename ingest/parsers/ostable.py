@@ -47,7 +47,8 @@ _INT_GROUPS = re.compile(r"^[+-]?\d{1,3}(?:[,.'\u00a0\u202f]\d{3})+$")
 _PLAIN = re.compile(r"^[+-]?(?:\d+(?:[.,]\d*)?|[.,]\d+)(?:[eE][+-]?\d{1,3})?$")
 _EU = re.compile(r"^[+-]?\d{1,3}(?:\.\d{3})+,\d+$")
 _US = re.compile(r"^[+-]?\d{1,3}(?:,\d{3})+\.\d+$")
-_CMD = re.compile(r"^(?:sudo\s+)?(?:/\S*/)?(vmstat|iostat|sar|pidstat|prstat)(\s+[^|;&<>]*)?$")
+# the tool with no arguments, or options/numbers first (`sar -d 30 1`, `vmstat 5`), not prose
+_CMD = re.compile(r"^(?:sudo\s+)?(?:/\S*/)?(vmstat|iostat|sar|pidstat|prstat)(\s+[-\d][^|;&<>]*)?$")
 
 
 def clean(line: str) -> str:

@@ -148,13 +148,14 @@ class PidstatParser(Parser):
             if name in _IDS:
                 ids[name] = tok
                 continue
+            metric = _METRICS.get(name)
+            if metric is None:
+                continue  # CPU (`-` in Average rows), prio, policy: not read
             value = num(tok)
             if value is None:
                 self.malformed += 1
                 return True
-            metric = _METRICS.get(name)
-            if metric is not None:
-                row[metric] = value
+            row[metric] = value
         cmd = " ".join(rest[fixed:])[:200]
         pid = ids.get("PID") or ids.get("TGID") or ""
         tid = ids.get("TID", "-")
@@ -162,7 +163,7 @@ class PidstatParser(Parser):
             self.malformed += 1
             return True
         thread = tid != "-" and cmd.startswith("|__")
-        name = cmd.removeprefix("|__").split()[0] if cmd.strip("|_ ") else "?"
+        name = cmd.removeprefix("|__").strip() or "?"  # thread names have spaces
         if thread:
             key, ident, shown = f"t{tid}", tid, f"{name}/{tid}"
         else:

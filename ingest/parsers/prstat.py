@@ -43,6 +43,13 @@ _TOTAL = re.compile(
 )
 
 
+def _count(token: str) -> float | None:
+    """A microstate column: a percentage, or a count prstat shortens (`50K`, `2M`)."""
+    if token[-1:] in ("K", "M") and (value := num(token[:-1])) is not None:
+        return value * (1e3 if token[-1] == "K" else 1e6)
+    return num(token)
+
+
 def _header(tokens: list[str]) -> tuple[list[str], str] | None:
     """(column names, what follows the slash) of a prstat table header."""
     if len(tokens) < 4 or tokens[0] != "PID" or not (m := _LAST.match(tokens[-1])):
@@ -132,7 +139,7 @@ class PrstatParser(Parser):
             if name in _TEXT:
                 continue
             if name in _MICRO:
-                value = num(tok)
+                value = _count(tok)
                 metric: str | None = _MICRO[name]
             else:
                 metric = _PLAIN[name]

@@ -29,6 +29,7 @@ CONFIRM_LINES = 3
 # Two candidates that read every line alike (bare syscall lines: strace or truss) wait this many
 # lines for one that only one of them prints before the tie is broken.
 TIE_LINES = 64
+HAND_OVER_LINES = 3  # a block this short may still go to the format its next line starts
 CONTEXT_LINES_PER_BLOCK = 50  # header lines of a block also feed context (TKPROF: Release ...)
 STRONG_MEMO = 16384  # lines whose "does another format start here?" answer is remembered...
 STRONG_MEMO_LINE = 256  # ...if at most this long (so the memo stays under ~6 MB)
@@ -213,6 +214,8 @@ class Detector:
         if cur is not None:
             parser = cur.parser
             ptype = type(parser)
+            if parser.lines <= HAND_OVER_LINES and self._hand_over(cur, line, lineno):
+                return
             if (
                 parser.claims(line)
                 or ptype.start_score(line) == 2
@@ -223,8 +226,6 @@ class Detector:
                     return
                 if not line.strip():
                     return  # a blank line the parser did not want: wait for the next one
-            elif self._hand_over(cur, line, lineno):
-                return
             self._close()
         if self.candidates:
             self._feed_candidates(line, lineno)
@@ -232,24 +233,36 @@ class Detector:
         self._start(line, lineno)
 
     def _hand_over(self, cur: _Open, line: str, lineno: int) -> bool:
-        """A block of one line that the format starting here also reads as its own first line
-        goes with it: sysstat prints the same banner (`Linux 5.8 (host) date _x86_64_ (2 CPU)`)
-        above mpstat, iostat, sar and pidstat tables, and whichever parser took it first cannot
-        know which table follows. The banner's CPU count then lands in the right block instead
-        of a block of its own."""
+        """The first lines of a block go with the format that starts after them when they are
+        its preamble too. sysstat prints the same banner (`Linux 5.8 (host) date _x86_64_ (2 CPU)`)
+        and restart lines above mpstat, iostat, sar and pidstat tables, and whichever parser took
+        them cannot know which table follows: the table's header (scored 2 by a parser earlier
+        in PARSERS than the block's) or, after the banner alone, a line only the heir scores
+        (iostat's `-t` stamp) decides. The heir must read every line already taken, so the
+        banner's CPU count lands in the table's block instead of a block of its own."""
         parser = cur.parser
-        if parser.lines != 1 or len(parser._text) != 1:
+        kept = parser._text
+        if not line.strip() or len(kept) != parser.lines or not kept:
             return False
-        first = parser._text[0]
+        heirs: list[type[Parser]] = []
         for ptype in self.parser_types:
-            if ptype is type(parser) or ptype.start_score(line) != 2:
+            if ptype.start_score(line) == 2:
+                if ptype is not type(parser):
+                    heirs = [ptype]
+                break
+        else:
+            if len(kept) == 1 and type(parser).start_score(line) == 0:
+                heirs = [pt for pt in self.parser_types if pt.start_score(line) == 1]
+        for ptype in heirs:
+            if ptype is type(parser):
                 continue
             heir = ptype()
-            if not (heir.feed(first) and heir.feed(line)):
-                return False
+            if not all(heir.feed(k) for k in kept) or not heir.feed(line):
+                continue
             opened = _Open(heir, cur.start)
-            heir.lines = 1  # the first line's context was taken when it first came
-            heir.keep(first)
+            heir.lines = len(kept)  # their context was taken when they first came
+            for k in kept:
+                heir.keep(k)
             self.current = opened
             self._take(opened, line, lineno)
             return True
@@ -533,7 +546,10 @@ def _decoded_chunks(
 
 
 BINARY_SAMPLE = 8192  # how much of an input is looked at to tell text from binary data
-NOT_TEXT = "perfkb reads text captures (tkprof, truss, strace, mpstat, stacks, DTrace, wait tables)"
+NOT_TEXT = (
+    "perfkb reads text captures (tkprof, truss, strace, mpstat, vmstat, iostat, sar, pidstat, "
+    "prstat, stacks, DTrace, wait tables)"
+)
 
 
 def binary_reason(sample: bytes | str) -> str | None:

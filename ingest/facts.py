@@ -1875,3 +1875,60 @@ def show(name: str, value: object) -> str:
 
 def facts_for(source: str) -> set[str]:
     return {name for name, spec in FACTS.items() if source in spec.sources}
+
+
+# The facts a person reads first from each OS sampler, in that order: renderers show these
+# before the rest of the catalogue order (a Slack reply has room for a handful).
+HEADLINE: dict[str, tuple[str, ...]] = {
+    "vmstat": (
+        "os.since_boot",
+        "runq.max",
+        "runq.per_cpu_max",
+        "cpu.usr_pct",
+        "cpu.sys_pct",
+        "cpu.wait_pct",
+        "swap.out_kbps_max",
+        "page.scan_rate_max",
+        "sys.cs_per_s_max",
+        "mem.free_kb_min",
+    ),
+    "iostat": (
+        "os.since_boot",
+        "io.worst_device",
+        "io.worst_await_ms",
+        "io.worst_util_pct",
+        "io.util_caveat",
+        "io.max_queue",
+        "cpu.wait_pct",
+    ),
+    "sar": (
+        "runq.max",
+        "runq.ldavg_per_cpu_max",
+        "runq.ldavg_1_max",
+        "cpu.count",
+        "cpu.wait_pct",
+        "io.worst_device",
+        "io.worst_await_ms",
+        "tcp.retrans_pct",
+        "mem.used_pct_max",
+        "page.scan_rate_max",
+    ),
+    "pidstat": (
+        "proc.top_cpu",
+        "proc.max_cpu_pct",
+        "proc.top_io",
+        "proc.max_io_kb_per_s",
+        "proc.top_wait",
+        "proc.max_wait_pct",
+        "cpu.count",
+    ),
+    "prstat": (
+        "proc.top_cpu",
+        "proc.max_cpu_pct",
+        "proc.top_lck",
+        "proc.max_lck_pct",
+        "proc.top_lat",
+        "proc.max_lat_pct",
+        "runq.ldavg_1_max",
+    ),
+}

@@ -205,6 +205,8 @@ class IostatParser(Parser):
             return 2
         if banner(text):
             return 1  # sysstat's banner: mpstat, sar and pidstat print it too
+        if _STAMP.match(text):
+            return 1  # `-t`: the time above each report
         return 0
 
     @classmethod

@@ -159,7 +159,7 @@ def test_rejected_lines_leave_the_parser_unchanged():
         [
             "",
             "so the load went up",
-            "Linux 3.10.0-1160.el7.x86_64 (app03)    11/24/2026      _x86_64_        (4 CPU)",
+            "Linux 3.10.0-1160.el7.x86_64 (other01)    11/24/2026      _x86_64_        (4 CPU)",
             "Event                                 Waits    Time(s)",
             "12:00:01 AM  CPU  %usr  %nice  %sys  %iowait  %irq  %soft  %steal  %guest  %gnice  %idle",
         ],
@@ -196,3 +196,15 @@ def test_facts_are_in_the_catalogue():
 def test_long_hostile_lines_parse_in_linear_time():
     prep = fixture_lines("os/sar_u_q_r_restart.txt")[10:11]
     assert slowest_hostile_line(SarParser, prep) < 0.05
+
+
+def test_daily_reports_of_one_host_are_one_capture():
+    day = fixture_lines("os/sar_u_q_r_restart.txt")
+    block, _ = run(day + [""] + day)
+    assert block.facts["sar.samples"] == 6 and block.facts["runq.max"] == 14
+    assert any("2 daily reports of app03" in n for n in block.details["notes"])
+    other = [day[0].replace("(app03)", "(app04)"), *day[1:]]
+    p = SarParser()
+    for line in day:
+        p.feed(line)
+    assert p.feed(other[0]) is False  # another host's report: its own block

@@ -16,7 +16,17 @@ from typing import ClassVar
 
 from ingest.base import Parser
 from ingest.model import Format, Platform
-from ingest.parsers.ostable import MAX_LINE, Series, banner, clean, command, num, r3
+from ingest.parsers.ostable import (
+    MAX_LINE,
+    Series,
+    banner,
+    clean,
+    command,
+    num,
+    numeric,
+    r3,
+    table_row,
+)
 
 MAX_DEVICES = 512
 
@@ -102,6 +112,8 @@ _CPU_NAMES = {
     "%steal": "steal",
     "%idle": "idle",
 }
+# a header, command, banner or stamp holds one of these (checked before any regex)
+_HINTS = ("evice", "avg-cpu", "iostat", "CPU)", ":")
 _EXTENDED = re.compile(r"^extended\s+device\s+statistics\b", re.IGNORECASE)
 _ERRORS_GROUP = re.compile(r"^-+\s*errors\s*-+$")
 _STAMP = re.compile(
@@ -192,7 +204,7 @@ class IostatParser(Parser):
 
     @classmethod
     def start_score(cls, line: str) -> int:
-        if len(line) > MAX_LINE:
+        if len(line) > MAX_LINE or not any(w in line for w in _HINTS):
             return 0
         text = clean(line).strip()
         tokens = text.split()
@@ -212,7 +224,10 @@ class IostatParser(Parser):
     @classmethod
     def claims(cls, line: str) -> bool:
         """sysstat's banner continues this block even though mpstat would start on it: it is
-        the top of this report (after its command line); feed refuses it once rows came."""
+        the top of this report (after its command line); feed refuses it once rows came. A
+        device row (a name, then numbers) or the avg-cpu numbers continue it too."""
+        if numeric(line) or table_row(line, 1):
+            return True
         return "CPU)" in line and banner(clean(line)) is not None
 
     # -- feeding --------------------------------------------------------------------------------
@@ -224,6 +239,15 @@ class IostatParser(Parser):
         if not text:
             return False
         tokens = text.split()
+        header = self.header
+        if (
+            header is not None
+            and not self.in_cpu
+            and len(tokens) == len(header[2]) + 1
+            and "evice" not in text
+            and not text.startswith("avg-cpu")
+        ):
+            return self._device_row(tokens)  # the common line: a device row
         if cmd := command(text):
             if cmd[0] != "iostat" or self._has_data():
                 return False

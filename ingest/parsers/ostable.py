@@ -57,6 +57,9 @@ def clean(line: str) -> str:
     any run of blanks."""
     if len(line) > MAX_LINE:
         return ""
+    head = line.lstrip()[:11]
+    if head[:1].isdigit() and head[10:11] != "T":
+        return line  # a row as printed (not an ISO journal stamp): nothing in front of it
     text = line
     for _ in range(3):  # a prefix behind a prefix (`node01: # ...`)
         before = text
@@ -74,6 +77,22 @@ def clean(line: str) -> str:
     return text
 
 
+# what a row of numbers is made of: deleting these from it leaves nothing
+_NUMERIC = str.maketrans("", "", "0123456789.,- \t")
+
+
+def numeric(text: str) -> bool:
+    """Only numbers and blanks: a data row no other format's header can start with."""
+    return bool(text) and not text.translate(_NUMERIC)
+
+
+def table_row(line: str, lead: int) -> bool:
+    """`lead` label tokens (a device, a clock, AM/PM, a key) then only numbers: the shape of a
+    data row, checked without regexes (the detector asks for it on every line of a capture)."""
+    parts = line.split(None, lead)
+    return len(parts) > lead and numeric(parts[lead]) and len(parts[lead]) > 3
+
+
 def command(line: str) -> tuple[str, list[str]] | None:
     """(tool, arguments) when the cleaned line is the command that produced a table."""
     m = _CMD.match(line.strip())
@@ -88,6 +107,14 @@ def num(token: str) -> float | None:
     `1,234,567` and `1.234.567` are thousands groups (sysstat prints two decimals, never three,
     so a group of exactly three digits after the mark is a separator); `12,50` is a decimal
     comma; `1.234,56` and `1,234.56` carry both. A trailing `%` (prstat CPU) is dropped."""
+    try:  # the common case, in C: `12`, `0.41`, `-3.5`
+        value = float(token)
+    except ValueError:
+        pass
+    else:
+        if value != value or abs(value) > 1e15 or "_" in token:
+            return None  # nan, inf, absurd, or Python's `1_000` (no tool prints that)
+        return value
     t = token.rstrip("%")
     if not t or len(t) > 24:
         return None
@@ -182,8 +209,10 @@ class Series:
     def add(self, value: float) -> None:
         self.n += 1
         self.total += value
-        self.low = min(self.low, value)
-        self.high = max(self.high, value)
+        if value < self.low:
+            self.low = value
+        if value > self.high:
+            self.high = value
         if self.first is None:
             self.first = value
         self.last = value

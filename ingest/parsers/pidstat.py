@@ -84,7 +84,7 @@ class PidstatParser(Parser):
 
     @classmethod
     def start_score(cls, line: str) -> int:
-        if len(line) > MAX_LINE:
+        if len(line) > MAX_LINE or not ("Command" in line or "pidstat" in line or "CPU)" in line):
             return 0
         text = clean(line).strip()
         tokens = text.split()

@@ -77,7 +77,7 @@ class PrstatParser(Parser):
 
     @classmethod
     def start_score(cls, line: str) -> int:
-        if len(line) > MAX_LINE:
+        if len(line) > MAX_LINE or not ("PROCESS/" in line or "prstat" in line):
             return 0
         text = clean(line).strip()
         tokens = text.split()

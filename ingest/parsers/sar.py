@@ -18,7 +18,17 @@ from typing import ClassVar
 from ingest.base import Parser
 from ingest.model import Format, Platform
 from ingest.parsers.iostat import device_facts
-from ingest.parsers.ostable import MAX_LINE, Series, banner, clean, command, num, r3, split_clock
+from ingest.parsers.ostable import (
+    MAX_LINE,
+    Series,
+    banner,
+    clean,
+    command,
+    num,
+    r3,
+    split_clock,
+    table_row,
+)
 
 MAX_KEYS = 512
 MAX_SECTIONS = 32
@@ -43,6 +53,9 @@ _KNOWN = frozenset(_KNOWN_NAMES.split())
 _NAME = re.compile(r"^[%a-zA-Z][\w%/+.-]{0,20}$")
 _MPSTAT_ORDER = ("%iowait", "%irq")  # mpstat prints %irq right after %iowait; sar -u ALL does not
 _SOLARIS_BANNER = re.compile(r"^SunOS\s+\S+\s+\d+\.\d+\S*\s+\S+\s+\S+\s+\d{1,2}/\d{1,2}/\d{2,4}$")
+# a section header, command or banner holds one of these (checked before any regex)
+_HINTS = ("%", "/s", "-sz", "kb", "DEV", "IFACE", "device", "sar", "SunOS", "CPU)", "freemem")
+_ROW_START = re.compile(r"\d\d:\d\d:\d\d ")
 _RESTART = re.compile(r"\bRESTART\b")
 _CPUS = re.compile(r"\((\d{1,6})\s+CPU\)")
 # sysstat -> one meaning for the device columns iostat also prints
@@ -141,6 +154,7 @@ class SarParser(Parser):
         self.first_label = ""
         self.last_label = ""
         self.restarts = 0
+        self.days = 1  # reports (banners) of one host read as one capture
         self.restart_cpus: int | None = None
         self.twelve_hour = False
 
@@ -148,7 +162,7 @@ class SarParser(Parser):
 
     @classmethod
     def start_score(cls, line: str) -> int:
-        if len(line) > MAX_LINE:
+        if len(line) > MAX_LINE or not any(w in line for w in _HINTS):
             return 0
         text = clean(line).strip()
         tokens = text.split()
@@ -172,6 +186,8 @@ class SarParser(Parser):
     def claims(cls, line: str) -> bool:
         """sysstat's banner continues this block even though mpstat would start on it: it is
         the top of this report (after its command line); feed refuses it once rows came."""
+        if _ROW_START.match(line) and (table_row(line, 2) or table_row(line, 3)):
+            return True  # `05:10:01 PM  0  361 ...`, `10:00:05  dev8-0  1.0 ...`
         return "CPU)" in line and banner(clean(line)) is not None
 
     # -- feeding --------------------------------------------------------------------------------
@@ -186,6 +202,9 @@ class SarParser(Parser):
         if cmd := command(text):
             return cmd[0] == "sar" and not self.sections
         if b := banner(text):
+            if self.banner is not None and b.get("host") == self.banner.get("host"):
+                self.days += 1  # the next day's report of the same host: one capture
+                return True
             if self.sections or self.banner is not None:
                 return False
             self.banner = b
@@ -279,6 +298,10 @@ class SarParser(Parser):
             facts["cpu.count"] = float(cpus)
         if self.banner:
             details["banner"] = self.banner
+        if self.days > 1:
+            notes.append(
+                f"{self.days} daily reports of {self.banner.get('host') if self.banner else '?'}"
+            )
         if self.restarts:
             notes.append(f"{self.restarts} restart lines: the counters started again there")
         devices: dict[str, dict[str, float]] = {}

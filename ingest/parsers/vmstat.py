@@ -19,7 +19,7 @@ from typing import ClassVar
 
 from ingest.base import Parser
 from ingest.model import Format, Platform
-from ingest.parsers.ostable import MAX_LINE, Series, clean, command, num, r3, size_kb
+from ingest.parsers.ostable import MAX_LINE, Series, clean, command, num, numeric, r3, size_kb
 
 # header names -> canonical names (the sy ambiguity is settled by position, below)
 _NAMES = {
@@ -30,6 +30,8 @@ _NAMES = {
     **{n: n for n in ("fpf", "hr", "mi", "se", "hs", "ws")},
 }
 _GROUP_WORDS = ("procs", "kthr", "memory", "page", "faults", "cpu", "swap", "io", "system")
+# a header, group line, command or banner holds one of these (checked before any regex)
+_HINTS = ("procs", "kthr", " b ", "vmstat", "OSW", "lcpu=")
 _ZZZ = re.compile(r"^zzz\s")
 _OSW = re.compile(r"^(?:Linux|SunOS|AIX|HP-UX)\s+OSW\w*\s+v?\S+", re.IGNORECASE)
 _AIX_CONFIG = re.compile(r"^System\s+configuration:.*\blcpu=(\d{1,5})\b")
@@ -73,6 +75,8 @@ def _header(tokens: list[str]) -> tuple[list[str], bool] | None:
 
 def _group_line(tokens: list[str]) -> bool:
     """`procs ---memory--- ---swap-- ...` / `kthr memory page disk faults cpu`."""
+    if not tokens or not ("procs" in tokens[0] or "kthr" in tokens[0]):
+        return False
     words = [re.sub(r"[^a-z]", "", t.lower()) for t in tokens]
     words = [w for w in words if w]
     if len(words) < 3 or words[0] not in ("procs", "kthr"):
@@ -106,8 +110,13 @@ class VmstatParser(Parser):
     # -- detection ------------------------------------------------------------------------------
 
     @classmethod
+    def claims(cls, line: str) -> bool:
+        """A row of numbers continues a vmstat capture whatever else could start on it."""
+        return numeric(line) and len(line) > 20
+
+    @classmethod
     def start_score(cls, line: str) -> int:
-        if len(line) > MAX_LINE:
+        if len(line) > MAX_LINE or not any(w in line for w in _HINTS):
             return 0
         text = clean(line)
         tokens = text.split()
@@ -131,6 +140,8 @@ class VmstatParser(Parser):
         if not text:
             return False
         tokens = text.split()
+        if self.names and text[0].isdigit():
+            return self._row(tokens)  # the common line: a sample
         if cmd := command(text):
             if cmd[0] != "vmstat" or self.samples or self.since_boot is not None:
                 return False

@@ -228,3 +228,19 @@ def test_facts_are_in_the_catalogue():
 def test_long_hostile_lines_parse_in_linear_time():
     prep = fixture_lines("os/vmstat_linux_swapping_SM.txt")[1:3]
     assert slowest_hostile_line(VmstatParser, prep) < 0.05
+
+
+def test_solaris_p_anonymous_paging_is_swapping():
+    # invented numbers in the Solaris `vmstat -p 5` layout: api/apo are swap-ins/outs
+    lines = [
+        "     memory           page          executable      anonymous      filesystem",
+        "   swap  free  re  mf  fr  de  sr  epi  epo  epf  api  apo  apf  fpi  fpo  fpf",
+        " 8123456 412300 5 40  0   0   0    0    0    0    0    0    0    1    0    0",
+        " 6998012 58320 140 1020 6400 0 120455 12 0 0 2100 4800 4800 300 1200 1200",
+        " 6991400 59900 110 870 5500 0 101002 8 0 0 1900 4100 4100 280 900 900",
+    ]
+    block, rejected = run(lines)
+    f = block.facts
+    assert rejected == [] and block.malformed_lines == 0 and block.platform == "solaris"
+    assert f["swap.out_kbps_max"] == 4800 and f["swap.in_kbps_avg"] == 2000
+    assert f["page.scan_rate_max"] == 120455 and "cpu.usr_pct" not in f

@@ -31,7 +31,7 @@ _NAMES = {
 }
 _GROUP_WORDS = ("procs", "kthr", "memory", "page", "faults", "cpu", "swap", "io", "system")
 # a header, group line, command or banner holds one of these (checked before any regex)
-_HINTS = ("procs", "kthr", " b ", "vmstat", "OSW", "lcpu=")
+_HINTS = ("procs", "kthr", " b ", "vmstat", "OSW", "lcpu=", "anonymous", "swap")
 _ZZZ = re.compile(r"^zzz\s")
 _OSW = re.compile(r"^(?:Linux|SunOS|AIX|HP-UX)\s+OSW\w*\s+v?\S+", re.IGNORECASE)
 _AIX_CONFIG = re.compile(r"^System\s+configuration:.*\blcpu=(\d{1,5})\b")
@@ -46,8 +46,8 @@ ROWS_KEPT = 5  # the last rows, for display
 
 def _header(tokens: list[str]) -> tuple[list[str], bool] | None:
     """(canonical column names, timestamp column present) for a vmstat column header."""
-    if len(tokens) < 6 or tokens[0] != "r" or tokens[1] != "b":
-        return None
+    if len(tokens) < 6 or tokens[:2] not in (["r", "b"], ["swap", "free"]):
+        return None  # Solaris `vmstat -p` starts at swap free (no kthr columns)
     names: list[str] = []
     stamp = False
     seen_sr = seen_in = seen_us = False
@@ -68,17 +68,22 @@ def _header(tokens: list[str]) -> tuple[list[str], bool] | None:
         seen_in |= canon == "in"
         seen_us |= canon == "us"
         names.append(canon)
-    if not ({"us", "id"} <= set(names) or {"free", "si"} <= set(names)) or "?" in names:
+    known = set(names)
+    if not ({"us", "id"} <= known or {"free", "si"} <= known or {"api", "apo"} <= known):
+        return None
+    if "?" in names:
         return None
     return names, stamp
 
 
 def _group_line(tokens: list[str]) -> bool:
     """`procs ---memory--- ---swap-- ...` / `kthr memory page disk faults cpu`."""
-    if not tokens or not ("procs" in tokens[0] or "kthr" in tokens[0]):
+    if not tokens or not ("procs" in tokens[0] or "kthr" in tokens[0] or tokens[0] == "memory"):
         return False
     words = [re.sub(r"[^a-z]", "", t.lower()) for t in tokens]
     words = [w for w in words if w]
+    if words[:1] == ["memory"] and "anonymous" in words:
+        return True  # Solaris `vmstat -p`: memory page executable anonymous filesystem
     if len(words) < 3 or words[0] not in ("procs", "kthr"):
         return False
     return sum(w in _GROUP_WORDS or w in ("disk", "disks", "timestamp", "time") for w in words) >= 3
@@ -166,7 +171,7 @@ class VmstatParser(Parser):
             self.expect_boot = True
             return True
         if _group_line(tokens):
-            group = "kthr" if "kthr" in tokens[0] else "procs"
+            group = "procs" if "procs" in tokens[0] else "kthr"  # vmstat -p counts as kthr
             if self.group and group != self.group:
                 return False  # Solaris/AIX vs Linux: another capture
             self.group = group

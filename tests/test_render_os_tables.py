@@ -86,3 +86,15 @@ def test_findings_give_os_next_steps():
     assert "tcp-retransmits" in names
     names = {rule.name for rule, _ in suggestions([block("os/iostat_solaris_xnz_T.txt")])}
     assert "slow-device" in names
+
+
+def test_postmortem_form_proposes_a_signature_from_os_findings():
+    from kb.proposal import propose_signatures
+
+    evidence = parse_text("\n".join(fixture_lines("os/iostat_sysstat11_xt_nvme.txt")))
+    [sig] = propose_signatures(evidence)
+    assert sig.sources == ["iostat"]
+    text = sig.model_dump_json()
+    assert "io.max_await_ms" in text and "cpu.wait_pct" in text
+    since_boot = parse_text("\n".join(fixture_lines("os/iostat_sysstat11_xt_nvme.txt")[:12]))
+    assert propose_signatures(since_boot) == []

@@ -197,3 +197,31 @@ def test_facts_are_in_the_catalogue():
 def test_long_hostile_lines_parse_in_linear_time():
     prep = fixture_lines("os/iostat_sysstat9_dxmp.txt")[2:3]
     assert slowest_hostile_line(IostatParser, prep) < 0.05
+
+
+def test_oswatcher_iostat_archive_drops_each_snapshots_first_report():
+    # invented numbers in an OSWatcher iostat archive: `iostat -xk 1 2` per snapshot
+    header = (
+        "Device:  rrqm/s wrqm/s  r/s  w/s  rkB/s  wkB/s avgrq-sz avgqu-sz  await r_await "
+        "w_await svctm %util"
+    )
+    lines = ["Linux OSWbb v8.3.2 exadb01"]
+    for n, (boot, now) in enumerate(((1.0, 30.0), (2.0, 50.0))):
+        lines += [
+            f"zzz ***Tue Nov 24 10:0{n}:00 UTC 2026",
+            "avg-cpu:  %user   %nice %system %iowait  %steal   %idle",
+            "           5.00    0.00    2.00    1.00    0.00   92.00",
+            header,
+            f"sda 0.00 0.00 10.00 10.00 80.00 80.00 16.00 0.10 {boot} {boot} {boot} 0.50 1.00",
+            "avg-cpu:  %user   %nice %system %iowait  %steal   %idle",
+            "          20.00    0.00    9.00   40.00    0.00   31.00",
+            header,
+            f"sda 0.00 0.00 200.00 90.00 800.00 720.00 16.00 9.00 {now} {now} {now} 3.00 99.00",
+        ]
+    block, rejected = run(lines)
+    f = block.facts
+    assert rejected == [1] and block.malformed_lines == 0  # the OSWbb banner is vmstat's
+    assert f["dev.await_ms"]["sda"] == 40 and f["cpu.wait_pct"] == 40
+    assert f["cpu.intervals"] == 2 and "os.since_boot" not in f
+    assert any("2 OSWatcher" in n for n in block.details["notes"])
+    assert [b.format for b in parse_text("\n".join(lines)).blocks].count("iostat") == 1

@@ -164,10 +164,11 @@ def _cpu_header(tokens: list[str]) -> list[str] | None:
 
 
 class _Report:
-    __slots__ = ("label", "devices", "cpu")
+    __slots__ = ("label", "devices", "cpu", "boot")
 
-    def __init__(self, label: str) -> None:
+    def __init__(self, label: str, boot: bool = False) -> None:
         self.label = label
+        self.boot = boot  # the first report of a fresh iostat (after an OSWatcher marker)
         self.devices: dict[str, dict[str, float]] = {}
         self.cpu: dict[str, float] | None = None
 
@@ -195,6 +196,9 @@ class IostatParser(Parser):
         self.reports = 0  # reports counted in the sums
         self.dropped_first = False
         self.boot_report: _Report | None = None
+        self.snapshots = 0  # OSWatcher/ExaWatcher `zzz` markers: each starts a fresh iostat
+        self.next_boot = False
+        self.boot_reports = 0
         self.dev: dict[str, dict[str, Series]] = {}
         self.cpu: dict[str, Series] = {}
         self.pending_label = ""
@@ -267,6 +271,12 @@ class IostatParser(Parser):
             return True
         if _ERRORS_GROUP.match(text):
             return True
+        if text.startswith("zzz "):
+            self._commit()
+            self.snapshots += 1
+            self.next_boot = True
+            self.pending_label = text[3:].strip(" *<>")[:40]
+            return True
         if names := _cpu_header(tokens):
             if self.kind == "solaris":
                 return False
@@ -304,12 +314,20 @@ class IostatParser(Parser):
         self._commit()
         label = self.pending_label or f"report {len(self.labels) + 1}"
         self.pending_label = ""
-        self.current = _Report(label)
+        self.current = _Report(label, boot=self.next_boot)
+        self.next_boot = False
 
     def _commit(self) -> None:
         cur = self.current
         self.current = None
         if cur is None or cur.empty():
+            return
+        if cur.boot:
+            self.boot_report = cur  # a fresh iostat's since-boot report: shown, not counted
+            self.boot_reports += 1
+            return
+        if self.snapshots:
+            self._add(cur)
             return
         if self.first is None and not self.dropped_first and not self.reports:
             self.first = cur  # since boot: counts only if no other report follows
@@ -423,7 +441,15 @@ class IostatParser(Parser):
 
     def facts(self) -> tuple[dict, dict, list[str], Platform | None]:
         # a copy of the sums with the open report added, leaving the parser as it was
-        saved = (self.current, self.first, self.reports, self.dropped_first, self.labels)
+        saved = (
+            self.current,
+            self.first,
+            self.reports,
+            self.dropped_first,
+            self.labels,
+            self.boot_report,
+            self.boot_reports,
+        )
         saved_dev = {d: dict(s) for d, s in self.dev.items()}
         saved_cpu = dict(self.cpu)
         notes: list[str] = []
@@ -444,11 +470,28 @@ class IostatParser(Parser):
                     )
                 else:
                     notes.append("one report: if it is iostat's first, it is since boot")
+            elif not self.reports and self.boot_report is not None:
+                self._add(self.boot_report)  # only since-boot reports: shown, and marked
+                since_boot_only = True
+                notes.append("only since-boot reports: iostat's averages since boot")
             elif self.dropped_first:
                 notes.append("first report (since boot) left out")
+            if self.boot_reports and self.reports:
+                notes.append(
+                    f"{self.boot_reports} OSWatcher/ExaWatcher snapshots: each one's first "
+                    "report (since boot) left out"
+                )
             return self._facts(notes, since_boot_only)
         finally:
-            self.current, self.first, self.reports, self.dropped_first, self.labels = saved
+            (
+                self.current,
+                self.first,
+                self.reports,
+                self.dropped_first,
+                self.labels,
+                self.boot_report,
+                self.boot_reports,
+            ) = saved
             self.dev, self.cpu = saved_dev, saved_cpu
 
     def _facts(self, notes: list[str], since_boot_only: bool) -> tuple:

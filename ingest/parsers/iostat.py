@@ -230,7 +230,7 @@ class IostatParser(Parser):
         """sysstat's banner continues this block even though mpstat would start on it: it is
         the top of this report (after its command line); feed refuses it once rows came. A
         device row (a name, then numbers) or the avg-cpu numbers continue it too."""
-        if numeric(line) or table_row(line, 1):
+        if numeric(line) or table_row(line, 1) or line.startswith("zzz "):
             return True
         return "CPU)" in line and banner(clean(line)) is not None
 

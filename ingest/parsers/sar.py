@@ -217,6 +217,8 @@ class SarParser(Parser):
             self.kind = "solaris"
             return True
         label, secs, rest = split_clock(tokens)
+        if self.section is not None and rest and num(rest[-1]) is not None:
+            return self._row(label, secs, rest)  # the common line: headers end in a name
         if rest and _RESTART.search(" ".join(rest)):
             self.restarts += 1
             if m := _CPUS.search(text):

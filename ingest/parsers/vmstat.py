@@ -103,7 +103,7 @@ class VmstatParser(Parser):
         self.boot_rows = 0  # since-boot rows seen (one per vmstat run)
         self.expect_boot = True  # the next row is a fresh run's first
         self.samples = 0
-        self.rows: list[dict] = []
+        self.rows: list[tuple[str, dict[str, float]]] = []
         self.snapshots = 0
         self.label = ""
         self.first_label = ""
@@ -116,8 +116,9 @@ class VmstatParser(Parser):
 
     @classmethod
     def claims(cls, line: str) -> bool:
-        """A row of numbers continues a vmstat capture whatever else could start on it."""
-        return numeric(line) and len(line) > 20
+        """A row of numbers, or an OSWatcher `zzz` marker, continues a vmstat capture whatever
+        else could start on it."""
+        return (numeric(line) and len(line) > 20) or line.startswith("zzz ")
 
     @classmethod
     def start_score(cls, line: str) -> int:
@@ -249,8 +250,7 @@ class VmstatParser(Parser):
             if series is None:
                 series = self.series[name] = Series()
             series.add(value)
-        shown = {"label": label, **{k: v for k, v in row.items() if not k.startswith("disk:")}}
-        self.rows.append(shown)
+        self.rows.append((label, row))  # shaped for display only when facts are asked for
         if len(self.rows) > ROWS_KEPT:
             del self.rows[0]
 
@@ -336,7 +336,10 @@ class VmstatParser(Parser):
             "notes": notes,
             "columns": self.names,
             "samples": n,
-            "rows": self.rows,
+            "rows": [
+                {"label": label, **{k: v for k, v in row.items() if not k.startswith("disk:")}}
+                for label, row in self.rows
+            ],
             "series": {
                 k: [round(v, 2) for v in series[k].chart()]
                 for k in ("r", "b", "us", "sy_cpu", "wa", "id", "cs", "in", "free", "si", "so")

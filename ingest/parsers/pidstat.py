@@ -79,7 +79,8 @@ class PidstatParser(Parser):
         self.names: list[str] | None = None
         self.procs = ProcTable()
         self.average = ProcTable()
-        self.samples: set[str] = set()
+        self.samples = 0  # reports: a new time label starts one (a set of labels would grow)
+        self.last_label = ""
         self.threads = False
 
     @classmethod
@@ -174,7 +175,10 @@ class PidstatParser(Parser):
         if secs is None and label and names[0] != "Time":
             self.average.add(key, shown, ident, row)
         else:
-            self.samples.add(label or rest[0])
+            stamp = label or rest[0]
+            if stamp != self.last_label:
+                self.samples += 1
+                self.last_label = stamp
             self.procs.add(key, shown, ident, row)
         return True
 
@@ -193,7 +197,7 @@ class PidstatParser(Parser):
             return facts, details, ["pidstat"], "linux" if self.banner else None
         facts["proc.count"] = float(len(procs.rows))
         if self.samples:
-            facts["proc.samples"] = float(min(len(self.samples), 10**9))
+            facts["proc.samples"] = float(self.samples)
         for fact, metric in (
             ("proc.cpu_pct", "cpu"),
             ("proc.usr_pct", "usr"),

@@ -24,7 +24,7 @@ from pydantic import BaseModel
 
 from benchmarks.gen_traces import SIZES
 
-GEN_VERSION = 1
+GEN_VERSION = 2  # 2: iostat awaits tallied from the printed (rounded) values
 DATA_DIR = Path(__file__).resolve().parent / "data"
 SEED = 8
 
@@ -134,10 +134,11 @@ def _iostat(rng: random.Random, out: _Out, exp: Expected) -> None:
         out.add("")
         out.add(header)
         for dev in _DEVICES:
-            r, w = rng.uniform(0, 900), rng.uniform(0, 600)
-            ra, wa_ = rng.uniform(0.1, 12), rng.uniform(0.05, 30)
+            # rounded as printed, so the tally is what a reader of the file computes
+            r, w = round(rng.uniform(0, 900), 2), round(rng.uniform(0, 600), 2)
+            ra, wa_ = round(rng.uniform(0.1, 12), 2), round(rng.uniform(0.05, 30), 2)
             if rng.random() < 0.001:
-                wa_ = rng.uniform(100, 900)  # a rare stall
+                wa_ = round(rng.uniform(100, 900), 2)  # a rare stall
             util = min(100.0, (r + w) * 0.05)
             out.add(
                 f"{dev:<12} {r:8.2f} {w:7.2f} {r * 16:9.2f} {w * 32:9.2f} {0:8.2f} {0:8.2f} "

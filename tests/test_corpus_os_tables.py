@@ -154,3 +154,22 @@ def test_56_prstat_and_prstat_mL_in_one_paste():
     assert f["proc.top_lck"] == "java/8 (26330/8)" and f["proc.max_lck_pct"] == 16
     rows = {r["pid"]: r for r in b.details["processes"]}
     assert rows["26330/8"]["icx"] == 126
+
+
+def test_findings_say_what_a_reader_says_first():
+    assert any(
+        f.startswith("CPUs busy: user 93.38 %")
+        for f in only_block("46", "vmstat", "solaris").details["findings"]
+    )
+    assert (
+        "context switches up to 199,817/s"
+        in only_block("48", "vmstat", "linux").details["findings"]
+    )
+    assert only_block("50", "iostat", "linux").details["findings"] == [
+        "iowait up to 96.38 %",
+        "slowest device xvda: await 181 ms, 99.15 % util, queue 18.11",
+    ]
+    assert any(
+        "busy, not saturation" in f for f in only_block("51", "iostat", "linux").details["findings"]
+    )
+    assert "since boot" in only_block("49", "iostat", "linux").details["findings"][0]

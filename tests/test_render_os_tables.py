@@ -98,3 +98,21 @@ def test_postmortem_form_proposes_a_signature_from_os_findings():
     assert "io.max_await_ms" in text and "cpu.wait_pct" in text
     since_boot = parse_text("\n".join(fixture_lines("os/iostat_sysstat11_xt_nvme.txt")[:12]))
     assert propose_signatures(since_boot) == []
+
+
+def test_findings_are_plain_sentences_on_every_surface():
+    b = block("os/iostat_sysstat11_xt_nvme.txt")
+    found = b.details["findings"]
+    assert "slowest device sda: await 95.55 ms, 99 % util, queue 19.45" in found
+    assert any(f.startswith("%util near 100 on nvme0n1") for f in found)
+    from bot.render import describe_block
+
+    assert "slowest device sda" in describe_block(b, 4)
+    swapping = block("os/vmstat_linux_swapping_SM.txt").details["findings"]
+    assert "swapping: up to 542,720 KiB/s in, 716,800 KiB/s out" in swapping
+    assert "run queue up to 19" in swapping
+    locks = block("os/prstat_mL_screens.txt").details["findings"]
+    assert "oracle/1 (12077/1): 68 % waiting on user locks (LCK)" in locks
+    assert block("os/sar_net_tcp_edev.txt").details["findings"] == [
+        "TCP retransmits 2 % of segments sent"
+    ]

@@ -22,6 +22,7 @@ from ingest.parsers.ostable import (
     banner,
     clean,
     command,
+    findings,
     num,
     numeric,
     r3,
@@ -542,6 +543,7 @@ class IostatParser(Parser):
             }
             details["labels"] = self.labels[:500]
         platform: Platform | None = {"linux": "linux", "solaris": "solaris"}.get(self.kind or "")  # type: ignore[assignment]
+        details["findings"] = findings(facts, details["notes"])
         idents = ["iostat", *sorted(devices)[:20]]
         return facts, details, idents, platform
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from ingest.facts import number
 from ingest.parsers.mpstat import _BANNER as SYSSTAT_BANNER  # the one sysstat banner regex
 
 __all__ = [
@@ -306,3 +307,72 @@ class ProcTable:
                 command, ident = self.names[key]
                 best = (f"{command} ({ident})", row[metric])
         return best
+
+
+def findings(facts: dict, notes: list[str] | None = None) -> list[str]:
+    """Plain sentences for the renderers (CLI, web page, Slack), as mpstat and the syscall
+    parsers give theirs: what a person would say first about an OS sampler's block. Read from
+    the block's facts, so every parser of the five says it the same way."""
+    f = facts
+    out: list[str] = []
+
+    def val(name: str) -> float:
+        v = f.get(name)
+        return float(v) if isinstance(v, int | float) else 0.0
+
+    if val("os.since_boot"):
+        out.append("one sample only, the average since boot: it describes the uptime")
+    cpus = val("cpu.count")
+    if val("runq.per_cpu_max") > 1 or (not cpus and val("runq.max") >= 8):
+        on = f" on {number(cpus)} CPUs" if cpus else ""
+        out.append(f"run queue up to {number(val('runq.max'))}{on}")
+    if val("runq.ldavg_per_cpu_max") > 1:
+        out.append(f"load average up to {number(val('runq.ldavg_1_max'))} on {number(cpus)} CPUs")
+    if val("cpu.usr_pct") + val("cpu.sys_pct") >= 90 and not val("os.since_boot"):
+        out.append(
+            f"CPUs busy: user {number(val('cpu.usr_pct'))} %, system "
+            f"{number(val('cpu.sys_pct'))} %, idle {number(val('cpu.idle_pct'))} % on average"
+        )
+    if val("cpu.max_wait_pct") >= 20:
+        out.append(f"iowait up to {number(val('cpu.max_wait_pct'))} %")
+    swap_out = max(val("swap.out_kbps_max"), val("swap.in_kbps_max"))
+    if swap_out > 0:
+        out.append(
+            f"swapping: up to {number(val('swap.in_kbps_max'))} KiB/s in, "
+            f"{number(val('swap.out_kbps_max'))} KiB/s out"
+        )
+    if max(val("swap.out_pages_per_s_max"), val("swap.in_pages_per_s_max")) > 0:
+        out.append(
+            f"swapping: up to {number(val('swap.in_pages_per_s_max'))} pages/s in, "
+            f"{number(val('swap.out_pages_per_s_max'))} pages/s out"
+        )
+    if val("page.scan_rate_max") > 0:
+        out.append(f"page scanner running: up to {number(val('page.scan_rate_max'))} pages/s")
+    if val("sys.cs_per_s_max") >= 50000:
+        out.append(f"context switches up to {number(val('sys.cs_per_s_max'))}/s")
+    worst = f.get("io.worst_device")
+    if isinstance(worst, str) and (
+        val("io.worst_await_ms") >= 10 or val("io.worst_util_pct") >= 80
+    ):
+        parts = [f"await {number(val('io.worst_await_ms'))} ms"] if "io.worst_await_ms" in f else []
+        if "io.worst_util_pct" in f:
+            parts.append(f"{number(val('io.worst_util_pct'))} % util")
+        queue = f.get("dev.queue")
+        if isinstance(queue, dict) and worst in queue:
+            parts.append(f"queue {number(queue[worst])}")
+        out.append(f"slowest device {worst}: " + ", ".join(parts))
+    if val("io.util_caveat"):
+        out += [n for n in (notes or []) if n.startswith("%util near 100")][:1]
+    for who, how, unit, floor in (
+        ("proc.top_cpu", "proc.max_cpu_pct", "% CPU", 50.0),
+        ("proc.top_io", "proc.max_io_kb_per_s", "KiB/s read + written", 1024.0),
+        ("proc.top_lck", "proc.max_lck_pct", "% waiting on user locks (LCK)", 10.0),
+        ("proc.top_lat", "proc.max_lat_pct", "% waiting for a CPU (LAT)", 5.0),
+        ("proc.top_wait", "proc.max_wait_pct", "% waiting for a CPU (%wait)", 10.0),
+    ):
+        name = f.get(who)
+        if isinstance(name, str) and val(how) >= floor:
+            out.append(f"{name}: {number(val(how))} {unit}")
+    if val("tcp.retrans_pct") >= 1:
+        out.append(f"TCP retransmits {number(val('tcp.retrans_pct'))} % of segments sent")
+    return out[:6]

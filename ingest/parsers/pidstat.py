@@ -22,6 +22,7 @@ from ingest.parsers.ostable import (
     banner,
     clean,
     command,
+    findings,
     num,
     r3,
     split_clock,
@@ -248,6 +249,7 @@ class PidstatParser(Parser):
         ]
         if procs.dropped:
             notes.append(f"{procs.dropped} rows of processes beyond the first {len(procs.rows)}")
+        details["findings"] = findings(facts, notes)
         idents = ["pidstat", *sorted({procs.names[k][0] for k in order[:20]})]
         return facts, details, idents, "linux"
 

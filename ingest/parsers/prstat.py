@@ -17,7 +17,17 @@ from typing import ClassVar
 
 from ingest.base import Parser
 from ingest.model import Format, Platform
-from ingest.parsers.ostable import MAX_LINE, ProcTable, Series, clean, command, num, r3, size_kb
+from ingest.parsers.ostable import (
+    MAX_LINE,
+    ProcTable,
+    Series,
+    clean,
+    command,
+    findings,
+    num,
+    r3,
+    size_kb,
+)
 
 _MICRO = {
     "USR": "usr",
@@ -213,5 +223,6 @@ class PrstatParser(Parser):
             }
             for k in order[:30]
         ]
+        details["findings"] = findings(facts, details["notes"])
         idents = ["prstat", *sorted({procs.names[k][0].split("/")[0] for k in order[:20]})]
         return facts, details, idents, "solaris"

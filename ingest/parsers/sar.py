@@ -24,6 +24,7 @@ from ingest.parsers.ostable import (
     banner,
     clean,
     command,
+    findings,
     num,
     r3,
     split_clock,
@@ -348,6 +349,7 @@ class SarParser(Parser):
         if self.first_label:
             details["span"] = [self.first_label, self.last_label]
         platform: Platform | None = {"linux": "linux", "solaris": "solaris"}.get(self.kind or "")  # type: ignore[assignment]
+        details["findings"] = findings(facts, notes)
         return facts, details, ["sar"], platform
 
     @staticmethod

@@ -19,7 +19,17 @@ from typing import ClassVar
 
 from ingest.base import Parser
 from ingest.model import Format, Platform
-from ingest.parsers.ostable import MAX_LINE, Series, clean, command, num, numeric, r3, size_kb
+from ingest.parsers.ostable import (
+    MAX_LINE,
+    Series,
+    clean,
+    command,
+    findings,
+    num,
+    numeric,
+    r3,
+    size_kb,
+)
 
 # header names -> canonical names (the sy ambiguity is settled by position, below)
 _NAMES = {
@@ -354,6 +364,7 @@ class VmstatParser(Parser):
             details["span"] = [self.first_label, self.last_label]
         if self.scale != 1.0:
             details["memory_unit_kb"] = self.scale
+        details["findings"] = findings(facts, notes)
         identifiers = ["vmstat"]
         return facts, details, identifiers, self._platform()
 

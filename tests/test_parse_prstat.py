@@ -126,3 +126,16 @@ def test_facts_are_in_the_catalogue():
 def test_long_hostile_lines_parse_in_linear_time():
     prep = fixture_lines("os/prstat_mL_screens.txt")[:1]
     assert slowest_hostile_line(PrstatParser, prep) < 0.05
+
+
+def test_user_summary_of_prstat_a_is_not_read_as_processes():
+    # invented numbers in the `prstat -a` layout: the per-user summary under the processes
+    lines = fixture_lines("os/prstat_plain_Z.txt")[:4] + [
+        " NPROC USERNAME  SWAP   RSS MEMORY      TIME  CPU",
+        "   140 oracle     40G   38G    60%  90:12:01  13%",
+        "    60 root      900M  600M   0.9%   1:02:11 0.1%",
+        "Total: 200 processes, 2100 lwps, load averages: 3.10, 3.00, 2.95",
+    ]
+    block, rejected = run(lines)
+    assert rejected == [] and block.malformed_lines == 0
+    assert block.facts["proc.count"] == 3 and "root" not in block.facts["proc.cpu_pct"]

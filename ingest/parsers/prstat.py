@@ -46,7 +46,8 @@ _MICRO = {
 _PLAIN = {"SIZE": "size_kb", "RSS": "rss_kb", "CPU": "cpu", "PRI": None, "NICE": None}
 _TEXT = ("USERNAME", "STATE", "TIME")
 _LAST = re.compile(r"^PROCESS/(NLWP|LWPID|LWP)$")
-_SUMMARY = re.compile(r"^(?:NPROC|ZONEID|TASKID|PROJID)\b.*\b(?:USERNAME|ZONE|PROJECT|TASKID)\s*$")
+# -a/-t/-J/-T/-Z summary tables: `NPROC USERNAME SWAP RSS MEMORY TIME CPU`, `ZONEID NPROC ...`
+_SUMMARY = re.compile(r"^(?:NPROC|ZONEID|TASKID|PROJID)\b.*\bMEMORY\b")
 _TOTAL = re.compile(
     r"^Total:\s+(?P<procs>\d+)\s+processes,\s+(?P<lwps>\d+)\s+lwps,\s+load\s+averages?:\s*"
     r"(?P<l1>[\d.,]+),\s*(?P<l5>[\d.,]+),\s*(?P<l15>[\d.,]+)"

@@ -225,3 +225,19 @@ def test_oswatcher_iostat_archive_drops_each_snapshots_first_report():
     assert f["cpu.intervals"] == 2 and "os.since_boot" not in f
     assert any("2 OSWatcher" in n for n in block.details["notes"])
     assert [b.format for b in parse_text("\n".join(lines)).blocks].count("iostat") == 1
+
+
+def test_rows_a_narrow_terminal_wrapped_are_joined():
+    lines = fixture_lines("os/iostat_sysstat11_xt_nvme.txt")
+    wrapped = []
+    for line in lines:
+        if line.startswith(("sda ", "nvme0n1 ")):
+            cut = line.index("  ", 40)  # wrap between two columns, as an 80-column terminal
+            wrapped += [line[:cut], line[cut:]]
+        else:
+            wrapped.append(line)
+    block, _ = run(wrapped)
+    whole, _ = run(lines)
+    assert block.malformed_lines == 0 and block.facts == whole.facts
+    cut_at_end, _ = run(lines + ["sdz   1.00   2.00"])
+    assert cut_at_end.malformed_lines == 1 and "sdz" not in cut_at_end.facts["dev.util_pct"]

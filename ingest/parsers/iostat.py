@@ -15,7 +15,7 @@ import re
 from typing import ClassVar
 
 from ingest.base import Parser
-from ingest.model import Format, Platform
+from ingest.model import Block, Format, Platform
 from ingest.parsers.ostable import (
     MAX_LINE,
     Series,
@@ -197,6 +197,7 @@ class IostatParser(Parser):
         self.reports = 0  # reports counted in the sums
         self.dropped_first = False
         self.boot_report: _Report | None = None
+        self.partial: list[str] | None = None  # a device row's first part, wrapped
         self.snapshots = 0  # OSWatcher/ExaWatcher `zzz` markers: each starts a fresh iostat
         self.next_boot = False
         self.boot_reports = 0
@@ -245,6 +246,16 @@ class IostatParser(Parser):
             return False
         tokens = text.split()
         header = self.header
+        if self.partial is not None:  # the first part of a row a narrow terminal wrapped
+            joined = self.partial + tokens
+            self.partial = None
+            if (
+                header is not None
+                and len(joined) == len(header[2]) + 1
+                and all(num(t) is not None for t in tokens)
+            ):
+                return self._device_row(joined)
+            self.malformed += 1  # it was a row cut short
         if (
             header is not None
             and not self.in_cpu
@@ -384,6 +395,15 @@ class IostatParser(Parser):
         assert self.header is not None
         _, at, names, factors = self.header
         if len(tokens) != len(names) + 1:
+            if (
+                at == 0
+                and 2 <= len(tokens) < len(names) + 1
+                and num(tokens[0]) is None
+                and _DEV.match(tokens[0])
+                and all(num(t) is not None for t in tokens[1:])
+            ):
+                self.partial = tokens  # wrapped (or cut): the next line decides
+                return True
             if len(tokens) > 2 and sum(num(t) is None for t in tokens) <= 1:
                 self.malformed += 1  # numbers, but not as many as the header names
                 return True
@@ -437,6 +457,12 @@ class IostatParser(Parser):
         row.pop("svc", None)
         row.pop("wait_q", None)
         row.pop("pct_w", None)
+
+    def finish(self, start_line: int, end_line: int) -> Block:
+        if self.partial is not None:  # the capture ended inside a row
+            self.partial = None
+            self.malformed += 1
+        return super().finish(start_line, end_line)
 
     # -- results --------------------------------------------------------------------------------
 

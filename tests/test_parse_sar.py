@@ -208,3 +208,20 @@ def test_daily_reports_of_one_host_are_one_capture():
     for line in day:
         p.feed(line)
     assert p.feed(other[0]) is False  # another host's report: its own block
+
+
+def test_the_banner_goes_with_whichever_table_follows_it():
+    banner = "Linux 5.15.0-91-generic (h1)  11/24/2026  _x86_64_  (8 CPU)"
+    mpstat = [
+        "10:00:01 AM  CPU    %usr   %nice    %sys %iowait    %irq   %soft  %steal  %guest  %gnice   %idle",
+        "10:00:02 AM  all   10.00    0.00    5.00    1.00    0.00    0.00    0.00    0.00    0.00   84.00",
+    ]
+    sar_q = [
+        "10:00:01 AM   runq-sz  plist-sz   ldavg-1   ldavg-5  ldavg-15   blocked",
+        "10:00:02 AM         9       410     10.80      1.50      1.20         0",
+    ]
+    for table, fmt in ((mpstat, "mpstat"), (sar_q, "sar")):
+        blocks = parse_text("\n".join([banner, "", *table])).blocks
+        assert [(b.format, b.facts.get("cpu.count")) for b in blocks] == [(fmt, 8)]
+    [b] = parse_text("\n".join([banner, "", *sar_q])).blocks
+    assert b.facts["runq.ldavg_per_cpu_max"] == 1.35

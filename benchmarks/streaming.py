@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks import gen_trace10046
+from benchmarks import gen_os_tables, gen_trace10046
 from benchmarks.gen_traces import GREP_RE, MB, Expected, ensure
 from benchmarks.report import Figure, ratio
 
@@ -150,6 +150,78 @@ def _check_counts(exp: Expected, facts: dict) -> str:
     want["processes"] = exp.processes
     bad = [f"{k} {got[k]} ≠ {v}" for k, v in want.items() if got[k] != v]
     return "counts differ: " + ", ".join(bad) if bad else ""
+
+
+def _check_os_table(exp: gen_os_tables.Expected, facts: dict) -> str:
+    """The samples counted (since-boot ones left out) and the extremes the generator wrote."""
+    if not facts:
+        return "perfkb did not report exactly one block"
+    samples = facts.get("sar.samples" if exp.kind == "sar" else "cpu.intervals")
+    bad = []
+    if samples != exp.samples:
+        bad.append(f"samples {samples} ≠ {exp.samples}")
+    if exp.kind in ("vmstat", "sar") and facts.get("runq.max") != exp.runq_max:
+        bad.append(f"runq.max {facts.get('runq.max')} ≠ {exp.runq_max}")
+    if exp.kind in ("iostat", "sar"):
+        got = facts.get("io.max_await_ms")
+        if got is None or abs(got - exp.worst_await_ms) > 0.01:
+            bad.append(f"io.max_await_ms {got} ≠ {exp.worst_await_ms}")
+    return "counts differ: " + ", ".join(bad) if bad else ""
+
+
+def os_table_figures(
+    size: str, data_dir: Path, data_root: Path | None, kinds: tuple[str, ...]
+) -> list[Figure]:
+    """vmstat, iostat and sar captures: throughput, time against grep, peak RSS (bounded
+    memory: the parsers keep running sums and a few hundred chart points, not the samples)."""
+    figures: list[Figure] = []
+    for kind in kinds:
+        path, exp = gen_os_tables.ensure(
+            kind,  # type: ignore[arg-type]
+            size,
+            **({"data_dir": data_root} if data_root else {}),
+        )
+        p, g, w, fl, facts, _ = measure_file(path, None, data_dir, 1, gen_os_tables.GREP_RE[kind])
+        mb = exp.bytes / MB
+        case = f"{kind} {size}"
+        problem = _check_os_table(exp, facts)
+        figures += [
+            Figure(
+                bench=BENCH,
+                case=case,
+                metric="throughput (wall)",
+                value=round(mb / p.wall, 2),
+                unit="MB/s",
+                reference="grep -cE",
+                ref_value=round(mb / g.wall, 2),
+                ratio=ratio(mb / p.wall, mb / g.wall),
+                note=problem,
+                extra={
+                    "lines": exp.lines,
+                    "bytes": exp.bytes,
+                    "samples": exp.samples,
+                    "perfkb_wall_s": round(p.wall, 3),
+                    "perfkb_cpu_s": round(p.cpu, 3),
+                    "grep_wall_s": round(g.wall, 3),
+                    "wc_wall_s": round(w.wall, 3),
+                    "python_floor_wall_s": round(fl.wall, 3),
+                    "counts_match": not problem,
+                },
+            ),
+            Figure(
+                bench=BENCH,
+                case=case,
+                metric="peak RSS",
+                value=round(p.maxrss_mb, 1),
+                unit="MB",
+                reference="grep -cE",
+                ref_value=round(g.maxrss_mb, 1),
+                ratio=ratio(p.maxrss_mb, g.maxrss_mb),
+                target=f"≤ {TARGET_RSS_MB:g} MB",
+                met=p.maxrss_mb <= TARGET_RSS_MB,
+            ),
+        ]
+    return figures
 
 
 def run(full: bool, data_root: Path | None = None) -> list[Figure]:
@@ -281,6 +353,11 @@ def run(full: bool, data_root: Path | None = None) -> list[Figure]:
                 ]
             reps = 3 if full and size == "10MB" else 1
             figures += trace10046_figures(size, data_dir, reps, truss_mbps.get(size), data_root)
+        # OS samplers: pure Python, so one size that takes a couple of minutes (see
+        # docs/benchmarks.md for a 1 GB run); the quick mode proves they run at 10 MB
+        figures += os_table_figures(
+            "100MB" if full else "10MB", data_dir, data_root, gen_os_tables.KINDS
+        )
     return figures
 
 

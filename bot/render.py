@@ -17,7 +17,7 @@ from urllib.parse import quote
 from pydantic import BaseModel
 
 from bot.escape import code, code_block, esc, label, text
-from ingest.facts import FACTS, number
+from ingest.facts import FACTS, HEADLINE, number
 from ingest.model import Block as EvidenceBlock
 from kb.results import AnalysisResult, Match
 
@@ -38,6 +38,12 @@ _TABLES = (
     "enqueue.requests",
     "ash.seconds",
     "lock.request_mode",
+    "dev.await_ms",
+    "proc.cpu_pct",
+    "proc.lck_pct",
+    "proc.kb_wr_per_s",
+    "proc.cswch_per_s",
+    "net.rx_kb_per_s",
 )
 # what a DBA reads first off an AWR / Statspack report: the top events and the load profile
 _REPORT_TABLES = (
@@ -142,16 +148,21 @@ def key_facts(block: EvidenceBlock, limit: int) -> list[str]:
             if table == "event.pct_of_db_time":
                 shown.sort(key=lambda kv: kv[1], reverse=True)
             out.append(f"{heading}: " + ", ".join(f"{k} {number(v)}" for k, v in shown[:top_n]))
+    first = HEADLINE.get(block.format, ())
     scalars = sorted(
         (name for name, v in block.facts.items() if isinstance(v, int | float | str)),
         key=lambda n: (
+            first.index(n) if n in first else len(first),
             own is not None and not n.startswith(own),
             _FACT_ORDER.get(n, len(_FACT_ORDER)),
         ),
     )
     for name in scalars[: max(1, limit - 1)]:
         value = block.facts[name]
-        shown = value if isinstance(value, str) else number(value)
+        spec = FACTS.get(name)
+        shown = spec.show(value) if spec is not None and block.format in HEADLINE else value
+        if not isinstance(shown, str):
+            shown = number(shown)
         out.append(f"{name} {shown}")
     for table in _TABLES:
         values = block.facts.get(table)
@@ -340,7 +351,8 @@ def render_analysis(
 
 HELP = (
     "*perfkb* reads performance evidence and names known incidents that fit it.\n"
-    "•  Paste a tkprof report, truss/strace output, mpstat samples, a pstack or DTrace stack, or "
+    "•  Paste a tkprof report, truss/strace output, mpstat, vmstat, iostat, sar, pidstat or "
+    "prstat samples, a pstack or DTrace stack, or "
     "an AWR/Statspack wait-event table (a ``` code block helps), or upload it as a text file: "
     "I answer in the thread.\n"
     "•  `/perfkb search QUERY`: search the knowledge base "

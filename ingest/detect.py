@@ -29,6 +29,7 @@ CONFIRM_LINES = 3
 # Two candidates that read every line alike (bare syscall lines: strace or truss) wait this many
 # lines for one that only one of them prints before the tie is broken.
 TIE_LINES = 64
+HAND_OVER_LINES = 3  # a block this short may still go to the format its next line starts
 CONTEXT_LINES_PER_BLOCK = 50  # header lines of a block also feed context (TKPROF: Release ...)
 STRONG_MEMO = 16384  # lines whose "does another format start here?" answer is remembered...
 STRONG_MEMO_LINE = 256  # ...if at most this long (so the memo stays under ~6 MB)
@@ -213,6 +214,8 @@ class Detector:
         if cur is not None:
             parser = cur.parser
             ptype = type(parser)
+            if parser.lines <= HAND_OVER_LINES and self._hand_over(cur, line, lineno):
+                return
             if (
                 parser.claims(line)
                 or ptype.start_score(line) == 2
@@ -228,6 +231,42 @@ class Detector:
             self._feed_candidates(line, lineno)
             return
         self._start(line, lineno)
+
+    def _hand_over(self, cur: _Open, line: str, lineno: int) -> bool:
+        """The first lines of a block go with the format that starts after them when they are
+        its preamble too. sysstat prints the same banner (`Linux 5.8 (host) date _x86_64_ (2 CPU)`)
+        and restart lines above mpstat, iostat, sar and pidstat tables, and whichever parser took
+        them cannot know which table follows: the table's header (scored 2 by a parser earlier
+        in PARSERS than the block's) or, after the banner alone, a line only the heir scores
+        (iostat's `-t` stamp) decides. The heir must read every line already taken, so the
+        banner's CPU count lands in the table's block instead of a block of its own."""
+        parser = cur.parser
+        kept = parser._text
+        if not line.strip() or len(kept) != parser.lines or not kept:
+            return False
+        heirs: list[type[Parser]] = []
+        for ptype in self.parser_types:
+            if ptype.start_score(line) == 2:
+                if ptype is not type(parser):
+                    heirs = [ptype]
+                break
+        else:
+            if len(kept) == 1 and type(parser).start_score(line) == 0:
+                heirs = [pt for pt in self.parser_types if pt.start_score(line) == 1]
+        for ptype in heirs:
+            if ptype is type(parser):
+                continue
+            heir = ptype()
+            if not all(heir.feed(k) for k in kept) or not heir.feed(line):
+                continue
+            opened = _Open(heir, cur.start)
+            heir.lines = len(kept)  # their context was taken when they first came
+            for k in kept:
+                heir.keep(k)
+            self.current = opened
+            self._take(opened, line, lineno)
+            return True
+        return False
 
     def _strong_other(self, line: str, current: type[Parser]) -> bool:
         # start_score is a pure function of the line, and captures repeat lines verbatim (truss
@@ -507,7 +546,10 @@ def _decoded_chunks(
 
 
 BINARY_SAMPLE = 8192  # how much of an input is looked at to tell text from binary data
-NOT_TEXT = "perfkb reads text captures (tkprof, truss, strace, mpstat, stacks, DTrace, wait tables)"
+NOT_TEXT = (
+    "perfkb reads text captures (tkprof, truss, strace, mpstat, vmstat, iostat, sar, pidstat, "
+    "prstat, stacks, DTrace, wait tables)"
+)
 
 
 def binary_reason(sample: bytes | str) -> str | None:

@@ -19,6 +19,11 @@ Format = Literal[
     "hanganalyze",
     "lgwr_trace",
     "vdollar",
+    "vmstat",
+    "iostat",
+    "sar",
+    "pidstat",
+    "prstat",
     "unknown",
 ]
 FORMATS: tuple[str, ...] = (
@@ -33,6 +38,11 @@ FORMATS: tuple[str, ...] = (
     "hanganalyze",
     "lgwr_trace",
     "vdollar",
+    "vmstat",
+    "iostat",
+    "sar",
+    "pidstat",
+    "prstat",
     "unknown",
 )
 Platform = Literal["solaris", "linux", "aix", "hpux", "windows", "any"]

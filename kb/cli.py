@@ -38,7 +38,7 @@ from rich.text import Text
 
 import kb
 from ingest.detect import BINARY_SAMPLE, NOT_TEXT, binary_reason
-from ingest.facts import number
+from ingest.facts import FACTS, HEADLINE, number
 from kb.models import SLUG, Entry, EntryError
 from kb.plugins import register_commands
 from kb.search_query import QueryError
@@ -69,7 +69,8 @@ app = typer.Typer(
     name="perfkb",
     cls=_OneLineErrors,
     help="Knowledge base of Oracle and OS performance incidents: search it, add to it, and "
-    "match pasted evidence (tkprof, truss, strace, mpstat, stacks, DTrace, wait tables).",
+    "match pasted evidence (tkprof, truss, strace, mpstat, vmstat, iostat, sar, pidstat, prstat, "
+    "stacks, DTrace, wait tables).",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
@@ -781,19 +782,26 @@ def _check_kb(entries_dir: Path | None, fixtures_dir: Path | None, as_json: bool
 _LEAD_FACTS = ("event.pct_of_db_time", "load.per_s", "report.db_time_s", "ash.seconds")
 
 
-def _fact_summary(facts: dict[str, Any], limit: int = 5) -> list[tuple[str, str]]:
+def _fact_summary(
+    facts: dict[str, Any], limit: int = 5, first: tuple[str, ...] = ()
+) -> list[tuple[str, str]]:
+    """One row per fact, the lead facts first (an AWR report's top events, `_LEAD_FACTS`; an OS
+    sampler's headline, `first`: ingest.facts.HEADLINE of the format, whose numbers also carry
+    their unit)."""
     rows: list[tuple[str, str]] = []
-    lead = [n for n in _LEAD_FACTS if n in facts]
-    for name, value in [(n, facts[n]) for n in lead] + [
-        (n, v) for n, v in facts.items() if n not in lead
-    ]:
+    lead = [n for n in (*_LEAD_FACTS, *first) if n in facts]
+    names = lead + [n for n in facts if n not in lead]
+    for name in names:
+        value = facts[name]
+        unit = FACTS[name].unit if first and name in FACTS else ""
         if isinstance(value, dict):
             top = sorted(value.items(), key=lambda kv: -float(kv[1]))[:limit]
             shown = ", ".join(f"{k}={_num(v)}" for k, v in top)
             more = f" (+{len(value) - limit} more)" if len(value) > limit else ""
-            rows.append((name, shown + more))
+            rows.append((name, shown + more + (f"  [{unit}]" if unit else "")))
         else:
-            rows.append((name, _num(value)))
+            text = _num(value)
+            rows.append((name, text + (f" {unit}" if unit and not isinstance(value, str) else "")))
     return rows
 
 
@@ -834,7 +842,8 @@ def _render_profile(details: dict[str, Any]) -> None:
 def _render_result(result: Any) -> None:
     if not result.blocks:
         out.print(
-            "no evidence blocks recognised (tkprof, truss, strace, mpstat, stack, DTrace, waits)"
+            "no evidence blocks recognised (tkprof, truss, strace, mpstat, vmstat, iostat, sar, "
+            "pidstat, prstat, stack, DTrace, waits)"
         )
     for n, block in enumerate(result.blocks, 1):
         title = f"block {n}: {block.format}"
@@ -846,7 +855,7 @@ def _render_result(result: Any) -> None:
         table = Table(title=title, title_justify="left", show_header=False)
         table.add_column("fact", style="cyan")
         table.add_column("value")
-        for name, value in _fact_summary(block.facts):
+        for name, value in _fact_summary(block.facts, first=HEADLINE.get(block.format, ())):
             table.add_row(name, Text(value))
         out.print(table)
         if block.format == "trace10046":

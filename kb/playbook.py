@@ -34,6 +34,14 @@ def _f(block: Block, name: str, key: str | None = None) -> float:
     return float(v) if isinstance(v, int | float) else 0.0
 
 
+_CPU_FORMATS = ("mpstat", "vmstat", "iostat", "sar")
+
+
+def _now(block: Block) -> bool:
+    """Not a since-boot average: vmstat's or iostat's only sample describes the uptime."""
+    return not _f(block, "os.since_boot")
+
+
 def _top_event(block: Block) -> str | None:
     v = block.facts.get("waits.top_event")
     return v if isinstance(v, str) else None
@@ -159,6 +167,89 @@ _DNS_TIMEOUT = Rule(
         )
     ],
 )
+_SLOW_DEVICE = Rule(
+    name="slow-device",
+    finding="a device answers slowly (high await)",
+    steps=[
+        Step(
+            solaris="iostat -xnz 1 10",
+            linux="iostat -xz 1 10",
+            why="Watch asvc_t/wsvc_t (Solaris) or r_await/w_await and aqu-sz (Linux) per device "
+            "now: a queue growing with await is saturation; high await at a short queue is the "
+            "device or the path behind it.",
+        ),
+        Step(
+            solaris="dtrace -n 'io:::start { @[execname, args[1]->dev_statname] = count(); } "
+            "tick-10s { exit(0); }'",
+            linux="pidstat -d 1 10",
+            why="Which processes issue the I/O to that device.",
+        ),
+    ],
+)
+_RUN_QUEUE = Rule(
+    name="run-queue",
+    finding="more runnable threads than CPUs (run queue or CPU latency)",
+    steps=[
+        Step(
+            solaris="prstat -mLc 1 5",
+            linux="pidstat -u -w 1 5",
+            why="LAT (Solaris) or %wait and nvcswch/s (Linux) per thread: who waits for a CPU and "
+            "who holds them.",
+        ),
+        Step(
+            solaris="dtrace -n 'sched:::enqueue { @[cpu] = count(); } tick-10s { exit(0); }'",
+            linux="perf sched record -- sleep 10 && perf sched latency --sort max",
+            why="Scheduler latency per CPU or task: a few CPUs doing all the work points at "
+            "binding or interrupts.",
+        ),
+    ],
+)
+_MEMORY = Rule(
+    name="memory-pressure",
+    finding="the system swaps or scans for free pages",
+    steps=[
+        Step(
+            solaris="vmstat -p 1 5; echo ::memstat | mdb -k",
+            linux="free -m; grep -E 'MemAvailable|Swap|Commit' /proc/meminfo",
+            why="Anonymous page-ins/outs (api/apo) and who holds the memory (SGA, ZFS ARC, "
+            "processes); on Linux MemAvailable and Committed_AS against the limit.",
+        ),
+        Step(
+            solaris="prstat -s rss -n 10 1 1",
+            linux="dmesg -T | grep -i -E 'oom|killed process'; ps -eo pid,rss,comm --sort=-rss | "
+            "head",
+            why="The largest processes, and whether the OOM killer already acted.",
+        ),
+    ],
+)
+_USER_LOCKS = Rule(
+    name="user-locks",
+    finding="threads wait on user-level locks (prstat LCK)",
+    steps=[
+        Step(
+            solaris="plockstat -A -e 10 -p PID",
+            linux="perf record -g -p PID -- sleep 10 && perf report --stdio",
+            why="Which locks are contended and from where; pair it with a few stacks of the "
+            "waiting threads.",
+        ),
+        Step(
+            solaris="pstack PID/LWP",
+            linux="eu-stack -p PID",
+            why="The stack of the waiting thread names the lock's owner code.",
+        ),
+    ],
+)
+_RETRANSMITS = Rule(
+    name="tcp-retransmits",
+    finding="TCP retransmits a noticeable share of segments",
+    steps=[
+        Step(
+            solaris="netstat -s -P tcp 1 5 | grep -i -E 'retrans|drop'",
+            linux="nstat -az | grep -i -E 'retrans|drop|overflow'; ss -ti",
+            why="Retransmits and drops per connection: one peer or one interface stands out.",
+        )
+    ],
+)
 _SLOW_CONNECT = Rule(
     name="slow-connect",
     finding="listener or connection handling shows slow accept/fork/exec",
@@ -258,7 +349,37 @@ RULES: list[tuple[Predicate, Rule]] = [
         _HIGH_SYS,
     ),
     (lambda b: b.format == "mpstat" and _f(b, "cpu.max_smtx") >= 500, _MUTEX),
-    (lambda b: b.format == "mpstat" and _f(b, "cpu.wait_pct") >= 20, _IOWAIT),
+    (lambda b: b.format in _CPU_FORMATS and _now(b) and _f(b, "cpu.wait_pct") >= 20, _IOWAIT),
+    (
+        lambda b: b.format in ("vmstat", "sar") and _now(b) and _f(b, "cpu.sys_pct") >= 30,
+        _HIGH_SYS,
+    ),
+    (
+        lambda b: b.format in ("iostat", "sar") and _now(b) and _f(b, "io.worst_await_ms") >= 20,
+        _SLOW_DEVICE,
+    ),
+    (
+        lambda b: (
+            _f(b, "runq.per_cpu_max") > 1
+            or _f(b, "runq.ldavg_per_cpu_max") > 1
+            or _f(b, "proc.max_lat_pct") >= 10
+        ),
+        _RUN_QUEUE,
+    ),
+    (
+        lambda b: (
+            b.format in ("vmstat", "sar")
+            and _now(b)
+            and (
+                _f(b, "swap.out_kbps_max") > 0
+                or _f(b, "swap.out_pages_per_s_max") > 0
+                or _f(b, "page.scan_rate_avg") >= 100
+            )
+        ),
+        _MEMORY,
+    ),
+    (lambda b: b.format == "prstat" and _f(b, "proc.max_lck_pct") >= 10, _USER_LOCKS),
+    (lambda b: b.format == "sar" and _f(b, "tcp.retrans_pct") >= 1, _RETRANSMITS),
     (lambda b: b.format == "mpstat" and _f(b, "cpu.intr_top_share_pct") >= 40, _INTERRUPTS),
     (lambda b: b.format == "mpstat" and _f(b, "cpu.max_irq_pct") >= 30, _SOFTIRQ_HOT),
     (lambda b: b.format == "mpstat" and _f(b, "cpu.max_steal_pct") >= 20, _STEAL),

@@ -43,6 +43,11 @@ Source = Literal[
     "hanganalyze",
     "lgwr_trace",
     "vdollar",
+    "vmstat",
+    "iostat",
+    "sar",
+    "pidstat",
+    "prstat",
     "text",
 ]
 Op = Literal[">", ">=", "<", "<=", "==", "!="]

@@ -30,14 +30,15 @@ def _cell(text: str) -> str:
 def _row(spec: FactSpec) -> str:
     key = spec.keyed_by or "—"
     sources = ", ".join(spec.sources)
-    return f"| `{spec.name}` | {key} | {sources} | {spec.kind} | {_cell(spec.doc)} |"
+    unit = _cell(spec.unit) or "—"
+    return f"| `{spec.name}` | {key} | {sources} | {spec.kind} | {_cell(spec.doc)} | {unit} |"
 
 
 def fact_table() -> str:
     """The table, in catalogue order (grouped by evidence source as ingest/facts.py groups it)."""
     lines = [
-        "| fact | key | sources | kind | meaning |",
-        "|---|---|---|---|---|",
+        "| fact | key | sources | kind | meaning | unit |",
+        "|---|---|---|---|---|---|",
         *(_row(spec) for spec in FACTS.values()),
     ]
     return "\n".join(lines)

@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # benchmarks/ is not an installed package: run from the checkout
     sys.path.insert(0, str(REPO))
 
-from benchmarks import gen_trace10046, gen_traces  # noqa: E402
+from benchmarks import gen_os_tables, gen_trace10046, gen_traces  # noqa: E402
 from benchmarks.report import Figure, Run, machine, now, write_json  # noqa: E402
 from benchmarks.search import QUERIES, build_fts5, build_whoosh, fts_match, fts_page, whoosh_page  # noqa: E402
 from benchmarks.synth_kb import real_entries, synthetic_docs, synthetic_entries  # noqa: E402
@@ -82,6 +82,25 @@ def test_generated_10046_trace_parses_to_exactly_what_was_written(tmp_path):
     grep = re.compile(gen_trace10046.GREP_RE)
     assert sum(1 for line in text.splitlines() if grep.match(line)) == exp.calls + exp.waits
     assert gen_trace10046.generate(SIZE, tmp_path / "again.trc").model_dump() == exp.model_dump()
+
+
+@pytest.mark.parametrize("kind", gen_os_tables.KINDS)
+def test_generated_os_table_parses_to_exactly_what_was_written(tmp_path, kind):
+    from benchmarks.streaming import _check_os_table
+
+    path = tmp_path / f"{kind}.txt"
+    exp = gen_os_tables.generate(kind, SIZE, path)
+    assert exp.bytes == path.stat().st_size >= SIZE
+    evidence = _parse(path)
+    lines = path.read_text().splitlines()
+    assert exp.lines == len(lines)
+    last = max(n for n, line in enumerate(lines, 1) if line.strip())
+    assert [(b.format, b.start_line, b.end_line) for b in evidence.blocks] == [(kind, 1, last)]
+    assert evidence.blocks[0].malformed_lines == 0
+    assert _check_os_table(exp, evidence.blocks[0].facts) == ""
+    assert exp.samples > 100
+    again = gen_os_tables.generate(kind, SIZE, tmp_path / "again.txt")
+    assert (tmp_path / "again.txt").read_bytes() == path.read_bytes() and again == exp
 
 
 def test_generator_is_deterministic_and_seeded(tmp_path):

@@ -177,8 +177,8 @@ BAD_SIGNATURES = [
         "signatures[0].when: fact 'trace.calls' is a single value: it takes no key",
     ),
     (
-        {"when": {"fact": "cpu.sys_pct", "op": ">=", "value": 5}},
-        "signatures[0]: fact 'cpu.sys_pct' comes from mpstat, not from this signature's sources "
+        {"when": {"fact": "cpu.max_sys_pct", "op": ">=", "value": 5}},
+        "signatures[0]: fact 'cpu.max_sys_pct' comes from mpstat, not from this signature's sources "
         "(truss)",
     ),
     (
@@ -239,9 +239,10 @@ BAD_SIGNATURES = [
         "signatures[0].name: String should match pattern '^[a-z0-9][a-z0-9-]*$'",
     ),
     (
-        {"sources": ["iostat"], "when": {"text": "x"}},
+        {"sources": ["nfsstat"], "when": {"text": "x"}},
         "signatures[0].sources[0]: Input should be 'tkprof', 'truss', 'strace', 'mpstat', "
-        "'stack', 'dtrace', 'waits', 'trace10046', 'hanganalyze', 'lgwr_trace', 'vdollar' or 'text'",
+        "'stack', 'dtrace', 'waits', 'trace10046', 'hanganalyze', 'lgwr_trace', 'vdollar', 'vmstat', "
+        "'iostat', 'sar', 'pidstat', 'prstat' or 'text'",
     ),
     (
         {"when": {"all": []}},

@@ -1,19 +1,25 @@
 """The parser registry. Order is the tie-break when two formats claim the same lines: the more
-specific shapes come first."""
+specific shapes come first. sar comes before mpstat: `sar -u` prints a `CPU %user ...` header
+mpstat also scores, and sar's header check leaves mpstat's own column order to mpstat."""
 
 from __future__ import annotations
 
 from ingest.base import Parser
 from ingest.parsers.dtrace import DtraceParser
 from ingest.parsers.hanganalyze import HanganalyzeParser
+from ingest.parsers.iostat import IostatParser
 from ingest.parsers.lgwr import LgwrTraceParser
 from ingest.parsers.mpstat import MpstatParser
+from ingest.parsers.pidstat import PidstatParser
+from ingest.parsers.prstat import PrstatParser
+from ingest.parsers.sar import SarParser
 from ingest.parsers.stack import StackParser
 from ingest.parsers.strace import StraceParser
 from ingest.parsers.tkprof import TkprofParser
 from ingest.parsers.trace10046 import Trace10046Parser
 from ingest.parsers.truss import TrussParser
 from ingest.parsers.vdollar import VdollarParser
+from ingest.parsers.vmstat import VmstatParser
 from ingest.parsers.waits import WaitsParser
 
 PARSERS: tuple[type[Parser], ...] = (
@@ -23,6 +29,11 @@ PARSERS: tuple[type[Parser], ...] = (
     LgwrTraceParser,
     TrussParser,
     StraceParser,
+    VmstatParser,
+    IostatParser,
+    PidstatParser,
+    PrstatParser,
+    SarParser,
     MpstatParser,
     WaitsParser,
     VdollarParser,

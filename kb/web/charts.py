@@ -188,6 +188,57 @@ def cpu_columns(rows: list[tuple[str, Mapping[str, float]]], *, title: str) -> M
     return _svg(top + h + bottom, body, title)
 
 
+def series_lines(
+    series: list[tuple[str, list[float]]],
+    *,
+    title: str,
+    threshold: float | None = None,
+    threshold_label: str = "",
+    unit: str = "",
+) -> Markup | None:
+    """Up to three series over the samples as lines (run queue and load over time, a device's
+    latency over time), with an optional dashed threshold (the CPU count for a run queue)."""
+    rows = [
+        (str(label), [v for v in (_num(x) for x in values) if v is not None])
+        for label, values in series[:3]
+    ]
+    rows = [(label, values) for label, values in rows if len(values) >= 2]
+    if not rows:
+        return None
+    limit = _num(threshold)
+    peak = max([max(values) for _, values in rows] + [limit or 0.0])
+    if peak <= 0:
+        return None
+    left, top, h, bottom = 48, 26, 150, 12
+    plot_w = W - left - 6
+    body = _legend([(f"line-{i}", label) for i, (label, _) in enumerate(rows)])
+    for frac in (0, 0.5, 1):
+        y = top + h - h * frac
+        body.append(f'<line class="grid" x1="{left}" y1="{y:.1f}" x2="{W - 6}" y2="{y:.1f}"/>')
+        body.append(
+            f'<text class="label" x="{left - 5}" y="{y + 4:.1f}" text-anchor="end">'
+            f"{escape(_fmt(peak * frac))}</text>"
+        )
+    for i, (label, values) in enumerate(rows):
+        step = plot_w / (len(values) - 1)
+        points = " ".join(
+            f"{left + j * step:.1f},{top + h - h * v / peak:.1f}" for j, v in enumerate(values)
+        )
+        tip = escape(
+            f"{label}: min {_fmt(min(values))}{unit}, max {_fmt(max(values))}{unit}, "
+            f"{len(values)} points"
+        )
+        body.append(f'<polyline class="line-{i}" points="{points}"><title>{tip}</title></polyline>')
+    if limit is not None and limit > 0:
+        y = top + h - h * limit / peak
+        body.append(f'<line class="marker" x1="{left}" y1="{y:.1f}" x2="{W - 6}" y2="{y:.1f}"/>')
+        body.append(
+            f'<text class="note" x="{W - 8}" y="{y - 4:.1f}" text-anchor="end">'
+            f"{escape(threshold_label)}</text>"
+        )
+    return _svg(top + h + bottom, body, title)
+
+
 def split_bar(
     parts: list[tuple[str, str, float]], *, total: float, title: str, unit: str = " s"
 ) -> Markup | None:
@@ -279,6 +330,90 @@ def _latency_buckets(block: Block) -> list[tuple[str, float]]:
     return out
 
 
+def _series(block: Block, *names: str) -> list[tuple[str, list[float]]]:
+    """Named runs of points from a parser's details["series"] (vmstat, sar, iostat)."""
+    raw = block.details.get("series")
+    if not isinstance(raw, Mapping):
+        return []
+    out = []
+    for name in names:
+        values = raw.get(name)
+        if isinstance(values, list):
+            out.append((name, values))
+    return out
+
+
+_SERIES_LABELS = {"r": "run queue (r)", "b": "blocked (b)", "runq-sz": "runq-sz"}
+
+
+def _os_charts(block: Block) -> list[tuple[str, Markup | None]]:
+    """vmstat, sar, iostat, pidstat, prstat: what a person looks at first in each."""
+    out: list[tuple[str, Markup | None]] = []
+    fmt, f = block.format, block.facts
+    cpus = _num(f.get("cpu.count"))
+    mark = f"{_fmt(cpus)} CPUs" if cpus else ""
+    if fmt == "vmstat":
+        runq = [(_SERIES_LABELS[n], v) for n, v in _series(block, "r", "b")]
+        out.append(
+            (
+                "Run queue over time",
+                series_lines(runq, title="run queue", threshold=cpus, threshold_label=mark),
+            )
+        )
+        cpu = _series(block, "us", "sy_cpu", "wa")
+        named = [({"us": "user %", "sy_cpu": "system %", "wa": "iowait %"}[n], v) for n, v in cpu]
+        out.append(("CPU over time", series_lines(named, title="CPU %", unit="%")))
+    if fmt == "sar":
+        load = _series(block, "runq-sz", "ldavg-1")
+        out.append(
+            (
+                "Run queue and load over time",
+                series_lines(
+                    load, title="run queue and load", threshold=cpus, threshold_label=mark
+                ),
+            )
+        )
+        out.append(("CPU over time", series_lines(_series(block, "iowait", "idle"), title="CPU %")))
+    if fmt in ("iostat", "sar"):
+        await_ms = _table(block, "dev.await_ms")
+        util = _table(block, "dev.util_pct")
+        queue = _table(block, "dev.queue")
+        notes = {
+            d: " · ".join(
+                part
+                for part in (
+                    f"{_fmt(util[d])}% util" if d in util else "",
+                    f"queue {_fmt(queue[d])}" if d in queue else "",
+                )
+                if part
+            )
+            for d in await_ms
+        }
+        out.append(
+            (
+                "Device latency (await)",
+                hbars(await_ms.items(), title="await by device", unit=" ms", value_note=notes),
+            )
+        )
+        raw = block.details.get("series")
+        if fmt == "iostat" and isinstance(raw, Mapping):
+            lines = [(str(d), v) for d, v in raw.items() if isinstance(v, list)]
+            out.append(("Device latency over time", series_lines(lines, title="await", unit=" ms")))
+    if fmt in ("pidstat", "prstat"):
+        for caption, name, unit in (
+            ("CPU by process", "proc.cpu_pct", "%"),
+            ("Lock wait (LCK) by thread", "proc.lck_pct", "%"),
+            ("CPU latency (LAT) by thread", "proc.lat_pct", "%"),
+            ("Writes by process", "proc.kb_wr_per_s", " KiB/s"),
+            ("Reads by process", "proc.kb_rd_per_s", " KiB/s"),
+            ("Involuntary context switches by process", "proc.nvcswch_per_s", "/s"),
+        ):
+            values = _table(block, name)
+            if any(values.values()):
+                out.append((caption, hbars(values.items(), title=caption, unit=unit, limit=10)))
+    return out
+
+
 def block_charts(block: Block) -> list[tuple[str, Markup]]:
     """(caption, svg) pairs for one evidence block; empty when there is nothing to draw."""
     out: list[tuple[str, Markup | None]] = []
@@ -362,6 +497,8 @@ def block_charts(block: Block) -> list[tuple[str, Markup]]:
                 hbars(ranked, title="share of response time", unit="%", value_note=notes),
             )
         )
+    elif fmt in ("vmstat", "sar", "iostat", "pidstat", "prstat"):
+        out.extend(_os_charts(block))
     elif fmt in ("stack", "dtrace"):
         top = (
             _table(block, "probe.count")

@@ -1,0 +1,251 @@
+"""Deterministic generator of long vmstat, iostat and sar captures: what an OSWatcher or
+ExaWatcher archive, a `iostat -xt 1` left running for days, or a year of `sar -A` text holds.
+
+vmstat: OSWatcher-style snapshots (`zzz ***date` markers, procps group and column headers, three
+rows per snapshot, the first of each a fresh vmstat's since-boot row). iostat: sysstat 12 `-xt`
+reports (a stamp, the avg-cpu block and eight devices, the first report since boot). sar: a
+`sar -u -q -d` day per file section, with the sysstat banner, 12 h clocks and Average rows.
+
+Everything is drawn from `random.Random(seed)`, so (kind, size, seed) always yields the same
+bytes, and the generator tallies what it wrote (samples counted, the largest run queue, the
+slowest device) in an `Expected` record the streaming benchmark checks perfkb's facts against.
+The numbers are made up; their shapes follow tests/fixtures/os/ and the corpus snippets 46-54.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel
+
+from benchmarks.gen_traces import SIZES
+
+GEN_VERSION = 2  # 2: iostat awaits tallied from the printed (rounded) values
+DATA_DIR = Path(__file__).resolve().parent / "data"
+SEED = 8
+
+Kind = Literal["vmstat", "iostat", "sar"]
+KINDS: tuple[Kind, ...] = ("vmstat", "iostat", "sar")
+
+# One regular expression for "a data row" per format: the grep -cE reference.
+GREP_RE: dict[str, str] = {
+    "vmstat": r"^ *[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ ",
+    "iostat": r"^(sd|nvme|dm-)[a-z0-9-]* +[0-9]",
+    "sar": r"^[0-9]{2}:[0-9]{2}:[0-9]{2} [AP]M +[^ ]+ +[0-9.]+ ",
+}
+
+_DEVICES = ("sda", "sdb", "sdc", "sdd", "nvme0n1", "nvme1n1", "dm-0", "dm-1")
+
+
+class Expected(BaseModel):
+    """What a generated capture holds, tallied while writing it."""
+
+    kind: Kind
+    seed: int
+    gen_version: int = GEN_VERSION
+    target_bytes: int
+    bytes: int = 0
+    lines: int = 0
+    samples: int = 0  # samples that count (since-boot rows and reports left out)
+    runq_max: float = 0.0
+    worst_await_ms: float = 0.0
+
+
+class _Out:
+    def __init__(self, fh, target: int) -> None:
+        self.fh = fh
+        self.target = target
+        self.size = 0
+        self.lines = 0
+        self.buf: list[str] = []
+
+    def add(self, line: str) -> None:
+        self.buf.append(line)
+        self.size += len(line) + 1
+        self.lines += 1
+        if len(self.buf) >= 4096:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.buf:
+            self.fh.write("\n".join(self.buf) + "\n")
+            self.buf = []
+
+    @property
+    def full(self) -> bool:
+        return self.size >= self.target
+
+
+def _vmstat(rng: random.Random, out: _Out, exp: Expected) -> None:
+    out.add("Linux OSWbb v8.3.2 exadb01")
+    day, sec = 0, 0
+    while not out.full:
+        sec += 30
+        h, m, s = (sec // 3600) % 24, (sec // 60) % 60, sec % 60
+        out.add(f"zzz ***Tue Nov {1 + day % 28:02d} {h:02d}:{m:02d}:{s:02d} UTC 2026")
+        out.add("procs -----------memory---------- ---swap-- -----io---- -system-- ------cpu-----")
+        out.add(" r  b   swpd   free   buff  cache   si   so    bi    bo   in   cs us sy id wa st")
+        busy = rng.random() < 0.1
+        for i in range(3):
+            r = rng.randint(8, 40) if busy and i else rng.randint(0, 6)
+            us = rng.randint(60, 85) if busy and i else rng.randint(2, 30)
+            sy = rng.randint(5, 15)
+            wa = rng.randint(0, 5)
+            idle = max(0, 100 - us - sy - wa)
+            out.add(
+                f"{r:2d} {rng.randint(0, 3):2d} {rng.randint(0, 9000):6d} "
+                f"{rng.randint(200000, 9000000):7d} {rng.randint(1000, 90000):6d} "
+                f"{rng.randint(900000, 20000000):8d} {0:4d} {0:4d} {rng.randint(0, 9000):5d} "
+                f"{rng.randint(0, 20000):5d} {rng.randint(300, 30000):5d} "
+                f"{rng.randint(500, 90000):5d} {us:2d} {sy:2d} {idle:2d} {wa:2d}  0"
+            )
+            if i:
+                exp.samples += 1
+                exp.runq_max = max(exp.runq_max, float(r))
+        if sec >= 86400:
+            day, sec = day + 1, 0
+
+
+def _iostat(rng: random.Random, out: _Out, exp: Expected) -> None:
+    out.add(
+        "Linux 5.14.0-427.13.1.el9_4.x86_64 (ora19db)   11/01/2026      _x86_64_        (32 CPU)"
+    )
+    out.add("")
+    header = (
+        "Device            r/s     w/s     rkB/s     wkB/s   rrqm/s   wrqm/s  %rrqm  %wrqm "
+        "r_await w_await aqu-sz rareq-sz wareq-sz  svctm  %util"
+    )
+    sec, report = 0, 0
+    while not out.full:
+        sec += 1
+        h = (sec // 3600) % 24
+        out.add(
+            f"11/01/2026 {h % 12 or 12:02d}:{(sec // 60) % 60:02d}:{sec % 60:02d} {'AM' if h < 12 else 'PM'}"
+        )
+        out.add("avg-cpu:  %user   %nice %system %iowait  %steal   %idle")
+        us, sy, wa = rng.uniform(5, 60), rng.uniform(1, 15), rng.uniform(0, 20)
+        out.add(
+            f"          {us:6.2f}    0.00  {sy:6.2f}  {wa:6.2f}    0.00  {100 - us - sy - wa:6.2f}"
+        )
+        out.add("")
+        out.add(header)
+        for dev in _DEVICES:
+            # rounded as printed, so the tally is what a reader of the file computes
+            r, w = round(rng.uniform(0, 900), 2), round(rng.uniform(0, 600), 2)
+            ra, wa_ = round(rng.uniform(0.1, 12), 2), round(rng.uniform(0.05, 30), 2)
+            if rng.random() < 0.001:
+                wa_ = round(rng.uniform(100, 900), 2)  # a rare stall
+            util = min(100.0, (r + w) * 0.05)
+            out.add(
+                f"{dev:<12} {r:8.2f} {w:7.2f} {r * 16:9.2f} {w * 32:9.2f} {0:8.2f} {0:8.2f} "
+                f"{0:6.2f} {0:6.2f} {ra:7.2f} {wa_:7.2f} {rng.uniform(0, 8):6.2f} "
+                f"{16:8.2f} {32:8.2f} {0.1:6.2f} {util:6.2f}"
+            )
+            if report:
+                awaits = (ra * r + wa_ * w) / (r + w) if r + w > 0 else max(ra, wa_)
+                exp.worst_await_ms = max(exp.worst_await_ms, round(awaits, 3))
+        out.add("")
+        if report:
+            exp.samples += 1
+        report += 1
+
+
+def _sar(rng: random.Random, out: _Out, exp: Expected) -> None:
+    day = 0
+    while not out.full:
+        day += 1
+        date = f"11/{1 + day % 28:02d}/2026"
+        out.add(f"Linux 3.10.0-1160.el7.x86_64 (app03)    {date}      _x86_64_        (16 CPU)")
+        out.add("")
+        clocks = []
+        for minute in range(0, 24 * 60, 10):
+            h, m = divmod(minute, 60)
+            clocks.append(f"{h % 12 or 12:02d}:{m:02d}:01 {'AM' if h < 12 else 'PM'}")
+        out.add(f"{clocks[0]}     CPU     %user     %nice   %system   %iowait    %steal     %idle")
+        for clock in clocks[1:]:
+            us, sy, wa = rng.uniform(5, 70), rng.uniform(1, 20), rng.uniform(0, 9)
+            out.add(
+                f"{clock}     all {us:9.2f}      0.00 {sy:9.2f} {wa:9.2f}      0.00 "
+                f"{100 - us - sy - wa:9.2f}"
+            )
+        out.add("")
+        out.add(f"{clocks[0]}   runq-sz  plist-sz   ldavg-1   ldavg-5  ldavg-15   blocked")
+        for clock in clocks[1:]:
+            runq = rng.randint(0, 30)
+            exp.runq_max = max(exp.runq_max, float(runq))
+            out.add(
+                f"{clock} {runq:9d} {rng.randint(300, 900):9d} {rng.uniform(0, 30):9.2f} "
+                f"{rng.uniform(0, 25):9.2f} {rng.uniform(0, 20):9.2f} {rng.randint(0, 4):9d}"
+            )
+        exp.samples += len(clocks) - 1
+        out.add("")
+        out.add(
+            f"{clocks[0]}       DEV       tps     rkB/s     wkB/s   areq-sz    aqu-sz     await     %util"
+        )
+        for clock in clocks[1:]:
+            for dev in ("dev8-0", "dev8-16", "dev253-0"):
+                a = rng.uniform(0.2, 40)
+                out.add(
+                    f"{clock} {dev:>9} {rng.uniform(1, 900):9.2f} {rng.uniform(0, 9000):9.2f} "
+                    f"{rng.uniform(0, 9000):9.2f} {rng.uniform(4, 64):9.2f} "
+                    f"{rng.uniform(0, 9):9.2f} {a:9.2f} {rng.uniform(0, 100):9.2f}"
+                )
+                exp.worst_await_ms = max(exp.worst_await_ms, round(a, 2))
+        out.add("")
+
+
+_GENERATORS: dict[str, Callable[[random.Random, _Out, Expected], None]] = {
+    "vmstat": _vmstat,
+    "iostat": _iostat,
+    "sar": _sar,
+}
+
+
+def generate(kind: Kind, target_bytes: int, path: Path, *, seed: int = SEED) -> Expected:
+    """Write a capture of at least `target_bytes` to `path`; return what it holds."""
+    rng = random.Random(f"{kind}:{seed}")
+    exp = Expected(kind=kind, seed=seed, target_bytes=target_bytes)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="ascii", newline="\n") as fh:
+        out = _Out(fh, target_bytes)
+        _GENERATORS[kind](rng, out, exp)
+        out.flush()
+    exp.bytes, exp.lines = out.size, out.lines
+    return exp
+
+
+def ensure(
+    kind: Kind, size_label: str, *, data_dir: Path = DATA_DIR, seed: int = SEED
+) -> tuple[Path, Expected]:
+    """The capture for (kind, size) under data_dir, generated once and reused while the file
+    and its sidecar still agree with this generator version."""
+    target = SIZES[size_label]
+    path = data_dir / f"{kind}-{size_label}.txt"
+    sidecar = path.with_suffix(".expected.json")
+    try:
+        exp = Expected.model_validate_json(sidecar.read_text())
+        if (
+            exp.gen_version == GEN_VERSION
+            and exp.seed == seed
+            and exp.target_bytes == target
+            and path.stat().st_size == exp.bytes
+        ):
+            return path, exp
+    except (OSError, ValueError):
+        pass
+    exp = generate(kind, target, path, seed=seed)
+    sidecar.write_text(json.dumps(exp.model_dump(), indent=1))
+    return path, exp
+
+
+if __name__ == "__main__":  # python -m benchmarks.gen_os_tables KIND SIZE
+    import sys
+
+    if len(sys.argv) != 3 or sys.argv[1] not in KINDS or sys.argv[2] not in SIZES:
+        sys.exit(f"usage: python -m benchmarks.gen_os_tables {'|'.join(KINDS)} {'|'.join(SIZES)}")
+    p, e = ensure(sys.argv[1], sys.argv[2])  # type: ignore[arg-type]
+    print(f"{p}: {e.bytes:,} bytes, {e.lines:,} lines, {e.samples:,} samples")

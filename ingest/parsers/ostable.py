@@ -1,0 +1,378 @@
+"""What the column-table OS tools (vmstat, iostat, sar, pidstat, prstat) share: cleaning a pasted
+line, reading a number however it was pasted, sysstat's time labels and banner, and a bounded
+per-metric summary of samples.
+
+These tools print a header line naming the columns and rows of numbers under it; people paste
+them with a shell prompt in front, behind a `#` on every line, behind a syslog/journal or pdsh
+prefix, with whitespace collapsed, with thousands separators or decimal commas (sysstat under a
+European locale). The parsers read columns by the header's names, so the same cleaning and
+number reading serve all five, and each parser stays about its tool's meaning.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ingest.facts import number
+from ingest.parsers.mpstat import _BANNER as SYSSTAT_BANNER  # the one sysstat banner regex
+
+__all__ = [
+    "SYSSTAT_BANNER",
+    "MAX_LINE",
+    "Series",
+    "banner",
+    "clean",
+    "command",
+    "num",
+    "split_clock",
+]
+
+MAX_LINE = 2048  # table lines are short (iostat -x of sysstat 12 is ~230); longer is not a row
+
+# `$ `, `# `, `% `, `> `, `[root@host ~]# `, `user@host:~$ `, `host% `, `example% `, `SQL> `
+_PROMPT = re.compile(
+    r"^\s*(?:\[[^\]\s]{1,60}(?:\s[^\]]{0,60})?\]|[\w.-]{1,40}@[\w.-]{1,60}(?::[^\s$#%>]{0,80})?"
+    r"|[\w.-]{1,40}(?=[%>]\s))?\s?[$#%>]\s+"
+)
+# `Mar 14 09:12:44 host prog[123]: ` and `2024-03-14T09:12:44.123+0000 host prog[1]: `
+_SYSLOG = re.compile(
+    r"^\s*(?:[A-Z][a-z]{2}\s+\d{1,2}\s+\d{2}:\d{2}:\d{2}"
+    r"|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?)"
+    r"\s+[\w.-]{1,60}\s+[\w./-]{1,60}(?:\[\d{1,10}\])?:\s"
+)
+# pdsh / clush: `node01: ` (a host name with a digit, so sar's `Average:` is not one)
+_PDSH = re.compile(r"^\s*[A-Za-z][\w.-]{0,60}\d[\w.-]{0,20}:\s")
+_CLOCK = re.compile(r"^(\d{1,2}):(\d{2}):(\d{2})$")
+_AMPM = ("AM", "PM", "am", "pm")
+_INT_GROUPS = re.compile(r"^[+-]?\d{1,3}(?:[,.'\u00a0\u202f]\d{3})+$")
+_PLAIN = re.compile(r"^[+-]?(?:\d+(?:[.,]\d*)?|[.,]\d+)(?:[eE][+-]?\d{1,3})?$")
+_EU = re.compile(r"^[+-]?\d{1,3}(?:\.\d{3})+,\d+$")
+_US = re.compile(r"^[+-]?\d{1,3}(?:,\d{3})+\.\d+$")
+# the tool with no arguments, or options/numbers first (`sar -d 30 1`, `vmstat 5`), not prose
+_CMD = re.compile(r"^(?:sudo\s+)?(?:/\S*/)?(vmstat|iostat|sar|pidstat|prstat)(\s+[-\d][^|;&<>]*)?$")
+
+
+def clean(line: str) -> str:
+    """The line without what pasting put in front of it: a shell prompt, a `#` before every line,
+    a syslog/journal or pdsh prefix. Collapsed whitespace needs nothing: columns are split on
+    any run of blanks."""
+    if len(line) > MAX_LINE:
+        return ""
+    head = line.lstrip()[:11]
+    if head[:1].isdigit() and head[10:11] != "T":
+        return line  # a row as printed (not an ISO journal stamp): nothing in front of it
+    text = line
+    for _ in range(3):  # a prefix behind a prefix (`node01: # ...`)
+        before = text
+        if m := _SYSLOG.match(text):
+            text = text[m.end() :]
+        if m := _PDSH.match(text):
+            text = text[m.end() :]
+        stripped = text.lstrip()
+        if stripped[:1] in ("#", ">") and not stripped.startswith(("#!", ">>")):
+            text = stripped[1:]
+        elif m := _PROMPT.match(text):
+            text = text[m.end() :]
+        if text == before:
+            break
+    return text
+
+
+# what a row of numbers is made of: deleting these from it leaves nothing
+_NUMERIC = str.maketrans("", "", "0123456789.,- \t")
+
+
+def numeric(text: str) -> bool:
+    """Only numbers and blanks: a data row no other format's header can start with."""
+    return bool(text) and not text.translate(_NUMERIC)
+
+
+def table_row(line: str, lead: int) -> bool:
+    """`lead` label tokens (a device, a clock, AM/PM, a key) then only numbers: the shape of a
+    data row, checked without regexes (the detector asks for it on every line of a capture)."""
+    parts = line.split(None, lead)
+    return len(parts) > lead and numeric(parts[lead]) and len(parts[lead]) > 3
+
+
+def command(line: str) -> tuple[str, list[str]] | None:
+    """(tool, arguments) when the cleaned line is the command that produced a table."""
+    m = _CMD.match(line.strip())
+    if not m:
+        return None
+    return m.group(1), (m.group(2) or "").split()
+
+
+def num(token: str) -> float | None:
+    """A number as any of these tools print it under any locale, or None.
+
+    `1,234,567` and `1.234.567` are thousands groups (sysstat prints two decimals, never three,
+    so a group of exactly three digits after the mark is a separator); `12,50` is a decimal
+    comma; `1.234,56` and `1,234.56` carry both. A trailing `%` (prstat CPU) is dropped."""
+    try:  # the common case, in C: `12`, `0.41`, `-3.5`
+        value = float(token)
+    except ValueError:
+        pass
+    else:
+        if value != value or abs(value) > 1e15 or "_" in token:
+            return None  # nan, inf, absurd, or Python's `1_000` (no tool prints that)
+        return value
+    t = token.rstrip("%")
+    if not t or len(t) > 24:
+        return None
+    try:
+        if _INT_GROUPS.match(t):
+            value = float(re.sub(r"[,.'\u00a0\u202f]", "", t))
+        elif _PLAIN.match(t):
+            value = float(t.replace(",", "."))
+        elif _EU.match(t):
+            value = float(t.replace(".", "").replace(",", "."))
+        elif _US.match(t):
+            value = float(t.replace(",", ""))
+        else:
+            return None
+    except ValueError:
+        return None
+    if value != value or value in (float("inf"), float("-inf")) or abs(value) > 1e15:
+        return None
+    return value
+
+
+def split_clock(tokens: list[str]) -> tuple[str, int | None, list[str]]:
+    """sysstat's row label: (`05:10:01 PM`, seconds since midnight on a 24 h clock, the rest).
+
+    Rows of sar/pidstat start with the sample's time, on a 12 h clock with AM/PM where the locale
+    says so; `Average:` (or a localised `Moyenne:`) rows have a label ending in a colon and no
+    time. Returns ("", None, tokens) when the row has neither."""
+    if not tokens:
+        return "", None, tokens
+    m = _CLOCK.match(tokens[0])
+    if m:
+        h, mi, s = (int(g) for g in m.groups())
+        rest = tokens[1:]
+        label = tokens[0]
+        if rest and rest[0] in _AMPM:
+            pm = rest[0].upper() == "PM"
+            h = (h % 12) + (12 if pm else 0)
+            label = f"{tokens[0]} {rest[0]}"
+            rest = rest[1:]
+        if h > 23 or mi > 59 or s > 60:
+            return "", None, tokens
+        return label, h * 3600 + mi * 60 + s, rest
+    first = tokens[0]
+    if first.endswith(":") and len(first) > 2 and first[:-1].replace(".", "").isalpha():
+        return first, None, tokens[1:]
+    return "", None, tokens
+
+
+def banner(line: str) -> dict | None:
+    """The sysstat banner (`Linux 3.10... (host) 12/02/2021 _x86_64_ (8 CPU)`) as a dict."""
+    m = SYSSTAT_BANNER.match(line.strip())
+    if not m:
+        return None
+    return {k: v for k, v in m.groupdict().items() if v}
+
+
+POINTS = 240  # points kept per series for charts: a day of 1-minute sar samples, halved as needed
+
+
+class Series:
+    """Bounded summary of one metric over samples: count, sum, min, max, first, last and a
+    downsampled run of points for a chart (pairs are averaged when the run is full, so a 1 GB
+    capture keeps POINTS points, not millions)."""
+
+    __slots__ = (
+        "n",
+        "total",
+        "low",
+        "high",
+        "first",
+        "last",
+        "points",
+        "_keep",
+        "_step",
+        "_acc",
+        "_k",
+    )
+
+    def __init__(self, points: bool = True) -> None:
+        self._keep = points
+        self.n = 0
+        self.total = 0.0
+        self.low = float("inf")
+        self.high = float("-inf")
+        self.first: float | None = None
+        self.last: float | None = None
+        self.points: list[float] = []
+        self._step = 1  # samples per point
+        self._acc = 0.0
+        self._k = 0
+
+    def add(self, value: float) -> None:
+        self.n += 1
+        self.total += value
+        if value < self.low:
+            self.low = value
+        if value > self.high:
+            self.high = value
+        if self.first is None:
+            self.first = value
+        self.last = value
+        if not self._keep:
+            return
+        self._acc += value
+        self._k += 1
+        if self._k == self._step:
+            self.points.append(self._acc / self._k)
+            self._acc, self._k = 0.0, 0
+            if len(self.points) >= POINTS:
+                self.points = [
+                    (self.points[i] + self.points[i + 1]) / 2
+                    for i in range(0, len(self.points) - 1, 2)
+                ]
+                self._step *= 2
+
+    @property
+    def mean(self) -> float | None:
+        return self.total / self.n if self.n else None
+
+    def chart(self) -> list[float]:
+        """The points, with the partial one at the end."""
+        return self.points + ([self._acc / self._k] if self._k else [])
+
+
+def r3(value: float) -> float:
+    return round(value, 3)
+
+
+_SIZE = re.compile(r"^(\d+(?:[.,]\d+)?)([KMGTP])?B?$", re.IGNORECASE)
+_SIZE_KB = {"": 1.0, "K": 1.0, "M": 1024.0, "G": 1024.0**2, "T": 1024.0**3, "P": 1024.0**4}
+
+
+def size_kb(token: str) -> float | None:
+    """A size as prstat (`1575M`, `12G`) or FreeBSD vmstat (`1.4G`) print it, in KiB; a bare
+    number is taken as KiB."""
+    m = _SIZE.match(token)
+    if not m:
+        return None
+    return float(m.group(1).replace(",", ".")) * _SIZE_KB[(m.group(2) or "").upper()]
+
+
+MAX_PROCS = 4096  # processes/threads tracked; more are counted, not kept
+
+
+class ProcTable:
+    """Per-process (or per-thread) means over samples for pidstat and prstat: key -> metric ->
+    Series, with the command name and pid kept for display. Bounded by MAX_PROCS keys."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, dict[str, Series]] = {}
+        self.names: dict[str, tuple[str, str]] = {}  # key -> (command, pid[/tid])
+        self.dropped = 0
+
+    def add(self, key: str, command: str, ident: str, values: dict[str, float]) -> None:
+        cols = self.rows.get(key)
+        if cols is None:
+            if len(self.rows) >= MAX_PROCS:
+                self.dropped += 1
+                return
+            cols = self.rows[key] = {}
+            self.names[key] = (command, ident)
+        for name, value in values.items():
+            s = cols.get(name)
+            if s is None:
+                s = cols[name] = Series(points=False)
+            s.add(value)
+
+    def means(self) -> dict[str, dict[str, float]]:
+        return {
+            key: {m: s.mean for m, s in cols.items() if s.mean is not None}
+            for key, cols in self.rows.items()
+        }  # type: ignore[misc]
+
+    def by_command(self, metric: str) -> dict[str, float]:
+        """The metric per command name: the busiest process of that name (a table keyed by
+        name lets a signature say `ora_lgwr*`; summing same-named processes would invent one)."""
+        out: dict[str, float] = {}
+        for key, row in self.means().items():
+            if metric in row:
+                name = self.names[key][0]
+                out[name] = max(out.get(name, float("-inf")), row[metric])
+        return {k: r3(v) for k, v in out.items()}
+
+    def top(self, metric: str) -> tuple[str, float] | None:
+        """(`command (pid)`, value) of the process with the highest mean of `metric`."""
+        best: tuple[str, float] | None = None
+        for key, row in self.means().items():
+            if metric in row and (best is None or row[metric] > best[1]):
+                command, ident = self.names[key]
+                best = (f"{command} ({ident})", row[metric])
+        return best
+
+
+def findings(facts: dict, notes: list[str] | None = None) -> list[str]:
+    """Plain sentences for the renderers (CLI, web page, Slack), as mpstat and the syscall
+    parsers give theirs: what a person would say first about an OS sampler's block. Read from
+    the block's facts, so every parser of the five says it the same way."""
+    f = facts
+    out: list[str] = []
+
+    def val(name: str) -> float:
+        v = f.get(name)
+        return float(v) if isinstance(v, int | float) else 0.0
+
+    if val("os.since_boot"):
+        out.append("one sample only, the average since boot: it describes the uptime")
+    cpus = val("cpu.count")
+    if val("runq.per_cpu_max") > 1 or (not cpus and val("runq.max") >= 8):
+        on = f" on {number(cpus)} CPUs" if cpus else ""
+        out.append(f"run queue up to {number(val('runq.max'))}{on}")
+    if val("runq.ldavg_per_cpu_max") > 1:
+        out.append(f"load average up to {number(val('runq.ldavg_1_max'))} on {number(cpus)} CPUs")
+    if val("cpu.usr_pct") + val("cpu.sys_pct") >= 90 and not val("os.since_boot"):
+        out.append(
+            f"CPUs busy: user {number(val('cpu.usr_pct'))} %, system "
+            f"{number(val('cpu.sys_pct'))} %, idle {number(val('cpu.idle_pct'))} % on average"
+        )
+    if val("cpu.max_wait_pct") >= 20:
+        out.append(f"iowait up to {number(val('cpu.max_wait_pct'))} %")
+    swap_out = max(val("swap.out_kbps_max"), val("swap.in_kbps_max"))
+    if swap_out > 0:
+        out.append(
+            f"swapping: up to {number(val('swap.in_kbps_max'))} KiB/s in, "
+            f"{number(val('swap.out_kbps_max'))} KiB/s out"
+        )
+    if max(val("swap.out_pages_per_s_max"), val("swap.in_pages_per_s_max")) > 0:
+        out.append(
+            f"swapping: up to {number(val('swap.in_pages_per_s_max'))} pages/s in, "
+            f"{number(val('swap.out_pages_per_s_max'))} pages/s out"
+        )
+    if val("page.scan_rate_max") > 0:
+        out.append(f"page scanner running: up to {number(val('page.scan_rate_max'))} pages/s")
+    if val("sys.cs_per_s_max") >= 50000:
+        out.append(f"context switches up to {number(val('sys.cs_per_s_max'))}/s")
+    worst = f.get("io.worst_device")
+    if isinstance(worst, str) and (
+        val("io.worst_await_ms") >= 10 or val("io.worst_util_pct") >= 80
+    ):
+        parts = [f"await {number(val('io.worst_await_ms'))} ms"] if "io.worst_await_ms" in f else []
+        if "io.worst_util_pct" in f:
+            parts.append(f"{number(val('io.worst_util_pct'))} % util")
+        queue = f.get("dev.queue")
+        if isinstance(queue, dict) and worst in queue:
+            parts.append(f"queue {number(queue[worst])}")
+        out.append(f"slowest device {worst}: " + ", ".join(parts))
+    if val("io.util_caveat"):
+        out += [n for n in (notes or []) if n.startswith("%util near 100")][:1]
+    for who, how, unit, floor in (
+        ("proc.top_cpu", "proc.max_cpu_pct", "% CPU", 50.0),
+        ("proc.top_io", "proc.max_io_kb_per_s", "KiB/s read + written", 1024.0),
+        ("proc.top_lck", "proc.max_lck_pct", "% waiting on user locks (LCK)", 10.0),
+        ("proc.top_lat", "proc.max_lat_pct", "% waiting for a CPU (LAT)", 5.0),
+        ("proc.top_wait", "proc.max_wait_pct", "% waiting for a CPU (%wait)", 10.0),
+    ):
+        name = f.get(who)
+        if isinstance(name, str) and val(how) >= floor:
+            out.append(f"{name}: {number(val(how))} {unit}")
+    if val("tcp.retrans_pct") >= 1:
+        out.append(f"TCP retransmits {number(val('tcp.retrans_pct'))} % of segments sent")
+    return out[:6]

@@ -1,0 +1,261 @@
+"""pidstat (sysstat): -u (`%usr %system %guest [%wait] %CPU CPU`), -d (`kB_rd/s kB_wr/s kB_ccwr/s
+[iodelay]`), -w (`cswch/s nvcswch/s`), -r (`minflt/s majflt/s VSZ RSS %MEM`), -t (`TGID TID`, thread
+rows `|__name`), -h (one `#`-headed line per process with an epoch Time column), -l (command
+lines with spaces), old layouts without UID, `Average:` rows, 12 h clocks, and the banner.
+
+The header names the columns; `Command` is last and takes the rest of the row. Each report is an
+interval (pidstat takes its first snapshot silently), so every timed row counts; `Average:`
+rows are pidstat's own means, used only when there are no timed rows. Facts are keyed by
+command name (the busiest process of that name) so a signature can name `ora_lgwr*`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar
+
+from ingest.base import Parser
+from ingest.model import Format, Platform
+from ingest.parsers.ostable import (
+    MAX_LINE,
+    ProcTable,
+    banner,
+    clean,
+    command,
+    findings,
+    num,
+    r3,
+    split_clock,
+)
+
+_METRICS = {
+    "%usr": "usr",
+    "%user": "usr",
+    "%system": "sys",
+    "%guest": "guest",
+    "%wait": "wait",
+    "%CPU": "cpu",
+    "kB_rd/s": "kb_rd",
+    "kB_wr/s": "kb_wr",
+    "kB_ccwr/s": "kb_ccwr",
+    "iodelay": "iodelay",
+    "cswch/s": "cswch",
+    "nvcswch/s": "nvcswch",
+    "minflt/s": "minflt",
+    "majflt/s": "majflt",
+    "VSZ": "vsz_kb",
+    "RSS": "rss_kb",
+    "%MEM": "mem",
+    "StkSize": None,
+    "StkRef": None,
+    "CPU": None,
+    "prio": None,
+    "policy": None,
+    "threads": None,
+    "fd-nr": None,
+}
+_IDS = ("UID", "USER", "PID", "TGID", "TID", "Time", "Time:")
+_EPOCH = re.compile(r"^\d{9,11}$")
+
+
+def _header(tokens: list[str]) -> list[str] | None:
+    """Column names of a pidstat header (the time label already split off)."""
+    if len(tokens) < 3 or tokens[-1] != "Command":
+        return None
+    if "PID" not in tokens and "TGID" not in tokens:
+        return None
+    if not all(t in _METRICS or t in _IDS for t in tokens[:-1]):
+        return None
+    if not any(t in _METRICS for t in tokens[:-1]):
+        return None
+    return [t.rstrip(":") for t in tokens]
+
+
+class PidstatParser(Parser):
+    format: ClassVar[Format] = "pidstat"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.banner: dict | None = None
+        self.names: list[str] | None = None
+        self.procs = ProcTable()
+        self.average = ProcTable()
+        self.samples = 0  # reports: a new time label starts one (a set of labels would grow)
+        self.last_label = ""
+        self.threads = False
+
+    @classmethod
+    def start_score(cls, line: str) -> int:
+        if len(line) > MAX_LINE or not ("Command" in line or "pidstat" in line or "CPU)" in line):
+            return 0
+        text = clean(line).strip()
+        tokens = text.split()
+        if not tokens:
+            return 0
+        _, _, rest = split_clock(tokens)
+        if _header(rest):
+            return 2
+        cmd = command(text)
+        if cmd and cmd[0] == "pidstat":
+            return 2
+        if banner(text):
+            return 1
+        return 0
+
+    @classmethod
+    def claims(cls, line: str) -> bool:
+        """sysstat's banner continues this block even though mpstat would start on it: it is
+        the top of this report (after its command line); feed refuses it once rows came."""
+        return "CPU)" in line and banner(clean(line)) is not None
+
+    def feed(self, line: str) -> bool:
+        if len(line) > MAX_LINE:
+            return False
+        text = clean(line).strip()
+        if not text:
+            return False
+        tokens = text.split()
+        if cmd := command(text):
+            return cmd[0] == "pidstat"
+        if b := banner(text):
+            if self.banner is not None or self.procs.rows or self.average.rows:
+                return False
+            self.banner = b
+            return True
+        label, secs, rest = split_clock(tokens)
+        if names := _header(rest):
+            self.names = names
+            self.threads |= "TID" in names
+            return True
+        if self.names is None:
+            return False
+        return self._row(label, secs, rest)
+
+    def _row(self, label: str, secs: int | None, rest: list[str]) -> bool:
+        names = self.names
+        assert names is not None
+        fixed = len(names) - 1
+        if len(rest) < fixed + 1:
+            if rest and num(rest[0]) is not None:
+                self.malformed += 1
+                return True
+            return False
+        if names[0] == "Time" and not (label or _EPOCH.match(rest[0])):
+            return False
+        if not label and names[0] != "Time":
+            return False  # pidstat rows start with the time or `Average:`
+        row: dict[str, float] = {}
+        ids: dict[str, str] = {}
+        for name, tok in zip(names[:fixed], rest[:fixed], strict=True):
+            if name in _IDS:
+                ids[name] = tok
+                continue
+            metric = _METRICS.get(name)
+            if metric is None:
+                continue  # CPU (`-` in Average rows), prio, policy: not read
+            value = num(tok)
+            if value is None:
+                self.malformed += 1
+                return True
+            row[metric] = value
+        cmd = " ".join(rest[fixed:])[:200]
+        pid = ids.get("PID") or ids.get("TGID") or ""
+        tid = ids.get("TID", "-")
+        if not (pid.isdigit() or pid == "-") or not (tid.isdigit() or tid == "-"):
+            self.malformed += 1
+            return True
+        thread = tid != "-" and cmd.startswith("|__")
+        name = cmd.removeprefix("|__").strip() or "?"  # thread names have spaces
+        if thread:
+            key, ident, shown = f"t{tid}", tid, f"{name}/{tid}"
+        else:
+            key, ident, shown = f"p{pid}", pid, name
+        if any(not 0 <= row.get(m, 0) <= 100.0 * 4096 for m in ("cpu", "usr", "sys")):
+            self.malformed += 1
+            return True
+        if secs is None and label and names[0] != "Time":
+            self.average.add(key, shown, ident, row)
+        else:
+            stamp = label or rest[0]
+            if stamp != self.last_label:
+                self.samples += 1
+                self.last_label = stamp
+            self.procs.add(key, shown, ident, row)
+        return True
+
+    def facts(self) -> tuple[dict, dict, list[str], Platform | None]:
+        procs = self.procs if self.procs.rows else self.average
+        facts: dict = {}
+        notes: list[str] = []
+        if not self.procs.rows and self.average.rows:
+            notes.append("only the Average rows were present")
+        if self.banner:
+            facts["cpu.count"] = float(self.banner["cpus"])
+        details: dict = {"notes": notes}
+        if self.banner:
+            details["banner"] = self.banner
+        if not procs.rows:
+            return facts, details, ["pidstat"], "linux" if self.banner else None
+        facts["proc.count"] = float(len(procs.rows))
+        if self.samples:
+            facts["proc.samples"] = float(self.samples)
+        for fact, metric in (
+            ("proc.cpu_pct", "cpu"),
+            ("proc.usr_pct", "usr"),
+            ("proc.sys_pct", "sys"),
+            ("proc.wait_pct", "wait"),
+            ("proc.kb_rd_per_s", "kb_rd"),
+            ("proc.kb_wr_per_s", "kb_wr"),
+            ("proc.iodelay", "iodelay"),
+            ("proc.cswch_per_s", "cswch"),
+            ("proc.nvcswch_per_s", "nvcswch"),
+            ("proc.majflt_per_s", "majflt"),
+            ("proc.rss_kb", "rss_kb"),
+        ):
+            if table := procs.by_command(metric):
+                facts[fact] = _top(table)
+        for top_fact, max_fact, metric in (
+            ("proc.top_cpu", "proc.max_cpu_pct", "cpu"),
+            ("proc.top_cs", "proc.max_nvcswch_per_s", "nvcswch"),
+            ("proc.top_wait", "proc.max_wait_pct", "wait"),
+        ):
+            if top := procs.top(metric):
+                facts[top_fact], facts[max_fact] = top[0], r3(top[1])
+        io = {k: r.get("kb_rd", 0.0) + r.get("kb_wr", 0.0) for k, r in procs.means().items()}
+        io = {k: v for k, v in io.items() if any(m in procs.rows[k] for m in ("kb_rd", "kb_wr"))}
+        if io:
+            key = max(io, key=lambda k: io[k])
+            command, ident = procs.names[key]
+            facts["proc.top_io"] = f"{command} ({ident})"
+            facts["proc.max_io_kb_per_s"] = r3(io[key])
+        means = procs.means()
+        order = sorted(
+            means,
+            key=lambda k: (
+                -(
+                    means[k].get("cpu", 0.0)
+                    + means[k].get("kb_rd", 0.0)
+                    + means[k].get("kb_wr", 0.0)
+                )
+            ),
+        )
+        details["processes"] = [
+            {
+                "command": procs.names[k][0],
+                "pid": procs.names[k][1],
+                **{m: round(v, 2) for m, v in means[k].items()},
+            }
+            for k in order[:30]
+        ]
+        if procs.dropped:
+            notes.append(f"{procs.dropped} rows of processes beyond the first {len(procs.rows)}")
+        details["findings"] = findings(facts, notes)
+        idents = ["pidstat", *sorted({procs.names[k][0] for k in order[:20]})]
+        return facts, details, idents, "linux"
+
+
+def _top(table: dict[str, float], limit: int = 200) -> dict[str, float]:
+    """The largest `limit` entries: a keyed fact stays small however many processes ran."""
+    if len(table) <= limit:
+        return table
+    return dict(sorted(table.items(), key=lambda kv: -kv[1])[:limit])

@@ -1,0 +1,229 @@
+"""prstat (Solaris/illumos): plain (`PID USERNAME SIZE RSS STATE PRI NICE TIME CPU PROCESS/NLWP`),
+`-L` (PROCESS/LWPID), `-m`/`-mL` microstates (`USR SYS TRP TFL DFL LCK SLP LAT VCX ICX SCL SIG`),
+the `-a`/`-t`/`-J`/`-Z` summary tables (accepted, not read) and `Total:` lines with the load
+averages.
+
+Columns are read by the header's names; PROCESS/LWPID is last. Several screens (one per
+interval) and several tables (`prstat` then `prstat -Lm`) in one paste make one block: each row
+is keyed by pid and LWP, and facts are means over the screens. Microstates are percentages of
+the interval: LCK is time waiting for user-level locks, LAT time waiting for a CPU (run queue
+latency), the two a person reads first after USR/SYS.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar
+
+from ingest.base import Parser
+from ingest.model import Format, Platform
+from ingest.parsers.ostable import (
+    MAX_LINE,
+    ProcTable,
+    Series,
+    clean,
+    command,
+    findings,
+    num,
+    r3,
+    size_kb,
+)
+
+_MICRO = {
+    "USR": "usr",
+    "SYS": "sys",
+    "TRP": "trp",
+    "TFL": "tfl",
+    "DFL": "dfl",
+    "LCK": "lck",
+    "SLP": "slp",
+    "LAT": "lat",
+    "VCX": "vcx",
+    "ICX": "icx",
+    "SCL": "scl",
+    "SIG": "sig",
+}
+_PLAIN = {"SIZE": "size_kb", "RSS": "rss_kb", "CPU": "cpu", "PRI": None, "NICE": None}
+_TEXT = ("USERNAME", "STATE", "TIME")
+_LAST = re.compile(r"^PROCESS/(NLWP|LWPID|LWP)$")
+# -a/-t/-J/-T/-Z summary tables: `NPROC USERNAME SWAP RSS MEMORY TIME CPU`, `ZONEID NPROC ...`
+_SUMMARY = re.compile(r"^(?:NPROC|ZONEID|TASKID|PROJID)\b.*\bMEMORY\b")
+_TOTAL = re.compile(
+    r"^Total:\s+(?P<procs>\d+)\s+processes,\s+(?P<lwps>\d+)\s+lwps,\s+load\s+averages?:\s*"
+    r"(?P<l1>[\d.,]+),\s*(?P<l5>[\d.,]+),\s*(?P<l15>[\d.,]+)"
+)
+
+
+def _count(token: str) -> float | None:
+    """A microstate column: a percentage, or a count prstat shortens (`50K`, `2M`)."""
+    if token[-1:] in ("K", "M") and (value := num(token[:-1])) is not None:
+        return value * (1e3 if token[-1] == "K" else 1e6)
+    return num(token)
+
+
+def _header(tokens: list[str]) -> tuple[list[str], str] | None:
+    """(column names, what follows the slash) of a prstat table header."""
+    if len(tokens) < 4 or tokens[0] != "PID" or not (m := _LAST.match(tokens[-1])):
+        return None
+    for t in tokens[1:-1]:
+        if t not in _MICRO and t not in _PLAIN and t not in _TEXT:
+            return None
+    return tokens[:-1], m.group(1)
+
+
+class PrstatParser(Parser):
+    format: ClassVar[Format] = "prstat"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: list[str] | None = None
+        self.per_lwp = False
+        self.in_summary = False
+        self.procs = ProcTable()
+        self.screens = 0
+        self.load = Series(points=False)
+        self.total_procs: float | None = None
+        self.total_lwps: float | None = None
+        self.microstates = False
+
+    @classmethod
+    def start_score(cls, line: str) -> int:
+        if len(line) > MAX_LINE or not ("PROCESS/" in line or "prstat" in line):
+            return 0
+        text = clean(line).strip()
+        tokens = text.split()
+        if not tokens:
+            return 0
+        if _header(tokens):
+            return 2
+        cmd = command(text)
+        if cmd and cmd[0] == "prstat":
+            return 2
+        return 0
+
+    def feed(self, line: str) -> bool:
+        if len(line) > MAX_LINE:
+            return False
+        text = clean(line).strip()
+        if not text:
+            return False
+        tokens = text.split()
+        if cmd := command(text):
+            return cmd[0] == "prstat"
+        if header := _header(tokens):
+            self.names, after = header
+            self.per_lwp = after in ("LWPID", "LWP")
+            self.microstates |= "LCK" in self.names
+            self.in_summary = False
+            self.screens += 1
+            return True
+        if m := _TOTAL.match(text):
+            self.total_procs = float(m["procs"])
+            self.total_lwps = float(m["lwps"])
+            if (load := num(m["l1"])) is not None:
+                self.load.add(load)
+            self.in_summary = False
+            return True
+        if _SUMMARY.match(text):
+            self.in_summary = self.names is not None
+            return self.in_summary
+        if self.names is None:
+            return False
+        if self.in_summary:
+            if tokens[0].isdigit():
+                return True  # a zone/user/project summary row: not read
+            self.in_summary = False
+        return self._row(tokens)
+
+    def _row(self, tokens: list[str]) -> bool:
+        names = self.names
+        assert names is not None
+        if len(tokens) != len(names) + 1:
+            if tokens[0].isdigit() and len(tokens) > 3:
+                self.malformed += 1
+                return True
+            return False
+        if not tokens[0].isdigit():
+            return False
+        row: dict[str, float] = {}
+        for name, tok in zip(names[1:], tokens[1 : len(names)], strict=True):
+            if name in _TEXT:
+                continue
+            if name in _MICRO:
+                value = _count(tok)
+                metric: str | None = _MICRO[name]
+            else:
+                metric = _PLAIN[name]
+                value = size_kb(tok) if metric in ("size_kb", "rss_kb") else num(tok)
+            if value is None:
+                self.malformed += 1
+                return True
+            if metric is not None:
+                row[metric] = value
+        if any(not 0 <= row.get(m, 0) <= 100.5 for m in ("usr", "sys", "lck", "lat", "slp")):
+            self.malformed += 1
+            return True
+        if "usr" in row and "sys" in row:
+            row["cpu_m"] = row["usr"] + row["sys"]
+        pid, last = tokens[0], tokens[-1]
+        name, _, lwp = last.rpartition("/")
+        if not name:
+            name, lwp = last, ""
+        if self.per_lwp:
+            key, ident, shown = f"{pid}/{lwp}", f"{pid}/{lwp}", f"{name}/{lwp}"
+        else:
+            key, ident, shown = pid, pid, name
+        self.procs.add(key, shown, ident, row)
+        return True
+
+    def facts(self) -> tuple[dict, dict, list[str], Platform | None]:
+        procs = self.procs
+        facts: dict = {}
+        details: dict = {"notes": [], "screens": self.screens}
+        if self.load.n:
+            facts["runq.ldavg_1_max"] = r3(self.load.high)
+            facts["runq.ldavg_1_last"] = r3(self.load.last or 0.0)
+        if self.total_procs is not None:
+            details["total"] = {"processes": self.total_procs, "lwps": self.total_lwps}
+        if not procs.rows:
+            return facts, details, ["prstat"], "solaris"
+        facts["proc.count"] = float(len(procs.rows))
+        for fact, metric in (
+            ("proc.cpu_pct", "cpu"),
+            ("proc.usr_pct", "usr"),
+            ("proc.sys_pct", "sys"),
+            ("proc.lck_pct", "lck"),
+            ("proc.lat_pct", "lat"),
+            ("proc.rss_kb", "rss_kb"),
+        ):
+            if table := procs.by_command(metric):
+                facts[fact] = dict(sorted(table.items(), key=lambda kv: -kv[1])[:200])
+        for top_fact, max_fact, metric in (
+            ("proc.top_cpu", "proc.max_cpu_pct", "cpu_m" if self.microstates else "cpu"),
+            ("proc.top_lat", "proc.max_lat_pct", "lat"),
+            ("proc.top_lck", "proc.max_lck_pct", "lck"),
+        ):
+            if top := procs.top(metric):
+                facts[top_fact], facts[max_fact] = top[0], r3(top[1])
+        means = procs.means()
+        order = sorted(
+            means,
+            key=lambda k: (
+                -(
+                    means[k].get("cpu_m", means[k].get("cpu", 0.0))
+                    + means[k].get("lck", 0.0)
+                    + means[k].get("lat", 0.0)
+                )
+            ),
+        )
+        details["processes"] = [
+            {
+                "process": procs.names[k][0],
+                "pid": procs.names[k][1],
+                **{m: round(v, 2) for m, v in means[k].items() if m != "cpu_m"},
+            }
+            for k in order[:30]
+        ]
+        details["findings"] = findings(facts, details["notes"])
+        idents = ["prstat", *sorted({procs.names[k][0].split("/")[0] for k in order[:20]})]
+        return facts, details, idents, "solaris"

@@ -24,6 +24,14 @@ Format = Literal[
     "sar",
     "pidstat",
     "prstat",
+    "lockstat",
+    "perf",
+    "meminfo",
+    "pressure",
+    "netstat",
+    "free",
+    "uptime",
+    "top",
     "unknown",
 ]
 FORMATS: tuple[str, ...] = (
@@ -43,6 +51,14 @@ FORMATS: tuple[str, ...] = (
     "sar",
     "pidstat",
     "prstat",
+    "lockstat",
+    "perf",
+    "meminfo",
+    "pressure",
+    "netstat",
+    "free",
+    "uptime",
+    "top",
     "unknown",
 )
 Platform = Literal["solaris", "linux", "aix", "hpux", "windows", "any"]

@@ -48,6 +48,14 @@ Source = Literal[
     "sar",
     "pidstat",
     "prstat",
+    "lockstat",
+    "perf",
+    "meminfo",
+    "pressure",
+    "netstat",
+    "free",
+    "uptime",
+    "top",
     "text",
 ]
 Op = Literal[">", ">=", "<", "<=", "==", "!="]

@@ -9,10 +9,12 @@ from ingest.parsers.dtrace import DtraceParser
 from ingest.parsers.hanganalyze import HanganalyzeParser
 from ingest.parsers.iostat import IostatParser
 from ingest.parsers.lgwr import LgwrTraceParser
+from ingest.parsers.lockstat import LockstatParser
 from ingest.parsers.mpstat import MpstatParser
 from ingest.parsers.pidstat import PidstatParser
 from ingest.parsers.prstat import PrstatParser
 from ingest.parsers.sar import SarParser
+from ingest.parsers.perf import PerfParser
 from ingest.parsers.stack import StackParser
 from ingest.parsers.strace import StraceParser
 from ingest.parsers.tkprof import TkprofParser
@@ -37,6 +39,8 @@ PARSERS: tuple[type[Parser], ...] = (
     MpstatParser,
     WaitsParser,
     VdollarParser,
+    LockstatParser,
+    PerfParser,
     DtraceParser,
     StackParser,
 )

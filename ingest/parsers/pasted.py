@@ -1,0 +1,75 @@
+"""What pastes do to a tool's lines, undone once for the OS table parsers (lockstat, perf, the
+Linux /proc files, netstat, free, uptime, top).
+
+People paste from terminals, Slack, forums and slides: a `# ` before every line (a shell comment
+or a Markdown quote), a syslog or journal prefix (`Mar 14 09:12:44 host tool[123]: `), a `pdsh`
+host prefix, runs of blanks collapsed to one, numbers printed with thousands separators
+(`1,234,567`) or a decimal comma (`0,95`). Each parser reads its columns from its header; these
+helpers only give it back the line the tool printed and the numbers in it.
+"""
+
+from __future__ import annotations
+
+import re
+
+# `Mar 14 09:12:44 host kernel: ` / `2024-03-14T09:12:44.123+0100 host tool[12]: `
+_SYSLOG = re.compile(
+    r"^(?:[A-Z][a-z]{2}\s+\d{1,2}\s+\d{1,2}:\d{2}:\d{2}"
+    r"|\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?)"
+    r"\s+[\w.-]{1,64}\s+[\w./-]{1,64}(?:\[\d{1,10}\])?:\s"
+)
+# `> `, `# `, `#`: a quote or a comment mark before every line of a paste
+_MARK = re.compile(r"^(?:>|#)(?:\s|$)")
+# `host: ` from pdsh / clush
+_PDSH = re.compile(r"^[\w.-]{1,64}:\s(?=\s*\S)")
+_NUMBER = re.compile(r"^[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:[.,]\d+)?$|^[-+]?\.\d+$")
+
+
+def unpaste(line: str, *, marks: bool = True) -> str:
+    """The line as the tool printed it: syslog/journal prefix and a leading `#`/`>` removed."""
+    if len(line) > 16 and line[:1].isalnum():
+        m = _SYSLOG.match(line)
+        if m:
+            line = line[m.end() :]
+    if marks and line[:1] in "#>" and _MARK.match(line):
+        line = line[1:]
+    return line
+
+
+def unpdsh(line: str) -> str:
+    """Without a `host: ` prefix (pdsh, clush), when the rest still has text."""
+    m = _PDSH.match(line)
+    return line[m.end() :] if m else line
+
+
+def number(token: str) -> float | None:
+    """`1,234,567` -> 1234567; `0,95` -> 0.95; `12.5%` -> 12.5; None for anything else.
+
+    A single comma followed by exactly three digits is read as a thousands separator (how
+    English locales print counters); followed by one, two or more than three digits it is a
+    decimal comma."""
+    t = token.strip().rstrip("%")
+    if not t or len(t) > 40 or not _NUMBER.match(t):
+        return None
+    if "," in t:
+        if "." in t or t.count(",") > 1 or len(t.rsplit(",", 1)[1]) == 3:
+            t = t.replace(",", "")
+        else:
+            t = t.replace(",", ".")
+    try:
+        value = float(t)
+    except ValueError:
+        return None
+    return value if abs(value) < 1e18 else None
+
+
+_SUFFIX = {"k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
+
+
+def scaled(token: str) -> float | None:
+    """A count perf or top may print with a suffix: `28K` -> 28000, `1.2M` -> 1.2e6."""
+    t = token.strip()
+    if t and t[-1].lower() in _SUFFIX:
+        base = number(t[:-1])
+        return None if base is None else base * _SUFFIX[t[-1].lower()]
+    return number(t)

@@ -2181,13 +2181,12 @@ def _os_profile_specs() -> list[FactSpec]:
             doc="highest avg10 of any resource",
         ),
         f(
-            name="psi.stall_ms_per_s",
+            name="psi.stall_ms",
             sources=("pressure",),
             keyed_by="resource",
-            unit="ms/s",
-            label="stall rate",
-            doc="growth of 'total' (µs stalled since boot) between two samples of the same "
-            "resource, per second of the avg windows (only when two samples are present)",
+            label="stalled",
+            doc="growth of 'total' (microseconds stalled since boot) between the first and last "
+            "sample of the same resource, in ms (only when two samples are present)",
         ),
         # ---- network counters: netstat -s, nstat ------------------------------------------
         f(

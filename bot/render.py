@@ -33,6 +33,10 @@ _TABLES = (
     "syscall.count",
     "event.waited_s",
     "probe.count",
+    "symbol.self_pct",
+    "lock.count",
+    "proc.cpu_pct",
+    "psi.avg10_pct",
     "frame.top",
     "frame.count",
     "enqueue.requests",
@@ -179,6 +183,8 @@ def describe_block(block: EvidenceBlock, facts: int) -> str:
     head = f"*{block.format}*{platform} ({where})"
     if block.malformed_lines:
         head += f", {block.malformed_lines} lines not understood"
+    if block.facts.get("os.since_boot") == 1:
+        head += ", counters since boot (totals, not rates)"
     shown = key_facts(block, facts)
     found = block.details.get("findings") if facts else None
     if isinstance(found, list) and found:

@@ -852,6 +852,8 @@ def _render_result(result: Any) -> None:
         title += f", lines {block.start_line}-{block.end_line}"
         if block.malformed_lines:
             title += f", {block.malformed_lines} lines not understood"
+        if block.facts.get("os.since_boot") == 1:
+            title += ", counters since boot (totals, not rates)"
         table = Table(title=title, title_justify="left", show_header=False)
         table.add_column("fact", style="cyan")
         table.add_column("value")

@@ -29,7 +29,10 @@ _NAMED = re.compile(r"^\s+(?P<what>[A-Za-z][\w ]{1,60}):\s+(?P<n>\d[\d,]{0,20})\
 _NSTAT = re.compile(
     r"^\s*(?P<name>(?:Ip|Icmp|IcmpMsg|Tcp|Udp|UdpLite|TcpExt|IpExt|MPTcpExt|Sctp|Ip6|Icmp6|Udp6|UdpLite6)[A-Z]\w{1,60})\s+(?P<n>\d{1,20})(?:\s+(?P<rate>\d+(?:[.,]\d+)?))?\s*$"
 )
-_SOLARIS = re.compile(r"(?P<name>[a-z][A-Za-z0-9]{2,40})\s*=\s*(?P<n>-?\d{1,20})")
+_SOLARIS = re.compile(
+    r"(?P<name>(?:tcp|udp|ip|icmp|ipv6|icmpv6|rawip|sctp|igmp)[A-Z][A-Za-z0-9]{1,40})"
+    r"\s*=\s*(?P<n>-?\d{1,20})"
+)
 _COMMAND = re.compile(
     r"^\s*(?:\S*[#$%>]\s*)?(?:sudo\s+)?(?:\S*/)?(?P<tool>netstat|nstat)\b(?P<opts>[^|]*)"
 )
@@ -132,7 +135,7 @@ class NetstatParser(Parser):
             return 1
         if (m := _COMMAND.match(text)) and (m["tool"] == "nstat" or "-s" in m["opts"]):
             return 1
-        if len(_SOLARIS.findall(text)) >= 2 and ("tcp" in text or "udp" in text or "ip" in text):
+        if len(_SOLARIS.findall(text)) >= 2:
             return 1
         return 0
 

@@ -1858,6 +1858,24 @@ def _specs() -> list[FactSpec]:
             doc="median bucket value of a quantize/lquantize histogram, keyed by its label",
         ),
         f(name="hist.max", sources=("dtrace",), keyed_by="aggregation", doc="highest bucket"),
+        f(
+            name="hist.p90",
+            sources=("dtrace",),
+            keyed_by="aggregation",
+            doc="bucket holding the 90th percentile (bpftrace/BCC: its lower bound)",
+        ),
+        f(
+            name="hist.p99",
+            sources=("dtrace",),
+            keyed_by="aggregation",
+            doc="bucket holding the 99th percentile: the tail a latency histogram is read for",
+        ),
+        f(
+            name="hist.modes",
+            sources=("dtrace",),
+            keyed_by="aggregation",
+            doc="peaks of the histogram (2: bimodal, e.g. cache hits and misses)",
+        ),
         f(name="hist.count", sources=("dtrace",), keyed_by="aggregation", doc="values counted"),
     ]
 

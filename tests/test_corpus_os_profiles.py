@@ -86,5 +86,9 @@ def test_61_bpftrace_biolatency_histogram():
     assert f["hist.count"]["@usecs"] == 883
     assert f["hist.p50"]["@usecs"] == 2048  # the [2K, 4K) bucket holds the median I/O
     assert f["hist.max"]["@usecs"] == 128 * 1024  # the 10 outliers of [128K, 256K)
+    # the author reads two modes (1-2 ms cache hits, 8-16 ms misses) and an outlier tail
+    assert f["hist.modes"]["@usecs"] == 2
+    assert b.details["histograms"][0]["mode_values"] == [1024, 8192]
+    assert f["hist.p99"]["@usecs"] == 128 * 1024
     rows = {r["value"]: r["count"] for r in b.details["histograms"][0]["buckets"]}
     assert rows[1024] == 426 and rows[8192] == 128 and rows[131072] == 10

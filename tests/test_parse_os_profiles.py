@@ -43,6 +43,7 @@ FILES = (
     "pressure_netstat.txt",
     "top_linux.txt",
     "top_old_solaris.txt",
+    "bcc_biolatency.txt",
 )
 DOCS = [fixture_lines(f"os_profiles/{name}") for name in FILES]
 
@@ -227,6 +228,16 @@ def test_top_h_threads_add_up_by_command():
     assert rejected == []
     assert block.facts["proc.cpu_pct"] == {"java": 185, "GC": 1}
     assert block.facts["top.tasks"] == 900
+
+
+def test_bcc_histograms_per_disk_share_the_dtrace_histogram_facts():
+    (b,) = _blocks("bcc_biolatency.txt")
+    f = b.facts
+    assert b.format == "dtrace" and b.platform == "linux" and b.malformed_lines == 0
+    assert f["hist.count"] == {"disk sda usecs": 387, "disk nvme0n1 usecs": 601}
+    assert f["hist.p50"]["disk sda usecs"] == 128 and f["hist.p90"]["disk sda usecs"] == 2048
+    assert f["hist.modes"] == {"disk sda usecs": 2, "disk nvme0n1 usecs": 1}
+    assert f["hist.max"]["disk nvme0n1 usecs"] == 32
 
 
 def test_counters_since_boot_are_flagged_for_signatures():

@@ -44,6 +44,9 @@ FILES = (
     "top_linux.txt",
     "top_old_solaris.txt",
     "bcc_biolatency.txt",
+    "perf_callgraph.txt",
+    "perf_stat_variants.txt",
+    "lockstat_stacks.txt",
 )
 DOCS = [fixture_lines(f"os_profiles/{name}") for name in FILES]
 
@@ -69,6 +72,22 @@ def test_lockstat_block_spin_and_profiling_sections_behind_hash_marks():
     assert "cpu[3]" not in f["lock.count"]  # -I rows name CPUs, not locks
 
 
+def test_lockstat_stack_output_with_a_header_per_row():
+    (b,) = _blocks("lockstat_stacks.txt")
+    f = b.facts
+    assert b.start_line == 1 and b.malformed_lines == 0
+    assert f["lock.count"] == {
+        "0xffffff01c8fcb180": 5,
+        "ufs_hash_lock": 2,
+        "shm_lock": 1800,
+        "as_lock": 1200,
+    }
+    assert f["caller.count"]["shmdt"] == 1800
+    assert "shm_lock" not in f["lock.time_ms"]  # the old 'spin' column counts spins, not ns
+    assert f["lock.time_ms"]["ufs_hash_lock"] == pytest.approx(2 * 1026 / 1e6)
+    assert b.details["stack_histogram_lines"] == 6  # 2 headers, 2 rows, 2 more frames
+
+
 def test_perf_children_report_stat_and_folded_stacks():
     (b,) = _blocks("perf_variants.txt")
     f = b.facts
@@ -83,6 +102,26 @@ def test_perf_children_report_stat_and_folded_stacks():
     # folded stacks: leaf last, weights, kernel frames marked _[k]
     assert f["frame.top"] == {"kcbzib": 300, "kcbgtcr": 200, "do_semtimedop": 100}
     assert f["stack.stacks"] == 3 and f["layer.count"]["kcb"] == 800
+
+
+def test_perf_report_with_caller_call_graphs_keeps_reading_rows():
+    (b,) = _blocks("perf_callgraph.txt")
+    f = b.facts
+    assert b.start_line == 1 and b.malformed_lines == 0  # the command and perf's remarks too
+    assert f["perf.samples"] == 3000 and f["perf.event"] == "cpu-clock:pppH"
+    assert f["perf.top_symbol"] == "extract_crng" and f["perf.top_pct"] == pytest.approx(43.1)
+    assert f["symbol.children_pct"]["entry_SYSCALL_64_after_hwframe"] == pytest.approx(99.72)
+    assert f["symbol.self_pct"]["__memmove_avx_unaligned_erms"] == pytest.approx(1.5)  # (inlined)
+    assert b.details["callgraph_lines"] >= 15
+
+
+def test_perf_stat_interval_and_csv():
+    interval, csv = _blocks("perf_stat_variants.txt")
+    assert interval.facts["perf.counter"]["cycles"] == 5.0e9  # two 1 s intervals added up
+    assert interval.facts["perf.ipc"] == 0.5
+    assert interval.facts["perf.elapsed_s"] == pytest.approx(2.002345)
+    assert csv.facts["perf.counter"] == {"cycles": 12e9, "instructions": 6e9}
+    assert csv.facts["perf.unsupported"] == 1 and csv.facts["perf.ipc"] == 0.5
 
 
 def test_perf_top_rows_without_a_header():

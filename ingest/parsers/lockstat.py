@@ -37,7 +37,7 @@ _TITLE = re.compile(
     r"(?:\(\s*(?P<rate>[\d,]{1,15}(?:\.\d+)?)\s+events?/sec\s*\))?\s*$"
 )
 _COMMAND = re.compile(
-    r"^\s*(?:\S*[#$%>]\s*)?(?:pfexec\s+|sudo\s+)?(?:\S*/)?lockstat(?:\s+(?:-|sleep\b).*)?\s*$"
+    r"^\s*(?:\[[^\]]{0,80}\][#$]\s*|\S*[#$%>]\s*)?(?:pfexec\s+|sudo\s+)?(?:\S*/)?lockstat(?:\s+(?:-|sleep\b).*)?\s*$"
 )
 _RULE = re.compile(r"^\s*-{10,}\s*$")
 _ELISION = re.compile(r"^\s*(?:\[\s*\.\.\.\s*\]|\.\.\.)\s*$")
@@ -67,7 +67,7 @@ def _header(line: str) -> list[str] | None:
     if len(tokens) < 4 or tokens[0] != "Count" or tokens[-1] != "Caller":
         return None
     lowered = [t.lower() for t in tokens]
-    if "indv" not in lowered:
+    if "indv" not in lowered and "genr" not in lowered:  # -g prints genr
         return None
     return tokens
 
@@ -119,7 +119,7 @@ class LockstatParser(Parser):
         if _TITLE.match(text) or _header(text) is not None:
             return 2
         if _COMMAND.match(text):
-            return 1
+            return 2  # nothing else runs lockstat; a command with no table after it is prose
         return 0
 
     # -- feeding --------------------------------------------------------------------------------

@@ -59,11 +59,19 @@ _STAT_ROW = re.compile(
     r"Joules|MiB|GB/s|MB/s|W)\s+)?(?P<event>[A-Za-z][\w\-:/.=,@]*(?:\s\((?:msec|usec)\))?)"
     r"(?:\s+#\s*(?P<note>.*?))?(?:\s+\((?P<mux>\d+(?:\.\d+)?)%\))?\s*$"
 )
+_STAT_INTERVAL_HEADER = re.compile(
+    r"^#\s+time\s+(?:CPU\s+|core\s+|socket\s+)?counts\s+unit\s+events\s*$"
+)
+# perf stat -x, : value,unit,event,run time,run %[,metric value,metric unit]
+_STAT_CSV = re.compile(
+    r"^(?:(?P<ts>\d+\.\d+),)?(?P<value>\d+(?:\.\d+)?|<not (?:supported|counted)>),(?P<unit>[^,]{0,10}),"
+    r"(?P<event>[A-Za-z][\w\-:/.=@]{0,80}),[^,]*,[^,]*(?:,(?P<metric>[^,]*),(?P<mname>[^,]*))?\s*$"
+)
 _IPC_NOTE = re.compile(r"(?P<v>\d+(?:[.,]\d+)?)\s+insn\s+per\s+cycle")
 _CPUS_NOTE = re.compile(r"(?P<v>\d+(?:[.,]\d+)?)\s+CPUs\s+utilized")
 _STAT_HINT = re.compile(r"CPUs utilized|insn per cycle|[KMG]/sec|GHz|of all |stalled cycles")
 _COMMAND = re.compile(
-    r"^\s*(?:\S*[#$%>]\s*)?(?:sudo\s+)?(?:\S*/)?perf\s+(?:report|top|stat|script|record)\b"
+    r"^\s*(?:\[[^\]]{0,80}\][#$]\s*|\S*[#$%>]\s*)?(?:sudo\s+)?(?:\S*/)?perf\s+(?P<sub>report|top|stat|script|record)\b"
 )
 
 # report column names (after the '#'), longest first so 'Shared Object' beats a word
@@ -187,8 +195,14 @@ class PerfParser(Parser):
         text = unpaste(line, marks=False)
         if _SAMPLES.match(text) or _EVENT_COUNT.match(text) or _report_header(text):
             return 2
-        if _STAT_TITLE.match(text) or _STAT_ELAPSED.match(text):
+        if (
+            _STAT_TITLE.match(text)
+            or _STAT_ELAPSED.match(text)
+            or _STAT_INTERVAL_HEADER.match(text)
+        ):
             return 2
+        if _STAT_CSV.match(text.strip()):
+            return 1
         if "<not supported>" in text or "<not counted>" in text:
             return 2 if _STAT_ROW.match(text) else 0
         if "%" in text and _MARKER.search(text) and _row_shape(text):
@@ -199,8 +213,9 @@ class PerfParser(Parser):
             frames = m["stack"].split(";")
             if all(f and " " not in f for f in frames):
                 return 2 if len(frames) >= 3 else 1
-        if _COMMAND.match(text):
-            return 1
+        if m := _COMMAND.match(text):
+            # `perf stat ...` above its output; `perf script` prints stacks (the stack parser's)
+            return 1 if m["sub"] == "script" else 2
         return 0
 
     # -- feeding --------------------------------------------------------------------------------
@@ -225,6 +240,9 @@ class PerfParser(Parser):
             self.columns = cols
             self.kinds.add("report")
             return True
+        if _STAT_INTERVAL_HEADER.match(stripped):
+            self.kinds.add("stat")
+            return True
         if stripped.startswith("#"):
             if stripped.lstrip("#").strip().startswith("...") or _META.match(stripped):
                 if len(self.meta) < 30 and len(stripped) > 2:
@@ -232,8 +250,13 @@ class PerfParser(Parser):
                 return True
             if self.lines and stripped.lstrip("#").strip().startswith("."):
                 return True  # the dotted rule under the column header
-            return bool(self.lines) and (self.columns is not None or bool(self.events))
-        if _COMMAND.match(stripped):
+            # perf's own remarks in its header ('# To display the perf.data header info...')
+            return bool(self.lines) and not self.report.rows and "stat" not in self.kinds
+        if m := _COMMAND.match(stripped):
+            if self.report.rows or self.counters or self.unsupported or self.folded:
+                return False  # the next command's output: a block of its own
+            if m["sub"] == "stat":
+                self.kinds.add("stat")
             if len(self.meta) < 30:
                 self.meta.append(stripped[:200])
             return True
@@ -317,6 +340,7 @@ class PerfParser(Parser):
         if samples is not None:
             r.samples += samples
         if symbol:
+            symbol = symbol.removesuffix(" (inlined)")
             if not _add(r.self_pct, symbol, share):
                 r.dropped += 1
             if children is not None:
@@ -386,6 +410,17 @@ class PerfParser(Parser):
             self.kinds.add("stat")
             self.stat_title = stripped[:200]
             return True
+        if _STAT_INTERVAL_HEADER.match(stripped):
+            self.kinds.add("stat")
+            return True
+        if m := _STAT_CSV.match(stripped):
+            self.kinds.add("stat")
+            self._counter(m["event"], m["value"], m["unit"] or None, m["ts"])
+            if m["mname"] and "insn per cycle" in m["mname"]:
+                self.ipc = number(m["metric"] or "")
+            elif m["mname"] and "CPUs utilized" in m["mname"]:
+                self.cpus = number(m["metric"] or "")
+            return True
         if m := _STAT_ELAPSED.match(text):
             self.kinds.add("stat")
             self.elapsed = number(m["s"])
@@ -404,26 +439,29 @@ class PerfParser(Parser):
             return False
         event = m["event"].replace(" (msec)", "").replace(" (usec)", "")
         self.kinds.add("stat")
-        if m["value"].startswith("<"):
-            self.unsupported += 1
-            return True
-        value = number(m["value"])
-        if value is None:
-            self.malformed += 1
-            return True
-        if event in self.counters or len(self.counters) < MAX_KEYS:
-            # -I interval and -A per-CPU rows add up to the run's total
-            self.counters[event] = self.counters.get(event, 0.0) + value
-            if m["unit"]:
-                self.counter_units[event] = m["unit"]
-            if m["ts"]:
-                self.elapsed = max(self.elapsed or 0.0, float(m["ts"]))
+        self._counter(event, m["value"], m["unit"], m["ts"])
         note = m["note"] or ""
         if n := _IPC_NOTE.search(note):
             self.ipc = number(n["v"])
         if n := _CPUS_NOTE.search(note):
             self.cpus = number(n["v"])
         return True
+
+    def _counter(self, event: str, text: str, unit: str | None, ts: str | None) -> None:
+        if text.startswith("<"):
+            self.unsupported += 1
+            return
+        value = number(text)
+        if value is None:
+            self.malformed += 1
+            return
+        if event in self.counters or len(self.counters) < MAX_KEYS:
+            # -I interval and -A per-CPU rows add up to the run's total
+            self.counters[event] = self.counters.get(event, 0.0) + value
+            if unit:
+                self.counter_units[event] = unit
+            if ts:
+                self.elapsed = max(self.elapsed or 0.0, float(ts))
 
     # -- results --------------------------------------------------------------------------------
 

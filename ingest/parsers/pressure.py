@@ -24,7 +24,7 @@ from ingest.parsers.pasted import number, unpaste
 MAX_LINE = 512
 MAX_KEYS = 200
 _LINE = re.compile(
-    r"^\s*(?:(?P<path>\S*?(?P<res1>cpu|memory|io|irq)(?:\.pressure)?):)?\s*(?P<kind>some|full)\s+"
+    r"^\s*(?:(?P<path>\S*?(?P<res1>cpu|memory|io|irq)(?:\.pressure)?):\s*)?(?P<kind>some|full)\s+"
     r"avg10=(?P<a10>\d+(?:[.,]\d+)?)\s+avg60=(?P<a60>\d+(?:[.,]\d+)?)\s+"
     r"avg300=(?P<a300>\d+(?:[.,]\d+)?)\s+total=(?P<total>\d{1,20})\s*$"
 )

@@ -36,7 +36,9 @@ _UPDAYS = re.compile(r"\bup\s+(?P<days>\d+)(?:\s+days?|\+)")
 _TASKS = re.compile(r"^\s*(?P<what>Tasks|Threads|Processes):\s*(?P<rest>.*\d.*)$")
 _SOL_PROCS = re.compile(r"^\s*(?P<total>\d+)\s+processes:\s*(?P<rest>.*)$")
 _CPU = re.compile(r"^\s*(?P<label>%?Cpu(?:\(s\)|(?P<n>\d+))|CPU states)\s*:\s*(?P<rest>.*)$")
-_MEM = re.compile(r"^\s*(?P<unit>KiB|MiB|GiB|TiB)?\s*(?P<what>Mem|Swap|Memory)\s*:\s*(?P<rest>.*)$")
+_MEM = re.compile(
+    r"^\s*(?:(?P<unit>KiB|MiB|GiB|TiB)\s*)?(?P<what>Mem|Swap|Memory)\s*:\s*(?P<rest>.*)$"
+)
 _PAIR = re.compile(
     r"(?P<n>\d+(?:[.,]\d+)?)\s*(?P<u>[kKMGT])?\s*%?\s*(?P<name>[a-z][a-z/ ]*[a-z]|[a-z]{2})"
 )

@@ -2216,6 +2216,21 @@ def _os_profile_specs() -> list[FactSpec]:
             "last sample with two or more",
         ),
         f(
+            name="net.per_s",
+            sources=("netstat",),
+            keyed_by="counter",
+            unit="/s",
+            label="per second",
+            doc="growth per second between the first and last sample when their times are known "
+            "(OSWatcher `zzz ***date` markers, or `date` lines between the outputs)",
+        ),
+        f(
+            name="net.interval_s",
+            sources=("netstat",),
+            label="between first and last sample",
+            doc="seconds between the first and last timed sample",
+        ),
+        f(
             name="tcp.listen_overflows",
             sources=("netstat",),
             label="listen queue overflows",

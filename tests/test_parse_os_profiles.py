@@ -47,6 +47,7 @@ FILES = (
     "perf_callgraph.txt",
     "perf_stat_variants.txt",
     "lockstat_stacks.txt",
+    "oswnetstat.txt",
 )
 DOCS = [fixture_lines(f"os_profiles/{name}") for name in FILES]
 
@@ -202,6 +203,16 @@ def test_netstat_two_samples_give_differences_and_nstat_one_is_since_boot():
     n = nstat.facts
     assert n["os.since_boot"] == 1 and n["tcp.retrans_pct"] == pytest.approx(0.3)
     assert n["udp.receive_errors"] == 44
+
+
+def test_oswatcher_netstat_samples_give_rates_per_second():
+    (b,) = _blocks("oswnetstat.txt")
+    f = b.facts
+    assert b.start_line == 1 and f["net.samples"] == 2 and f["os.since_boot"] == 0
+    assert f["net.interval_s"] == 30
+    assert f["net.per_s"]["TcpRetransSegs"] == 20 and f["net.per_s"]["TcpOutSegs"] == 1000
+    assert f["tcp.retrans_pct"] == 2  # 600 of 30,000 segments in those 30 s
+    assert f["tcp.listen_overflows"] == 60
 
 
 def test_solaris_netstat_pairs():

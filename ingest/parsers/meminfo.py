@@ -15,7 +15,7 @@ from typing import ClassVar
 
 from ingest.base import Parser
 from ingest.model import Format, Platform
-from ingest.parsers.pasted import number, unpaste
+from ingest.parsers.pasted import number, sample_mark, unpaste
 
 MAX_FIELDS = 300
 MAX_LINE = 512
@@ -94,6 +94,8 @@ class MeminfoParser(Parser):
         text = unpaste(line)
         if not text.strip():
             return False
+        if self.lines and text.startswith("zzz") and sample_mark(text):
+            return True  # OSWatcher's marker between two samples: the later one counts
         m = _LINE.match(text)
         if m is None:
             return not self.lines and bool(_COMMAND.match(text))

@@ -17,15 +17,15 @@ from typing import ClassVar
 
 from ingest.base import Parser
 from ingest.model import Format, Platform
-from ingest.parsers.pasted import number, unpaste
+from ingest.parsers.pasted import number, sample_mark, unpaste
 
 MAX_LINE = 1024
 MAX_KEYS = 2000
 _SECTION = re.compile(
     r"^(?P<s>Ip|Icmp|IcmpMsg|Tcp|Udp|UdpLite|TcpExt|IpExt|MPTcpExt|Sctp|Ip6|Icmp6|Udp6|TCP|UDP|IPv4|IPv6|ICMPv4|ICMPv6|RAWIP|IGMP|SCTP):\s*$"
 )
-_SENTENCE = re.compile(r"^\s+(?P<n>\d[\d,]{0,20})\s+(?P<what>[A-Za-z].{2,120}?)\s*$")
-_NAMED = re.compile(r"^\s+(?P<what>[A-Za-z][\w ]{1,60}):\s+(?P<n>\d[\d,]{0,20})\s*$")
+_SENTENCE = re.compile(r"^\s*(?P<n>\d[\d,]{0,20})\s+(?P<what>[A-Za-z].{2,120}?)\s*$")
+_NAMED = re.compile(r"^\s*(?P<what>[A-Za-z][\w ]{1,60}):\s+(?P<n>\d[\d,]{0,20})\s*$")
 _NSTAT = re.compile(
     r"^\s*(?P<name>(?:Ip|Icmp|IcmpMsg|Tcp|Udp|UdpLite|TcpExt|IpExt|MPTcpExt|Sctp|Ip6|Icmp6|Udp6|UdpLite6)[A-Z]\w{1,60})\s+(?P<n>\d{1,20})(?:\s+(?P<rate>\d+(?:[.,]\d+)?))?\s*$"
 )
@@ -116,6 +116,7 @@ class NetstatParser(Parser):
         self.increments = False  # nstat without -a: values are deltas
         self.tools: set[str] = set()
         self.solaris = False
+        self.times: dict[int, float] = {}  # sample number -> when it was taken (zzz / date)
 
     @classmethod
     def start_score(cls, line: str) -> int:
@@ -135,6 +136,8 @@ class NetstatParser(Parser):
             return 1
         if (m := _COMMAND.match(text)) and (m["tool"] == "nstat" or "-s" in m["opts"]):
             return 1
+        if text.startswith("zzz") and sample_mark(text):
+            return 1  # OSWatcher's oswnetstat: the time of the first sample
         if len(_SOLARIS.findall(text)) >= 2:
             return 1
         return 0
@@ -146,6 +149,11 @@ class NetstatParser(Parser):
         stripped = text.strip()
         if not stripped:
             return bool(self.lines)
+        if (mark := sample_mark(stripped)) is not None:
+            self._new_sample_if_seen()
+            if mark[1] is not None:
+                self.times[self.samples] = mark[1]
+            return True
         if stripped == "#kernel":
             if self.last and "nstat" not in self.tools:
                 return False  # nstat after netstat -s: another tool's counters, another block
@@ -223,6 +231,19 @@ class NetstatParser(Parser):
             values = dict(self.last)
             since_boot = True
         facts: dict = {"net.counter": values, "net.samples": float(self.samples)}
+        start, end = self.times.get(1), self.times.get(self.samples)
+        if (
+            several
+            and not self.increments
+            and start is not None
+            and end is not None
+            and end > start
+        ):
+            seconds = end - start
+            facts["net.interval_s"] = seconds
+            facts["net.per_s"] = {
+                k: round(v / seconds, 4) for k, v in values.items() if k not in _GAUGES
+            }
         facts["os.since_boot"] = 1.0 if since_boot else 0.0
         out = values.get("TcpOutSegs")
         if out and "TcpRetransSegs" in values:

@@ -10,6 +10,7 @@ helpers only give it back the line the tool printed and the numbers in it.
 
 from __future__ import annotations
 
+import calendar
 import re
 
 # `Mar 14 09:12:44 host kernel: ` / `2024-03-14T09:12:44.123+0100 host tool[12]: `
@@ -73,3 +74,49 @@ def scaled(token: str) -> float | None:
         base = number(t[:-1])
         return None if base is None else base * _SUFFIX[t[-1].lower()]
     return number(t)
+
+
+# `zzz ***Mon Mar 14 09:12:44 UTC 2024` (OSWatcher / ExaWatcher between samples) and the
+# output of `date` on its own line (`date; netstat -s; sleep 10; date; netstat -s`)
+_ZZZ = re.compile(r"^zzz\s*\*{3}\s*(?P<when>.*?)\s*$")
+_DATE = re.compile(
+    r"^(?:[A-Z][a-z]{2},?\s+)?(?P<mon>[A-Z][a-z]{2})\s+(?P<day>\d{1,2})\s+"
+    r"(?P<h>\d{1,2}):(?P<m>\d{2}):(?P<s>\d{2})(?:\s+[A-Z]{2,5}(?:[+-]\d{1,4})?)?\s+(?P<y>\d{4})$"
+)
+_ISO = re.compile(
+    r"^(?P<y>\d{4})-(?P<mo>\d{2})-(?P<day>\d{2})[T ](?P<h>\d{2}):(?P<m>\d{2}):(?P<s>\d{2})"
+)
+_MONTHS = {
+    m: i
+    for i, m in enumerate(
+        ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"], 1
+    )
+}
+
+
+def sample_mark(line: str) -> tuple[bool, float | None] | None:
+    """Is `line` a marker between two samples (OSWatcher's `zzz ***date`, or a `date` line)?
+    Returns (True, seconds since the epoch or None when the date is unreadable), or None.
+
+    The seconds only serve differences between two marks of one capture, so the time zone
+    name is ignored (both marks carry the same)."""
+    text = line.strip()
+    if len(text) > 80:
+        return None
+    m = _ZZZ.match(text)
+    when = m["when"] if m else text
+    if not m and not text[:1].isalpha():
+        return None
+    d = _DATE.match(when)
+    if d and d["mon"] in _MONTHS:
+        return True, _epoch(int(d["y"]), _MONTHS[d["mon"]], int(d["day"]), d["h"], d["m"], d["s"])
+    d = _ISO.match(when)
+    if d and m:
+        return True, _epoch(int(d["y"]), int(d["mo"]), int(d["day"]), d["h"], d["m"], d["s"])
+    return (True, None) if m else None
+
+
+def _epoch(year: int, month: int, day: int, h: str, m: str, s: str) -> float | None:
+    if not (1 <= month <= 12 and 1 <= day <= 31 and int(h) < 24 and int(m) < 60 and int(s) < 61):
+        return None
+    return float(calendar.timegm((year, month, day, int(h), int(m), int(s), 0, 0, 0)))

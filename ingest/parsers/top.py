@@ -23,7 +23,7 @@ from typing import ClassVar
 
 from ingest.base import Parser
 from ingest.model import Format, Platform
-from ingest.parsers.pasted import number, unpaste
+from ingest.parsers.pasted import number, sample_mark, unpaste
 
 MAX_LINE = 4096
 MAX_KEYS = 2000
@@ -110,6 +110,8 @@ class TopParser(Parser):
         text = unpaste(line)
         if not text.strip():
             return bool(self.lines)
+        if self.lines and text.startswith("zzz") and sample_mark(text):
+            return True  # OSWatcher's marker between two samples: the later one counts
         if _TOP.match(text) or _SOL_TOP.match(text):
             if self.frames and self.solaris != bool(_SOL_TOP.match(text)):
                 return False  # another system's top: its own block

@@ -44,6 +44,10 @@ _SAMPLES = re.compile(
 )
 _EVENT_COUNT = re.compile(r"^#?\s*Event count \(approx\.\):\s*(?P<n>\d[\d,]*)\s*$")
 _META = re.compile(r"^#\s*(?:[a-z][\w ]{1,30}\s*:|=+\s*$|\s*$|[A-Z_]{4,}\b|Total Lost|Captured)")
+# perf report's header (perf record's session info), printed only by perf
+_PERF_HEADER = re.compile(
+    r"^#\s*(?:captured on|perf version|nrcpus online|nrcpus avail|cmdline|total memory|cpudesc)\s*:"
+)
 _PCT = re.compile(r"^-?\d{1,3}(?:[.,]\d+)?%$")
 _CALLGRAPH = re.compile(r"^\s*(?:[|`-]|--\d|\d+(?:[.,]\d+)?%\s*$|\S.*--\d+(?:\.\d+)?%--)")
 _INDENTED = re.compile(r"^\s{4,}\S+\s*$")
@@ -194,6 +198,8 @@ class PerfParser(Parser):
             return 0
         text = unpaste(line, marks=False)
         if _SAMPLES.match(text) or _EVENT_COUNT.match(text) or _report_header(text):
+            return 2
+        if _PERF_HEADER.match(text):
             return 2
         if (
             _STAT_TITLE.match(text)

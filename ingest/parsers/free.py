@@ -50,7 +50,7 @@ class FreeParser(Parser):
 
     @classmethod
     def start_score(cls, line: str) -> int:
-        if len(line) > MAX_LINE:
+        if len(line) > MAX_LINE or not ("total" in line or "free" in line):
             return 0
         text = unpaste(line)
         if _header(text) is not None:

@@ -113,7 +113,7 @@ class LockstatParser(Parser):
 
     @classmethod
     def start_score(cls, line: str) -> int:
-        if len(line) > MAX_LINE:
+        if len(line) > MAX_LINE or not ("events" in line or "Count" in line or "lockstat" in line):
             return 0
         text = unpaste(line)
         if _TITLE.match(text) or _header(text) is not None:

@@ -79,7 +79,7 @@ class MeminfoParser(Parser):
 
     @classmethod
     def start_score(cls, line: str) -> int:
-        if len(line) > MAX_LINE:
+        if len(line) > MAX_LINE or ":" not in line:
             return 0
         m = _LINE.match(unpaste(line))
         if m is None:

@@ -36,6 +36,9 @@ _SOLARIS = re.compile(
 _COMMAND = re.compile(
     r"^\s*(?:\S*[#$%>]\s*)?(?:sudo\s+)?(?:\S*/)?(?P<tool>netstat|nstat)\b(?P<opts>[^|]*)"
 )
+_NET_HINT = re.compile(
+    r"#kernel|Ip|Tcp|Udp|Icmp|Sctp|netstat|nstat|zzz|(?:tcp|udp|ip|icmp|rawip|sctp|igmp)[A-Z]"
+)
 _SENTENCES = {
     ("Tcp", "active connection openings"): "TcpActiveOpens",
     ("Tcp", "active connections openings"): "TcpActiveOpens",
@@ -120,7 +123,20 @@ class NetstatParser(Parser):
 
     @classmethod
     def start_score(cls, line: str) -> int:
-        if len(line) > MAX_LINE:
+        if len(line) > MAX_LINE or not (
+            "Ip" in line
+            or "Tcp" in line
+            or "Udp" in line
+            or "Icmp" in line
+            or "stat" in line
+            or "#kernel" in line
+            or "zzz" in line
+            or (
+                "=" in line
+                and ("tcp" in line or "udp" in line or "icmp" in line or "ip" in line)
+                and _NET_HINT.search(line)
+            )
+        ):
             return 0
         text = unpaste(line, marks=False)
         if text.strip() == "#kernel" or _NSTAT.match(text):

@@ -23,12 +23,16 @@ _SYSLOG = re.compile(
 _MARK = re.compile(r"^(?:>|#)(?:\s|$)")
 # `host: ` from pdsh / clush
 _PDSH = re.compile(r"^[\w.-]{1,64}:\s(?=\s*\S)")
+_MONTH_NAMES = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 _NUMBER = re.compile(r"^[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:[.,]\d+)?$|^[-+]?\.\d+$")
 
 
 def unpaste(line: str, *, marks: bool = True) -> str:
     """The line as the tool printed it: syslog/journal prefix and a leading `#`/`>` removed."""
-    if len(line) > 16 and line[:1].isalnum():
+    head = line[:5]
+    if len(line) > 16 and (
+        (head[:3] in _MONTH_NAMES and head[3:4] == " ") or (head[:4].isdigit() and head[4:] == "-")
+    ):
         m = _SYSLOG.match(line)
         if m:
             line = line[m.end() :]
@@ -86,12 +90,7 @@ _DATE = re.compile(
 _ISO = re.compile(
     r"^(?P<y>\d{4})-(?P<mo>\d{2})-(?P<day>\d{2})[T ](?P<h>\d{2}):(?P<m>\d{2}):(?P<s>\d{2})"
 )
-_MONTHS = {
-    m: i
-    for i, m in enumerate(
-        ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"], 1
-    )
-}
+_MONTHS = {m: i for i, m in enumerate(_MONTH_NAMES, 1)}
 
 
 def sample_mark(line: str) -> tuple[bool, float | None] | None:

@@ -44,6 +44,11 @@ _SAMPLES = re.compile(
 )
 _EVENT_COUNT = re.compile(r"^#?\s*Event count \(approx\.\):\s*(?P<n>\d[\d,]*)\s*$")
 _META = re.compile(r"^#\s*(?:[a-z][\w ]{1,30}\s*:|=+\s*$|\s*$|[A-Z_]{4,}\b|Total Lost|Captured)")
+# every line any start below scores holds one of these (checked first: most lines hold none)
+_PERF_HINT = re.compile(
+    r"%|;|Samples|Event count|Overhead|Children|Period|Performance counter|elapsed|<not |"
+    r"counts|perf|captured on|nrcpus|cmdline|total memory|cpudesc"
+)
 # perf report's header (perf record's session info), printed only by perf
 _PERF_HEADER = re.compile(
     r"^#\s*(?:captured on|perf version|nrcpus online|nrcpus avail|cmdline|total memory|cpudesc)\s*:"
@@ -194,7 +199,7 @@ class PerfParser(Parser):
 
     @classmethod
     def start_score(cls, line: str) -> int:
-        if len(line) > MAX_LINE:
+        if len(line) > MAX_LINE or not _PERF_HINT.search(line):
             return 0
         text = unpaste(line, marks=False)
         if _SAMPLES.match(text) or _EVENT_COUNT.match(text) or _report_header(text):
@@ -211,11 +216,11 @@ class PerfParser(Parser):
             return 1
         if "<not supported>" in text or "<not counted>" in text:
             return 2 if _STAT_ROW.match(text) else 0
-        if "%" in text and _MARKER.search(text) and _row_shape(text):
+        if "%" in text and "[" in text and _MARKER.search(text) and _row_shape(text):
             return 2
         if _STAT_ROW.match(text) and _STAT_HINT.search(text):
             return 2
-        if ";" in text and (m := _FOLDED.match(text.strip())):
+        if ";" in text and text.rstrip()[-1:].isdigit() and (m := _FOLDED.match(text.strip())):
             frames = m["stack"].split(";")
             if all(f and " " not in f for f in frames):
                 return 2 if len(frames) >= 3 else 1

@@ -45,7 +45,7 @@ class PressureParser(Parser):
 
     @classmethod
     def start_score(cls, line: str) -> int:
-        if len(line) > MAX_LINE:
+        if len(line) > MAX_LINE or "avg10=" not in line:
             return 0
         return 2 if _LINE.match(unpaste(line)) else 0
 

@@ -43,6 +43,7 @@ _PAIR = re.compile(
     r"(?P<n>\d+(?:[.,]\d+)?)\s*(?P<u>[kKMGT])?\s*%?\s*(?P<name>[a-z][a-z/ ]*[a-z]|[a-z]{2})"
 )
 _HEADER = re.compile(r"^\s*PID\s+(?:USER|USERNAME)\b.*\b(?:COMMAND|CMD|Command)\s*$")
+_TOP_HINT = re.compile(r"top -|last pid|Tasks|Threads|Processes|Cpu|CPU states|Mem|PID")
 _CPU_NAMES = {
     "us": "usr",
     "user": "usr",
@@ -91,7 +92,7 @@ class TopParser(Parser):
 
     @classmethod
     def start_score(cls, line: str) -> int:
-        if len(line) > MAX_LINE:
+        if len(line) > MAX_LINE or not _TOP_HINT.search(line):
             return 0
         text = unpaste(line)
         if _TOP.match(text) or _SOL_TOP.match(text) or _HEADER.match(text):

@@ -49,7 +49,7 @@ class UptimeParser(Parser):
 
     @classmethod
     def start_score(cls, line: str) -> int:
-        if len(line) > MAX_LINE:
+        if len(line) > MAX_LINE or not ("load av" in line or "/" in line):
             return 0
         text = unpaste(line)
         if text.lstrip().startswith("top -") or "last pid:" in text:

@@ -337,3 +337,39 @@ for _ptype in PARSERS:
     globals()[f"test_{_ptype.__name__}_damaged_fixtures_never_raise"] = random_input_test(
         _parse, damaged_documents(DOCS)
     )
+
+
+# How pastes damage lines: every OS fixture must read the same after each (the BCC fixture is
+# the DTrace parser's, which reads only collapsed whitespace; lockstat_variants is quoted already)
+PASTES = {
+    "collapsed whitespace": lambda line: " ".join(line.split()),
+    "quoted with '# '": lambda line: "# " + line,
+    "journal prefix": lambda line: "Mar 14 09:12:44 db01 oswatcher[4242]: " + line,
+    "tabs for blanks": lambda line: line.replace("  ", "\t"),
+}
+_NOT_PASTED = {
+    ("lockstat_variants.txt", "quoted with '# '"),
+    ("bcc_biolatency.txt", "quoted with '# '"),
+    ("bcc_biolatency.txt", "journal prefix"),
+}
+
+
+def _formats_and_facts(lines: list[str]) -> list:
+    evidence = parse_text("\n".join(lines) + "\n")
+    return [(b.format, b.facts) for b in evidence.blocks if b.format != "unknown"]
+
+
+@pytest.mark.parametrize(
+    ("name", "paste"),
+    [
+        (name, paste)
+        for name in FILES
+        for paste in sorted(PASTES)
+        if (name, paste) not in _NOT_PASTED
+    ],
+)
+def test_pasted_captures_read_the_same(name, paste):
+    lines = fixture_lines(f"os_profiles/{name}")
+    expected = _formats_and_facts(lines)
+    assert expected
+    assert _formats_and_facts([PASTES[paste](line) for line in lines]) == expected

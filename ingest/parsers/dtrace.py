@@ -91,7 +91,7 @@ _BPF_BUCKET = re.compile(
 # then `   128 -> 255    : 7    |****     |`; a `disk = 'sda'` line names each histogram of -D/-P
 _BCC_HEADER = re.compile(r"^\s*(?P<unit>[A-Za-z_][\w-]{0,30})\s+:\s+count\s+distribution\s*$")
 _BCC_ROW = re.compile(
-    r"^\s*(?P<lo>\d{1,15})\s*->\s*\d{1,15}\s*:\s*(?P<count>\d{1,15})\s*(?:\|[* ]*\|?)?\s*$"
+    r"^\s*(?P<lo>\d{1,15})\s*->\s*\d{1,15}\s*:\s*(?P<count>\d{1,15})\s*(?:\|[*\s]*\|?)?\s*$"
 )
 _TRACING = re.compile(r"^Tracing\b.{0,100}(?:Hit Ctrl-C to end|Ctrl-C to end)\.?\s*$")
 _BCC_LABEL = re.compile(r"^\s*[A-Za-z_][\w ]{0,30}\s+=\s+\S.{0,100}$")

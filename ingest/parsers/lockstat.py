@@ -44,6 +44,7 @@ _ELISION = re.compile(r"^\s*(?:\[\s*\.\.\.\s*\]|\.\.\.)\s*$")
 _HIST_HEADER = re.compile(r"^\s*(?:nsec|usec|spin|ns|us)\s+-+\s*Time Distribution\s*-+\s+count")
 _HIST_ROW = re.compile(r"^\s*\d{1,15}\s+\|[@ ]*\|?\s*\d{1,15}(?:\s+\S+)?\s*$")
 _STACK_FRAME = re.compile(r"^\s{20,}[A-Za-z_.$][\w.$`]*(?:\+0x[0-9a-fA-F]+)?\s*$")
+_BARE_FRAME = re.compile(r"^\s*[A-Za-z_.$][\w.$`]*\+0x[0-9a-fA-F]+\s*$")
 _OFFSET = re.compile(r"\+(?:0x[0-9a-fA-F]+|\d+)$")
 _TIME_COLUMNS = {"nsec": 1e-6, "usec": 1e-3, "spin": 0.0, "time": 1e-6}
 _KNOWN = {"count", "indv", "cuml", "rcnt", "nsec", "usec", "spin", "lock", "caller", "time"}
@@ -108,6 +109,7 @@ class LockstatParser(Parser):
         self.hist_lines = 0
         self.max_avg: tuple[float, str, str, str] | None = None  # (ms, lock, caller, section)
         self.commands: list[str] = []
+        self.in_stack = False  # the last line was part of a -s stack histogram
 
     # -- detection ------------------------------------------------------------------------------
 
@@ -143,10 +145,17 @@ class LockstatParser(Parser):
                 self.commands.append(text.strip()[:200])
             return True
         if _HIST_HEADER.match(text) or (
-            self.rows and (_HIST_ROW.match(text) or _STACK_FRAME.match(text))
+            self.rows
+            and (
+                _HIST_ROW.match(text)
+                or _STACK_FRAME.match(text)
+                or (self.in_stack and _BARE_FRAME.match(text))
+            )
         ):
             self.hist_lines += 1
+            self.in_stack = True
             return True
+        self.in_stack = False
         if self.columns is None:
             return False
         tokens = text.split()

@@ -138,7 +138,7 @@ class NetstatParser(Parser):
             )
         ):
             return 0
-        text = unpaste(line, marks=False)
+        text = unpaste(line)
         if text.strip() == "#kernel" or _NSTAT.match(text):
             return 2
         if _SECTION.match(text.strip()) and text.strip()[:-1] in (
@@ -152,7 +152,7 @@ class NetstatParser(Parser):
             return 1
         if (m := _COMMAND.match(text)) and (m["tool"] == "nstat" or "-s" in m["opts"]):
             return 1
-        if text.startswith("zzz") and sample_mark(text):
+        if text.lstrip().startswith("zzz") and sample_mark(text):
             return 1  # OSWatcher's oswnetstat: the time of the first sample
         if len(_SOLARIS.findall(text)) >= 2:
             return 1
@@ -161,7 +161,7 @@ class NetstatParser(Parser):
     def feed(self, line: str) -> bool:
         if len(line) > MAX_LINE:
             return False
-        text = unpaste(line, marks=False)
+        text = unpaste(line)
         stripped = text.strip()
         if not stripped:
             return bool(self.lines)

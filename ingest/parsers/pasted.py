@@ -37,7 +37,7 @@ def unpaste(line: str, *, marks: bool = True) -> str:
         if m:
             line = line[m.end() :]
     if marks and line[:1] in "#>" and _MARK.match(line):
-        line = line[1:]
+        line = line[2:] if line[1:2] == " " else line[1:]
     return line
 
 

@@ -56,6 +56,8 @@ _PERF_HEADER = re.compile(
 _PCT = re.compile(r"^-?\d{1,3}(?:[.,]\d+)?%$")
 _CALLGRAPH = re.compile(r"^\s*(?:[|`-]|--\d|\d+(?:[.,]\d+)?%\s*$|\S.*--\d+(?:\.\d+)?%--)")
 _INDENTED = re.compile(r"^\s{4,}\S+\s*$")
+# a frame of a call graph whose indentation the paste collapsed: one symbol, maybe (inlined)
+_GRAPH_FRAME = re.compile(r"^\s*[A-Za-z_.$][\w.$:@<>~-]*(?:\s\(inlined\))?\s*$")
 _FOLDED = re.compile(r"^(?P<stack>[^;\s][^;]*(?:;[^;]*)+?)\s+(?P<n>\d{1,15})\s*$")
 _FOLDED_ONE = re.compile(r"^(?P<stack>[A-Za-z_$.][\w$.:<>~@-]*)\s+(?P<n>\d{1,15})\s*$")
 _KERNEL_SUFFIX = re.compile(r"_\[[kji]\]$")
@@ -194,6 +196,8 @@ class PerfParser(Parser):
         self.user_sys: dict[str, float] = {}
         self.stat_title: str | None = None
         self.kinds: set[str] = set()
+        self.in_graph = False  # the last line taken was part of a call graph
+        self.quoted = False  # every line of the paste has a '# ' before it
 
     # -- detection ------------------------------------------------------------------------------
 
@@ -202,6 +206,13 @@ class PerfParser(Parser):
         if len(line) > MAX_LINE or not _PERF_HINT.search(line):
             return 0
         text = unpaste(line, marks=False)
+        score = cls._score(text)
+        if not score and text[:2] in ("# ", "#\t"):
+            score = cls._score(text[2:])
+        return score
+
+    @classmethod
+    def _score(cls, text: str) -> int:
         if _SAMPLES.match(text) or _EVENT_COUNT.match(text) or _report_header(text):
             return 2
         if _PERF_HEADER.match(text):
@@ -235,6 +246,22 @@ class PerfParser(Parser):
         if len(line) > MAX_LINE:
             return False
         text = unpaste(line, marks=False)
+        # a paste quoted with '# ' before every line: perf prints '#' lines of its own, so the
+        # mark is taken off first only once the paste showed it ('# # Samples', or a line that
+        # read only without it); otherwise only when the line does not read with it
+        marked = text[:2] in ("# ", "#\t")
+        first = marked and (self.quoted or text[2:].lstrip().startswith("#"))
+        if first and self._feed(text[2:]):
+            self.quoted = True
+            return True
+        if self._feed(text):
+            return True
+        if marked and self._feed(text[2:]):
+            self.quoted = True
+            return True
+        return False
+
+    def _feed(self, text: str) -> bool:
         stripped = text.strip()
         if not stripped:
             return bool(self.lines)
@@ -275,9 +302,15 @@ class PerfParser(Parser):
             return True
         if (self.columns is not None or self.kinds & {"report"}) or _MARKER.search(text):
             if self._report_row(stripped):
+                self.in_graph = False
                 return True
-            if self.columns is not None and (_CALLGRAPH.match(text) or _INDENTED.match(text)):
+            if self.columns is not None and (
+                _CALLGRAPH.match(text)
+                or _INDENTED.match(text)
+                or (self.in_graph and _GRAPH_FRAME.match(text))
+            ):
                 self.callgraph_lines += 1
+                self.in_graph = True
                 return True
         return bool(self._folded(stripped))
 

@@ -76,6 +76,10 @@ def test_60_perf_script_is_read_as_stacks():
     assert f["stack.stacks"] == 11
     assert f["frame.count"]["vfs_write"] == 4 and f["frame.count"]["fsnotify"] == 4
     assert f["frame.top"]["__srcu_read_unlock"] == 3
+    perf = b.details["perf_script"]  # what the sample lines say: dd, cpu-clock, 0.1 s
+    assert perf["commands"] == {"dd 29776": 11} and perf["events"] == {"cpu-clock": 11}
+    assert perf["first_time"] == 666709.771979 and perf["last_time"] == 666709.872987
+    assert perf["period"] == 11 * 10101010
 
 
 def test_61_bpftrace_biolatency_histogram():

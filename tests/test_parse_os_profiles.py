@@ -48,6 +48,7 @@ FILES = (
     "perf_stat_variants.txt",
     "lockstat_stacks.txt",
     "oswnetstat.txt",
+    "perf_old_and_top.txt",
 )
 DOCS = [fixture_lines(f"os_profiles/{name}") for name in FILES]
 
@@ -123,6 +124,16 @@ def test_perf_stat_interval_and_csv():
     assert interval.facts["perf.elapsed_s"] == pytest.approx(2.002345)
     assert csv.facts["perf.counter"] == {"cycles": 12e9, "instructions": 6e9}
     assert csv.facts["perf.unsupported"] == 1 and csv.facts["perf.ipc"] == 0.5
+
+
+def test_perf_2_6_events_header_and_a_perf_top_screen():
+    report, top = _blocks("perf_old_and_top.txt")
+    assert report.facts["perf.samples"] == 10000 and report.facts["perf.event"] == "cycles"
+    assert report.facts["comm.pct"] == {"oracle": pytest.approx(35.77)}  # right-aligned command
+    assert report.facts["layer.pct"] == {"kcb": 20.52, "qer": 5}
+    assert top.facts["perf.event"] == "cycles" and "top" in top.details["kinds"]
+    assert top.facts["perf.top_symbol"] == "_raw_spin_lock_irqsave"
+    assert top.facts["layer.pct"] == {"ksl": 12}
 
 
 def test_perf_top_rows_without_a_header():

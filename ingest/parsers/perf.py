@@ -42,11 +42,18 @@ _SAMPLES = re.compile(
     r"^#?\s*Samples:?\s+(?P<n>\d[\d,.]*[KMG]?)\s+of\s+event\s+'?(?P<event>[^',]+)'?"
     r"(?:.*?Event count \(approx\.\):\s*(?P<count>\d[\d,]*))?"
 )
+# perf 2.6.32 to 3.x: '# Events: 10K cycles'
+_EVENTS_OLD = re.compile(r"^#\s*Events:\s+(?P<n>\d[\d,.]*[KMG]?)\s+(?P<event>\S+)\s*$")
+# perf top's screen: '   PerfTop:  1234 irqs/sec  kernel:55.0%  exact: 0.0% [4000Hz cycles],  (all, 8 CPUs)'
+_PERFTOP = re.compile(
+    r"^\s*PerfTop:\s+(?P<rate>\d[\d,.]*)\s+irqs/sec\s+kernel:\s*(?P<kernel>\d+(?:[.,]\d+)?)%"
+    r"(?:.*?\[(?:\d+\s*Hz\s+)?(?P<event>[^\],]+)\])?"
+)
 _EVENT_COUNT = re.compile(r"^#?\s*Event count \(approx\.\):\s*(?P<n>\d[\d,]*)\s*$")
 _META = re.compile(r"^#\s*(?:[a-z][\w ]{1,30}\s*:|=+\s*$|\s*$|[A-Z_]{4,}\b|Total Lost|Captured)")
 # every line any start below scores holds one of these (checked first: most lines hold none)
 _PERF_HINT = re.compile(
-    r"%|;|Samples|Event count|Overhead|Children|Period|Performance counter|elapsed|<not |"
+    r"%|;|Samples|Events:|PerfTop|Event count|Overhead|Children|Period|Performance counter|elapsed|<not |"
     r"counts|perf|captured on|nrcpus|cmdline|total memory|cpudesc"
 )
 # perf report's header (perf record's session info), printed only by perf
@@ -215,6 +222,8 @@ class PerfParser(Parser):
     def _score(cls, text: str) -> int:
         if _SAMPLES.match(text) or _EVENT_COUNT.match(text) or _report_header(text):
             return 2
+        if _EVENTS_OLD.match(text) or _PERFTOP.match(text):
+            return 2
         if _PERF_HEADER.match(text):
             return 2
         if (
@@ -268,6 +277,19 @@ class PerfParser(Parser):
         if m := _SAMPLES.match(stripped):
             self._event(m["event"].strip(), scaled(m["n"]), number(m["count"] or ""))
             return True
+        if m := _EVENTS_OLD.match(stripped):
+            self._event(m["event"], scaled(m["n"]), None)
+            return True
+        if m := _PERFTOP.match(stripped):
+            if self.report.rows or self.counters or self.folded:
+                return False  # a perf top screen after other output: a block of its own
+            self.kinds.add("top")
+            self._event((m["event"] or "").strip() or None, None, None)
+            if len(self.meta) < 30:
+                self.meta.append(stripped[:200])
+            return True
+        if set(stripped) == {"-"} and len(stripped) >= 10 and self.lines:
+            return True  # perf top's rule under its summary line
         if m := _EVENT_COUNT.match(stripped):
             if self.events and self.events[-1].get("event_count") is None:
                 self.events[-1]["event_count"] = number(m["n"])

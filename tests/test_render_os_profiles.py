@@ -59,3 +59,42 @@ def test_cli_analyze_titles_since_boot_blocks(settings, tmp_path):
     assert "block 1: netstat" in result.stdout
     assert "counters since boot" in result.stdout
     assert FIXTURES.is_dir()
+
+
+def _rules(name: str) -> dict[str, list[str]]:
+    from kb.playbook import suggestions
+
+    text = "\n".join(fixture_lines(f"os_profiles/{name}")) + "\n"
+    out: dict[str, list[str]] = {}
+    for b in parse_text(text).blocks:
+        out.setdefault(b.format, []).extend(rule.name for rule, _ in suggestions([b]))
+    return out
+
+
+def test_next_steps_for_the_os_formats_when_no_entry_matches():
+    assert _rules("lockstat_variants.txt")["lockstat"] == ["kernel-lock-hot-spot"]
+    assert _rules("perf_old_and_top.txt")["perf"] == ["baseline", "kernel-time-in-profile"]
+    pressure = _rules("pressure_netstat.txt")
+    assert pressure["pressure"] == ["counters-since-boot", "pressure-stalls"]
+    # two netstat -s samples: overflows grew and 5 % retransmitted; one nstat -a: since boot
+    assert pressure["netstat"] == [
+        "listen-queue-overflows",
+        "tcp-retransmits",
+        "counters-since-boot",
+    ]
+    assert _rules("top_linux.txt")["top"] == ["memory-short", "load-above-cpus"]
+
+
+def test_next_step_commands_per_platform(settings, tmp_path):
+    capture = tmp_path / "lockstat.txt"
+    capture.write_text(
+        "\n".join(fixture_lines("os_profiles/lockstat_variants.txt")) + "\n", encoding="utf-8"
+    )
+    result = CliRunner().invoke(
+        app, ["--data-dir", str(settings.data_dir), "analyze", "--json", str(capture)]
+    )
+    assert result.exit_code == 0, result.output
+    import json
+
+    commands = [c["command"] for c in json.loads(result.stdout)["next_commands"]]
+    assert "lockstat -C -s 10 -D 10 sleep 5" in commands

@@ -65,9 +65,7 @@ _CALLGRAPH = re.compile(r"^\s*(?:[|`-]|--\d|\d+(?:[.,]\d+)?%\s*$|\S.*--\d+(?:\.\
 _INDENTED = re.compile(r"^\s{4,}\S+\s*$")
 # a frame of a call graph whose indentation the paste collapsed: one symbol, maybe (inlined)
 _GRAPH_FRAME = re.compile(r"^\s*[A-Za-z_.$][\w.$:@<>~-]*(?:\s\(inlined\))?\s*$")
-_FOLDED = re.compile(r"^(?P<stack>[^;\s][^;]*(?:;[^;]*)+?)\s+(?P<n>\d{1,15})\s*$")
 _FOLDED_ONE = re.compile(r"^(?P<stack>[A-Za-z_$.][\w$.:<>~@-]*)\s+(?P<n>\d{1,15})\s*$")
-_KERNEL_SUFFIX = re.compile(r"_\[[kji]\]$")
 _STAT_TITLE = re.compile(r"^\s*Performance counter stats for\b")
 _STAT_ELAPSED = re.compile(r"^\s*(?P<s>\d+(?:[.,]\d+)?)\s+seconds\s+time\s+elapsed\b")
 _STAT_USERSYS = re.compile(r"^\s*(?P<s>\d+(?:[.,]\d+)?)\s+seconds\s+(?P<what>user|sys)\s*$")
@@ -220,6 +218,10 @@ class PerfParser(Parser):
 
     @classmethod
     def _score(cls, text: str) -> int:
+        if ";" in text and text.rstrip()[-1:].isdigit() and (folded := _split_folded(text)):
+            frames = folded[0].split(";")
+            if all(f and " " not in f for f in frames):
+                return 2 if len(frames) >= 3 else 1
         if _SAMPLES.match(text) or _EVENT_COUNT.match(text) or _report_header(text):
             return 2
         if _EVENTS_OLD.match(text) or _PERFTOP.match(text):
@@ -240,10 +242,6 @@ class PerfParser(Parser):
             return 2
         if _STAT_ROW.match(text) and _STAT_HINT.search(text):
             return 2
-        if ";" in text and text.rstrip()[-1:].isdigit() and (m := _FOLDED.match(text.strip())):
-            frames = m["stack"].split(";")
-            if all(f and " " not in f for f in frames):
-                return 2 if len(frames) >= 3 else 1
         if m := _COMMAND.match(text):
             # `perf stat ...` above its output; `perf script` prints stacks (the stack parser's)
             return 1 if m["sub"] == "script" else 2
@@ -272,6 +270,8 @@ class PerfParser(Parser):
 
     def _feed(self, text: str) -> bool:
         stripped = text.strip()
+        if self.folded and ";" in stripped and self._folded(stripped):
+            return True  # a long run of folded stacks: straight to them
         if not stripped:
             return bool(self.lines)
         if m := _SAMPLES.match(stripped):
@@ -334,7 +334,7 @@ class PerfParser(Parser):
                 self.callgraph_lines += 1
                 self.in_graph = True
                 return True
-        return bool(self._folded(stripped))
+        return self._folded(stripped)
 
     def _event(self, event: str | None, samples: float | None, count: float | None) -> None:
         if self.events:
@@ -443,20 +443,25 @@ class PerfParser(Parser):
     # -- folded stacks --------------------------------------------------------------------------
 
     def _folded(self, text: str) -> bool:
-        m = _FOLDED.match(text)
-        if m is None and (not self.folded or not (m := _FOLDED_ONE.match(text))):
-            return False
-        names = m["stack"].split(";")
+        folded = _split_folded(text)
+        if folded is None:
+            if not self.folded or not (one := _FOLDED_ONE.match(text)):
+                return False
+            folded = (one["stack"], one["n"])
+        elif ";" not in folded[0] and (not self.folded or not _FOLDED_ONE.match(text)):
+            return False  # a one-frame stack only within a run of folded stacks
+        stack, count = folded
+        names = stack.split(";")
         if len(names) > MAX_FRAMES:
             names = names[-MAX_FRAMES:]
-        weight = float(m["n"])
+        weight = float(count)
         frames: list[Frame] = []
         kernel = False
         for name in reversed(names):  # folded stacks are outermost first
             name = name.strip()
-            if _KERNEL_SUFFIX.search(name):
+            if name.endswith(("_[k]", "_[j]", "_[i]")):
                 kernel = kernel or not frames
-                name = _KERNEL_SUFFIX.sub("", name)
+                name = name[:-4]
             if not name or name in ("[unknown]", "[[stack truncated]]"):
                 frames.append(Frame(function=None))
             else:
@@ -466,7 +471,7 @@ class PerfParser(Parser):
         self.folded_samples += weight
         if kernel:
             self.folded_kernel += weight
-        self.stats.add_stack(frames, weight, label=f"{names[-1]} x{m['n']}")
+        self.stats.add_stack(frames, weight, label=f"{names[-1]} x{count}")
         return True
 
     # -- perf stat ------------------------------------------------------------------------------
@@ -610,6 +615,22 @@ class PerfParser(Parser):
         identifiers += [n for n in self.stats.identifiers(100) if n not in identifiers]
         identifiers += [k for k in list(self.counters)[:50] if k not in identifiers]
         return facts, details, identifiers, "linux"
+
+
+def _split_folded(text: str) -> tuple[str, str] | None:
+    """`outer;inner;leaf 123` -> ('outer;inner;leaf', '123'), without a regex (a flame graph's
+    input has millions of these lines); None when the line does not end in a count."""
+    text = text.strip()
+    cut = max(text.rfind(" "), text.rfind("\t"))
+    if cut <= 0:
+        return None
+    count = text[cut + 1 :]
+    if not count.isdigit() or len(count) > 15:
+        return None
+    stack = text[:cut].rstrip()
+    if not stack or stack[0] in "; \t":
+        return None
+    return stack, count
 
 
 def _row_shape(text: str) -> bool:

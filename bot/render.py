@@ -48,6 +48,7 @@ _TABLES = (
     "proc.kb_wr_per_s",
     "proc.cswch_per_s",
     "net.rx_kb_per_s",
+    "hist.p50",
 )
 # what a DBA reads first off an AWR / Statspack report: the top events and the load profile
 _REPORT_TABLES = (

@@ -1907,22 +1907,26 @@ def _os_profile_specs() -> list[FactSpec]:
     return [
         # ---- lockstat (Solaris/illumos) --------------------------------------------------
         f(
-            name="lockstat.events",
+            name="lock.top_lock",
             sources=L,
-            keyed_by="section",
-            unit="events",
-            doc="events of each lockstat section ('Adaptive mutex spin', 'R/W writer blocked "
-            "by readers', 'Profiling interrupt'), from its title line",
+            kind="string",
+            label="hottest lock",
+            doc="top row's lock",
         ),
         f(
-            name="lockstat.events_per_s",
+            name="lock.top_caller",
             sources=L,
-            keyed_by="section",
-            unit="/s",
-            label="events per second",
-            doc="events per second of each section, as its title prints it",
+            kind="string",
+            label="its caller",
+            doc="top row's caller, as printed (background+0xdc)",
         ),
-        f(name="lockstat.interval_s", sources=L, label="interval", doc="seconds measured"),
+        f(name="lock.top_pct", sources=L, label="top row share", doc="top row's indv %"),
+        f(
+            name="lock.max_block_ms",
+            sources=L,
+            label="longest average block",
+            doc="highest average time per event in a block section (a reader or writer asleep)",
+        ),
         f(
             name="lockstat.spin_events",
             sources=L,
@@ -1951,6 +1955,23 @@ def _os_profile_specs() -> list[FactSpec]:
             label="hottest function (-I)",
             doc="function most often on CPU in a -I profile (e.g. mutex_vector_enter)",
         ),
+        f(
+            name="lockstat.events",
+            sources=L,
+            keyed_by="section",
+            unit="events",
+            doc="events of each lockstat section ('Adaptive mutex spin', 'R/W writer blocked "
+            "by readers', 'Profiling interrupt'), from its title line",
+        ),
+        f(
+            name="lockstat.events_per_s",
+            sources=L,
+            keyed_by="section",
+            unit="/s",
+            label="events per second",
+            doc="events per second of each section, as its title prints it",
+        ),
+        f(name="lockstat.interval_s", sources=L, label="interval", doc="seconds measured"),
         f(
             name="lock.count",
             sources=L,
@@ -1981,45 +2002,7 @@ def _os_profile_specs() -> list[FactSpec]:
             doc="events by caller function (offset stripped): who takes the hot locks, or "
             "which function a -I profile found on CPU",
         ),
-        f(
-            name="lock.top_lock",
-            sources=L,
-            kind="string",
-            label="hottest lock",
-            doc="top row's lock",
-        ),
-        f(
-            name="lock.top_caller",
-            sources=L,
-            kind="string",
-            label="its caller",
-            doc="top row's caller, as printed (background+0xdc)",
-        ),
-        f(name="lock.top_pct", sources=L, label="top row share", doc="top row's indv %"),
-        f(
-            name="lock.max_block_ms",
-            sources=L,
-            label="longest average block",
-            doc="highest average time per event in a block section (a reader or writer asleep)",
-        ),
         # ---- perf report / perf stat / folded stacks --------------------------------------
-        f(name="perf.samples", sources=P, label="samples", doc="samples (# Samples: 28K)"),
-        f(name="perf.event_count", sources=P, label="event count", doc="# Event count (approx.)"),
-        f(name="perf.event", sources=P, kind="string", label="event", doc="sampled event"),
-        f(
-            name="symbol.self_pct",
-            sources=P,
-            keyed_by="function",
-            label="self",
-            doc="share of samples in the symbol itself (perf report Overhead or Self column)",
-        ),
-        f(
-            name="symbol.children_pct",
-            sources=P,
-            keyed_by="function",
-            label="children",
-            doc="share of samples in the symbol or what it called (perf report --children)",
-        ),
         f(
             name="perf.top_symbol",
             sources=P,
@@ -2040,6 +2023,38 @@ def _os_profile_specs() -> list[FactSpec]:
             label="user share",
             doc="share of samples in user symbols ([.])",
         ),
+        f(name="perf.top_dso", sources=P, kind="string", label="hottest DSO", doc="top DSO"),
+        f(name="perf.ipc", sources=P, label="instructions per cycle", doc="perf stat IPC"),
+        f(
+            name="perf.cpus_utilized",
+            sources=P,
+            label="CPUs utilized",
+            doc="perf stat task-clock 'CPUs utilized'",
+        ),
+        f(name="perf.elapsed_s", sources=P, label="elapsed", doc="seconds time elapsed"),
+        f(
+            name="perf.unsupported",
+            sources=P,
+            label="counters not counted",
+            doc="perf stat counters printed <not supported> or <not counted>",
+        ),
+        f(name="perf.samples", sources=P, label="samples", doc="samples (# Samples: 28K)"),
+        f(name="perf.event", sources=P, kind="string", label="event", doc="sampled event"),
+        f(name="perf.event_count", sources=P, label="event count", doc="# Event count (approx.)"),
+        f(
+            name="symbol.self_pct",
+            sources=P,
+            keyed_by="function",
+            label="self",
+            doc="share of samples in the symbol itself (perf report Overhead or Self column)",
+        ),
+        f(
+            name="symbol.children_pct",
+            sources=P,
+            keyed_by="function",
+            label="children",
+            doc="share of samples in the symbol or what it called (perf report --children)",
+        ),
         f(
             name="dso.pct",
             sources=P,
@@ -2048,7 +2063,6 @@ def _os_profile_specs() -> list[FactSpec]:
             label="share",
             doc="share of samples by shared object (oracle, libc-2.17.so, [kernel.kallsyms])",
         ),
-        f(name="perf.top_dso", sources=P, kind="string", label="hottest DSO", doc="top DSO"),
         f(
             name="comm.pct",
             sources=P,
@@ -2071,21 +2085,30 @@ def _os_profile_specs() -> list[FactSpec]:
             keyed_by="event",
             doc="perf stat counter values (task-clock in ms, cycles, instructions, ...)",
         ),
-        f(
-            name="perf.unsupported",
-            sources=P,
-            label="counters not counted",
-            doc="perf stat counters printed <not supported> or <not counted>",
-        ),
-        f(name="perf.ipc", sources=P, label="instructions per cycle", doc="perf stat IPC"),
-        f(
-            name="perf.cpus_utilized",
-            sources=P,
-            label="CPUs utilized",
-            doc="perf stat task-clock 'CPUs utilized'",
-        ),
-        f(name="perf.elapsed_s", sources=P, label="elapsed", doc="seconds time elapsed"),
         # ---- memory: /proc/meminfo, free, top ---------------------------------------------
+        f(name="mem.available_pct", sources=M, label="available", doc="available / total"),
+        f(name="mem.swap_used_pct", sources=M, label="swap used", doc="swap used / swap total"),
+        f(
+            name="mem.committed_pct",
+            sources=("meminfo",),
+            label="committed of the limit",
+            doc="Committed_AS / CommitLimit (over 100 means allocations may fail with "
+            "vm.overcommit_memory=2)",
+        ),
+        f(
+            name="mem.hugepages_unused_pct",
+            sources=("meminfo",),
+            label="huge pages unused",
+            doc="(HugePages_Free - HugePages_Rsvd) / HugePages_Total: reserved memory no one "
+            "uses (an SGA that did not go into huge pages)",
+        ),
+        f(
+            name="mem.pagetables_mb",
+            sources=("meminfo",),
+            label="page tables",
+            unit="MB",
+            doc="PageTables: large when a big SGA is mapped with small pages by many processes",
+        ),
         f(name="mem.total_mb", sources=M, label="memory", unit="MB", doc="MemTotal / total"),
         f(
             name="mem.available_mb",
@@ -2095,7 +2118,6 @@ def _os_profile_specs() -> list[FactSpec]:
             doc="MemAvailable / available (estimate of what can be had without swapping); "
             "old free without it: free + buffers + cached",
         ),
-        f(name="mem.available_pct", sources=M, label="available", doc="available / total"),
         f(name="mem.free_mb", sources=M, label="free", unit="MB", doc="MemFree / free"),
         f(
             name="mem.cached_mb",
@@ -2106,20 +2128,12 @@ def _os_profile_specs() -> list[FactSpec]:
         ),
         f(name="mem.swap_total_mb", sources=M, label="swap", unit="MB", doc="SwapTotal"),
         f(name="mem.swap_used_mb", sources=M, label="swap used", unit="MB", doc="swap in use"),
-        f(name="mem.swap_used_pct", sources=M, label="swap used", doc="swap used / swap total"),
         f(
             name="mem.committed_mb",
             sources=("meminfo",),
             label="committed",
             unit="MB",
             doc="Committed_AS: memory promised to processes",
-        ),
-        f(
-            name="mem.committed_pct",
-            sources=("meminfo",),
-            label="committed of the limit",
-            doc="Committed_AS / CommitLimit (over 100 means allocations may fail with "
-            "vm.overcommit_memory=2)",
         ),
         f(
             name="mem.hugepages_total",
@@ -2141,20 +2155,6 @@ def _os_profile_specs() -> list[FactSpec]:
             doc="HugePages_Total x Hugepagesize: memory reserved for huge pages (SGA)",
         ),
         f(
-            name="mem.hugepages_unused_pct",
-            sources=("meminfo",),
-            label="huge pages unused",
-            doc="(HugePages_Free - HugePages_Rsvd) / HugePages_Total: reserved memory no one "
-            "uses (an SGA that did not go into huge pages)",
-        ),
-        f(
-            name="mem.pagetables_mb",
-            sources=("meminfo",),
-            label="page tables",
-            unit="MB",
-            doc="PageTables: large when a big SGA is mapped with small pages by many processes",
-        ),
-        f(
             name="mem.anon_hugepages_mb",
             sources=("meminfo",),
             label="transparent huge pages",
@@ -2171,6 +2171,12 @@ def _os_profile_specs() -> list[FactSpec]:
             doc="every /proc/meminfo field as printed (kB; counts for HugePages_*)",
         ),
         # ---- pressure stall information: /proc/pressure/{cpu,memory,io} -------------------
+        f(
+            name="psi.max_avg10_pct",
+            sources=("pressure",),
+            label="highest avg10",
+            doc="highest avg10 of any resource",
+        ),
         f(
             name="psi.avg10_pct",
             sources=("pressure",),
@@ -2191,12 +2197,6 @@ def _os_profile_specs() -> list[FactSpec]:
             keyed_by="resource",
             label="avg300",
             doc="same over 300 s",
-        ),
-        f(
-            name="psi.max_avg10_pct",
-            sources=("pressure",),
-            label="highest avg10",
-            doc="highest avg10 of any resource",
         ),
         f(
             name="psi.stall_ms",
@@ -2256,12 +2256,42 @@ def _os_profile_specs() -> list[FactSpec]:
             doc="UdpInErrors + UdpRcvbufErrors (datagrams dropped, e.g. RAC interconnect)",
         ),
         f(
+            name="net.interval_s",
+            sources=("netstat",),
+            label="between first and last sample",
+            doc="seconds between the first and last timed sample",
+        ),
+        f(
+            name="net.counter",
+            sources=("netstat",),
+            keyed_by="counter",
+            doc="network counters under nstat names (TcpRetransSegs, TcpExtListenOverflows, ...): "
+            "since boot with one sample (see os.since_boot), the growth between the first and "
+            "last sample with two or more",
+        ),
+        f(
+            name="net.per_s",
+            sources=("netstat",),
+            keyed_by="counter",
+            unit="/s",
+            label="per second",
+            doc="growth per second between the first and last sample when their times are known "
+            "(OSWatcher `zzz ***date` markers, or `date` lines between the outputs)",
+        ),
+        f(
             name="net.samples",
             sources=("netstat",),
             label="samples",
             doc="netstat -s / nstat outputs in the block",
         ),
         # ---- load: uptime, top --------------------------------------------------------------
+        f(
+            name="load.per_cpu",
+            sources=LD,
+            label="1-min load per CPU",
+            doc="1-minute load average / CPUs, when the output shows the CPU count (top with "
+            "per-CPU lines); above 1 runnable (Linux: or uninterruptible) work waits",
+        ),
         f(name="load.avg1", sources=LD, label="load average (1 min)", doc="1-minute load average"),
         f(name="load.avg5", sources=LD, label="load average (5 min)", doc="5-minute load average"),
         f(
@@ -2270,15 +2300,21 @@ def _os_profile_specs() -> list[FactSpec]:
             label="load average (15 min)",
             doc="15-minute load average",
         ),
-        f(
-            name="load.per_cpu",
-            sources=LD,
-            label="1-min load per CPU",
-            doc="1-minute load average / CPUs, when the output shows the CPU count (top with "
-            "per-CPU lines); above 1 runnable (Linux: or uninterruptible) work waits",
-        ),
         f(name="uptime.days", sources=LD, label="up", unit="days", doc="time since boot"),
         # ---- top: header and process table --------------------------------------------------
+        f(
+            name="proc.top_command",
+            sources=("top",),
+            kind="string",
+            label="busiest command",
+            doc="command with the most %CPU",
+        ),
+        f(
+            name="proc.top_cpu_pct",
+            sources=("top",),
+            label="its CPU",
+            doc="its %CPU (summed over its rows)",
+        ),
         f(name="top.tasks", sources=("top",), label="tasks", doc="Tasks/Threads/processes total"),
         f(name="top.running", sources=("top",), label="running", doc="tasks running"),
         f(name="top.zombie", sources=("top",), label="zombie", doc="zombie tasks"),
@@ -2294,19 +2330,6 @@ def _os_profile_specs() -> list[FactSpec]:
             keyed_by="command",
             label="memory",
             doc="%MEM by command (summed)",
-        ),
-        f(
-            name="proc.top_command",
-            sources=("top",),
-            kind="string",
-            label="busiest command",
-            doc="command with the most %CPU",
-        ),
-        f(
-            name="proc.top_cpu_pct",
-            sources=("top",),
-            label="its CPU",
-            doc="its %CPU (summed over its rows)",
         ),
     ]
 

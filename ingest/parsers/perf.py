@@ -574,7 +574,8 @@ class PerfParser(Parser):
         if self.counters:
             facts["perf.counter"] = dict(self.counters)
         if "stat" in self.kinds:
-            facts["perf.unsupported"] = float(self.unsupported)
+            if self.unsupported:
+                facts["perf.unsupported"] = float(self.unsupported)
             ipc = self.ipc
             cycles = self.counters.get("cycles") or self.counters.get("cpu-cycles")
             if ipc is None and cycles and "instructions" in self.counters:

@@ -226,6 +226,37 @@ def test_oswatcher_netstat_samples_give_rates_per_second():
     assert f["tcp.listen_overflows"] == 60
 
 
+def test_nstat_without_a_prints_increments_that_add_up():
+    lines = [
+        "$ nstat",
+        "#kernel",
+        "TcpOutSegs                      1000               0.0",
+        "TcpRetransSegs                  30                 0.0",
+        "$ nstat",
+        "#kernel",
+        "TcpOutSegs                      3000               0.0",
+        "TcpRetransSegs                  10                 0.0",
+    ]
+    block, rejected = drive_parser(NetstatParser(), lines)
+    assert rejected == []
+    f = block.facts
+    assert f["os.since_boot"] == 0 and block.details["mode"] == "increments"
+    assert f["net.counter"] == {"TcpOutSegs": 4000, "TcpRetransSegs": 40}
+    assert f["tcp.retrans_pct"] == 1
+
+
+def test_perf_unresolved_addresses_are_one_unknown_symbol():
+    lines = [
+        "# Overhead  Command  Shared Object  Symbol",
+        "    40.00%  java     [unknown]      [.] 0x00007f3c2a1b4e8a",
+        "    20.00%  java     [unknown]      [.] 0x00007f3c2a1b4f00",
+        "    10.00%  java     libjvm.so      [.] SpinPause",
+    ]
+    block, rejected = drive_parser(PerfParser(), lines)
+    assert rejected == []
+    assert block.facts["symbol.self_pct"] == {"[unknown]": 60, "SpinPause": 10}
+
+
 def test_solaris_netstat_pairs():
     lines = [
         "TCP     tcpRtoAlgorithm     =     4     tcpRtoMin           =   400",

@@ -60,6 +60,7 @@ _PERF_HINT = re.compile(
 _PERF_HEADER = re.compile(
     r"^#\s*(?:captured on|perf version|nrcpus online|nrcpus avail|cmdline|total memory|cpudesc)\s*:"
 )
+_HEX = re.compile(r"^0x[0-9a-fA-F]+$")
 _PCT = re.compile(r"^-?\d{1,3}(?:[.,]\d+)?%$")
 _CALLGRAPH = re.compile(r"^\s*(?:[|`-]|--\d|\d+(?:[.,]\d+)?%\s*$|\S.*--\d+(?:\.\d+)?%--)")
 _INDENTED = re.compile(r"^\s{4,}\S+\s*$")
@@ -407,6 +408,10 @@ class PerfParser(Parser):
             r.samples += samples
         if symbol:
             symbol = symbol.removesuffix(" (inlined)")
+            if _HEX.match(symbol):
+                symbol = (
+                    "[unknown]"  # an address perf could not resolve: one bucket, as flame graphs do
+                )
             if not _add(r.self_pct, symbol, share):
                 r.dropped += 1
             if children is not None:

@@ -33,6 +33,8 @@ def test_web_charts_for_perf_lockstat_top_memory_and_pressure():
     assert "huge pages" in mem["Memory"]
     psi = dict(block_charts(_blocks("pressure_netstat.txt")["pressure"]))
     assert "cpu some" in psi["Time stalled (last 10 s)"]
+    hist = dict(block_charts(_blocks("bcc_biolatency.txt")["dtrace"]))
+    assert "2K: 90" in hist["Histogram disk sda usecs"]  # the second mode, as BCC labels it
 
 
 def test_slack_line_says_counters_since_boot_and_shows_hot_keys():

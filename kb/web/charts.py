@@ -533,6 +533,7 @@ def block_charts(block: Block) -> list[tuple[str, Markup]]:
             or _table(block, "frame.count")
         )
         out.append(("Most frequent functions", hbars(top.items(), title="functions", limit=10)))
+        out.extend(_histograms(block))
     return [(caption, svg) for caption, svg in out if svg is not None]
 
 
@@ -587,3 +588,27 @@ def _memory_chart(block: Block) -> tuple[str, Markup | None]:
         parts.append(("part-wait", "huge pages", huge))
     parts.append(("part-cpu", "available", avail))
     return ("Memory", split_bar(parts, total=total, title="memory (MB)", unit=" MB"))
+
+
+def _power(value: float) -> str:
+    """A histogram bucket as bpftrace and BCC print it: 1024 -> '1K'."""
+    for size, suffix in ((1 << 30, "G"), (1 << 20, "M"), (1 << 10, "K")):
+        if value >= size and value % size == 0:
+            return f"{value / size:g}{suffix}"
+    return _fmt(value)
+
+
+def _histograms(block: Block) -> list[tuple[str, Markup | None]]:
+    """DTrace quantize, bpftrace hist() and BCC tables as columns, the way they are printed."""
+    out: list[tuple[str, Markup | None]] = []
+    raw = block.details.get("histograms")
+    for hist in raw[:4] if isinstance(raw, list) else []:
+        if not isinstance(hist, Mapping):
+            continue
+        buckets = []
+        for b in hist.get("buckets") or []:
+            if isinstance(b, Mapping) and (v := _num(b.get("value"))) is not None:
+                buckets.append((_power(v), _num(b.get("count")) or 0.0))
+        label = str(hist.get("label", ""))[:60]
+        out.append((f"Histogram {label}", columns(buckets, title=f"histogram {label}")))
+    return out

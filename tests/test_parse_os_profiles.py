@@ -415,3 +415,17 @@ def test_pasted_captures_read_the_same(name, paste):
     expected = _formats_and_facts(lines)
     assert expected
     assert _formats_and_facts([PASTES[paste](line) for line in lines]) == expected
+
+
+def test_paste_helpers_numbers_prefixes_and_sample_marks():
+    from ingest.parsers.pasted import number, sample_mark, scaled, unpaste
+
+    assert number("1,234,567") == 1234567 and number("0,95") == 0.95 and number("12.5%") == 12.5
+    assert number("2,210") == 2210  # one comma and three digits: a thousands separator
+    assert number("1,5") == 1.5 and number("abc") is None and number("1.2.3") is None
+    assert scaled("28K") == 28000 and scaled("1.5M") == 1.5e6
+    assert unpaste("Mar 14 09:12:44 db01 oswatcher[42]: MemTotal: 1 kB") == "MemTotal: 1 kB"
+    assert unpaste("# Count indv") == "Count indv" and unpaste("#kernel") == "#kernel"
+    assert sample_mark("zzz ***Mon Mar 14 09:12:44 UTC 2024") == (True, 1710407564.0)
+    assert sample_mark("zzz ***unreadable") == (True, None)
+    assert sample_mark("Tcp:") is None

@@ -2,9 +2,9 @@
 Linux /proc files, netstat, free, uptime, top).
 
 People paste from terminals, Slack, forums and slides: a `# ` before every line (a shell comment
-or a Markdown quote), a syslog or journal prefix (`Mar 14 09:12:44 host tool[123]: `), a `pdsh`
-host prefix, runs of blanks collapsed to one, numbers printed with thousands separators
-(`1,234,567`) or a decimal comma (`0,95`). Each parser reads its columns from its header; these
+or a Markdown quote), a syslog or journal prefix (`Mar 14 09:12:44 host tool[123]: `), runs of
+blanks collapsed to one, numbers printed with thousands separators (`1,234,567`) or a decimal
+comma (`0,95`). Each parser reads its columns from its header; these
 helpers only give it back the line the tool printed and the numbers in it.
 """
 
@@ -21,8 +21,6 @@ _SYSLOG = re.compile(
 )
 # `> `, `# `, `#`: a quote or a comment mark before every line of a paste
 _MARK = re.compile(r"^(?:>|#)(?:\s|$)")
-# `host: ` from pdsh / clush
-_PDSH = re.compile(r"^[\w.-]{1,64}:\s(?=\s*\S)")
 _MONTH_NAMES = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 _NUMBER = re.compile(r"^[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:[.,]\d+)?$|^[-+]?\.\d+$")
 
@@ -39,12 +37,6 @@ def unpaste(line: str, *, marks: bool = True) -> str:
     if marks and line[:1] in "#>" and _MARK.match(line):
         line = line[2:] if line[1:2] == " " else line[1:]
     return line
-
-
-def unpdsh(line: str) -> str:
-    """Without a `host: ` prefix (pdsh, clush), when the rest still has text."""
-    m = _PDSH.match(line)
-    return line[m.end() :] if m else line
 
 
 def number(token: str) -> float | None:

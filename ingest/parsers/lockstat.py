@@ -47,7 +47,6 @@ _STACK_FRAME = re.compile(r"^\s{20,}[A-Za-z_.$][\w.$`]*(?:\+0x[0-9a-fA-F]+)?\s*$
 _BARE_FRAME = re.compile(r"^\s*[A-Za-z_.$][\w.$`]*\+0x[0-9a-fA-F]+\s*$")
 _OFFSET = re.compile(r"\+(?:0x[0-9a-fA-F]+|\d+)$")
 _TIME_COLUMNS = {"nsec": 1e-6, "usec": 1e-3, "spin": 0.0, "time": 1e-6}
-_KNOWN = {"count", "indv", "cuml", "rcnt", "nsec", "usec", "spin", "lock", "caller", "time"}
 
 
 def _kind(title: str) -> str:

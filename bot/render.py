@@ -359,8 +359,9 @@ def render_analysis(
 HELP = (
     "*perfkb* reads performance evidence and names known incidents that fit it.\n"
     "•  Paste a tkprof report, truss/strace output, mpstat, vmstat, iostat, sar, pidstat or "
-    "prstat samples, a pstack or DTrace stack, or "
-    "an AWR/Statspack wait-event table (a ``` code block helps), or upload it as a text file: "
+    "prstat samples, a pstack or DTrace stack, an AWR/Statspack wait-event table, perf or "
+    "lockstat output, top, free, /proc/meminfo or netstat -s (a ``` code block helps), or upload "
+    "it as a text file: "
     "I answer in the thread.\n"
     "•  `/perfkb search QUERY`: search the knowledge base "
     "(filters: `platform:solaris`, `source:truss`, `version:12.2`, `tag:numa`).\n"

@@ -100,3 +100,14 @@ def test_next_step_commands_per_platform(settings, tmp_path):
 
     commands = [c["command"] for c in json.loads(result.stdout)["next_commands"]]
     assert "lockstat -C -s 10 -D 10 sleep 5" in commands
+
+
+def test_the_format_lists_people_read_come_from_the_registry(settings, tmp_path):
+    from ingest.detect import NOT_TEXT
+
+    assert "lockstat" in NOT_TEXT and "meminfo" in NOT_TEXT and "unknown" not in NOT_TEXT
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["--data-dir", str(settings.data_dir), "analyze", str(empty)])
+    assert result.exit_code == 0, result.output
+    assert "no evidence blocks recognised" in result.stdout and "perf" in result.stdout

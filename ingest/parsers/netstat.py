@@ -17,6 +17,7 @@ from typing import ClassVar
 
 from ingest.base import Parser
 from ingest.model import Format, Platform
+from ingest.parsers.counters import CounterSamples
 from ingest.parsers.pasted import number, sample_mark, unpaste
 
 MAX_LINE = 1024
@@ -111,15 +112,9 @@ class NetstatParser(Parser):
     def __init__(self) -> None:
         super().__init__()
         self.section = ""
-        self.first: dict[str, float] = {}
-        self.last: dict[str, float] = {}
-        self.summed: dict[str, float] = {}
-        self.samples = 1
-        self.seen_in_sample: set[str] = set()
-        self.increments = False  # nstat without -a: values are deltas
+        self.counters = CounterSamples(max_keys=MAX_KEYS, gauges=_GAUGES)
         self.tools: set[str] = set()
         self.solaris = False
-        self.times: dict[int, float] = {}  # sample number -> when it was taken (zzz / date)
 
     @classmethod
     def start_score(cls, line: str) -> int:
@@ -166,28 +161,26 @@ class NetstatParser(Parser):
         if not stripped:
             return bool(self.lines)
         if (mark := sample_mark(stripped)) is not None:
-            self._new_sample_if_seen()
-            if mark[1] is not None:
-                self.times[self.samples] = mark[1]
+            self.counters.mark(mark[1])
             return True
         if stripped == "#kernel":
-            if self.last and "nstat" not in self.tools:
+            if self.counters.last and "nstat" not in self.tools:
                 return False  # nstat after netstat -s: another tool's counters, another block
-            self._new_sample_if_seen()
+            self.counters.new_sample()
             self.tools.add("nstat")
             return True
         if m := _COMMAND.match(text):
-            if self.last and self.tools and m["tool"] not in self.tools:
+            if self.counters.last and self.tools and m["tool"] not in self.tools:
                 return False
             if m["tool"] == "nstat" and not re.search(r"-\w*a|--ignore", m["opts"]):
-                self.increments = True
+                self.counters.increments = True  # nstat without -a prints increments
             self.tools.add(m["tool"])
-            self._new_sample_if_seen()
+            self.counters.new_sample()
             return True
         if m := _SECTION.match(stripped):
             self.section = m["s"]
             if m["s"] == "Ip":
-                self._new_sample_if_seen()
+                self.counters.new_sample()
             self.tools.add("netstat")
             return True
         if m := _NSTAT.match(text):
@@ -213,53 +206,22 @@ class NetstatParser(Parser):
             return True
         return False
 
-    def _new_sample_if_seen(self) -> None:
-        if self.seen_in_sample:
-            self.samples += 1
-            self.seen_in_sample = set()
-
     def _set(self, name: str, text: str) -> None:
         value = number(text)
         if value is None:
             self.malformed += 1
             return
-        if name in self.seen_in_sample:
-            self.samples += 1
-            self.seen_in_sample = set()
-        self.seen_in_sample.add(name)
-        if name not in self.last and len(self.last) >= MAX_KEYS:
-            return
-        self.first.setdefault(name, value)
-        self.last[name] = value
-        self.summed[name] = self.summed.get(name, 0.0) + value
+        self.counters.set(name, value)
 
     def facts(self) -> tuple[dict, dict, list[str], Platform | None]:
-        if not self.last:
+        c = self.counters
+        if not c.last:
             return {}, {}, [], None
-        several = self.samples > 1
-        if self.increments:
-            values = dict(self.summed)
-            since_boot = False
-        elif several:
-            values = {k: (v if k in _GAUGES else v - self.first[k]) for k, v in self.last.items()}
-            since_boot = False
-        else:
-            values = dict(self.last)
-            since_boot = True
-        facts: dict = {"net.counter": values, "net.samples": float(self.samples)}
-        start, end = self.times.get(1), self.times.get(self.samples)
-        if (
-            several
-            and not self.increments
-            and start is not None
-            and end is not None
-            and end > start
-        ):
-            seconds = end - start
-            facts["net.interval_s"] = seconds
-            facts["net.per_s"] = {
-                k: round(v / seconds, 4) for k, v in values.items() if k not in _GAUGES
-            }
+        values = c.values()
+        since_boot = c.since_boot
+        facts: dict = {"net.counter": values, "net.samples": float(c.samples)}
+        if (rate := c.rate(values)) is not None:
+            facts["net.interval_s"], facts["net.per_s"] = rate
         facts["os.since_boot"] = 1.0 if since_boot else 0.0
         out = values.get("TcpOutSegs")
         if out and "TcpRetransSegs" in values:
@@ -277,10 +239,10 @@ class NetstatParser(Parser):
                 "UdpRcvbufErrors", 0.0
             )
         details = {
-            "samples": self.samples,
+            "samples": c.samples,
             "since_boot": since_boot,
             "tools": sorted(self.tools),
-            "mode": "increments" if self.increments else ("difference" if several else "totals"),
+            "mode": c.mode,
         }
         platform: Platform = "solaris" if self.solaris else "linux"
         return facts, details, [], platform

@@ -1886,7 +1886,7 @@ PERF_SOURCES = ("perf",)
 MEMORY_SOURCES = ("meminfo", "free", "top")
 LOAD_SOURCES = ("uptime", "top")
 # formats whose counters only grow from boot: one sample is never compared with a threshold
-SINCE_BOOT_SOURCES = ("netstat", "pressure")
+SINCE_BOOT_SOURCES = ("netstat", "pressure", "procvmstat")
 # facts other formats already produce that these formats produce too, under the same name
 EXTRA_SOURCES = {
     "os.since_boot": SINCE_BOOT_SOURCES,
@@ -2283,6 +2283,60 @@ def _os_profile_specs() -> list[FactSpec]:
             sources=("netstat",),
             label="samples",
             doc="netstat -s / nstat outputs in the block",
+        ),
+        # ---- kernel memory counters: /proc/vmstat ------------------------------------------
+        f(
+            name="vm.direct_scan_pages",
+            sources=("procvmstat",),
+            label="pages scanned by direct reclaim",
+            doc="pgscan_direct (all zones): processes reclaiming memory themselves, stalled",
+        ),
+        f(
+            name="vm.allocstall",
+            sources=("procvmstat",),
+            label="allocation stalls",
+            doc="allocstall (all zones): allocations that had to wait for direct reclaim",
+        ),
+        f(
+            name="vm.swap_pages",
+            sources=("procvmstat",),
+            label="pages swapped in and out",
+            doc="pswpin + pswpout",
+        ),
+        f(name="vm.major_faults", sources=("procvmstat",), label="major faults", doc="pgmajfault"),
+        f(
+            name="vm.compact_stall",
+            sources=("procvmstat",),
+            label="compaction stalls",
+            doc="compact_stall: allocations waiting for memory compaction (huge pages, THP)",
+        ),
+        f(
+            name="vm.thp_fallback",
+            sources=("procvmstat",),
+            label="THP fallbacks",
+            doc="thp_fault_fallback: transparent huge page faults that fell back to small pages",
+        ),
+        f(name="vm.oom_kill", sources=("procvmstat",), label="OOM kills", doc="oom_kill"),
+        f(
+            name="vm.counter",
+            sources=("procvmstat",),
+            keyed_by="counter",
+            doc="every /proc/vmstat value: since boot with one sample (see os.since_boot), the "
+            "growth between the first and last sample with two or more (nr_* gauges: the last)",
+        ),
+        f(
+            name="vm.per_s",
+            sources=("procvmstat",),
+            keyed_by="counter",
+            unit="/s",
+            label="per second",
+            doc="growth per second between the first and last timed sample",
+        ),
+        f(
+            name="vm.interval_s",
+            sources=("procvmstat",),
+            label="between first and last sample",
+            doc="seconds between the first and last timed sample",
         ),
         # ---- load: uptime, top --------------------------------------------------------------
         f(

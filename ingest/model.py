@@ -32,6 +32,7 @@ Format = Literal[
     "free",
     "uptime",
     "top",
+    "procvmstat",
     "unknown",
 ]
 FORMATS: tuple[str, ...] = (
@@ -59,6 +60,7 @@ FORMATS: tuple[str, ...] = (
     "free",
     "uptime",
     "top",
+    "procvmstat",
     "unknown",
 )
 Platform = Literal["solaris", "linux", "aix", "hpux", "windows", "any"]

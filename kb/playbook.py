@@ -457,7 +457,18 @@ _OS_RULES: list[tuple[Callable[[Block], bool], Rule]] = [
         lambda b: b.format == "netstat" and _f(b, "tcp.retrans_pct") >= 1,
         _RETRANSMITS,
     ),
-    (lambda b: b.format in ("netstat", "pressure") and _f(b, "os.since_boot") == 1, _SINCE_BOOT),
+    (
+        lambda b: b.format in ("netstat", "pressure", "procvmstat") and _f(b, "os.since_boot") == 1,
+        _SINCE_BOOT,
+    ),
+    (
+        lambda b: (
+            b.format == "procvmstat"
+            and _f(b, "os.since_boot") == 0
+            and (_f(b, "vm.allocstall") > 0 or _f(b, "vm.direct_scan_pages") > 0)
+        ),
+        _MEMORY_SHORT,
+    ),
     (
         lambda b: (
             b.format in ("meminfo", "free", "top")

@@ -56,6 +56,7 @@ Source = Literal[
     "free",
     "uptime",
     "top",
+    "procvmstat",
     "text",
 ]
 Op = Literal[">", ">=", "<", "<=", "==", "!="]

@@ -14,6 +14,7 @@ from ingest.parsers.meminfo import MeminfoParser
 from ingest.parsers.netstat import NetstatParser
 from ingest.parsers.perf import PerfParser
 from ingest.parsers.pressure import PressureParser
+from ingest.parsers.procvmstat import ProcVmstatParser
 from ingest.parsers.top import TopParser
 from ingest.parsers.uptime import UptimeParser
 from tests.parser_helpers import (
@@ -33,6 +34,7 @@ PARSERS = (
     FreeParser,
     PressureParser,
     NetstatParser,
+    ProcVmstatParser,
     UptimeParser,
     TopParser,
 )
@@ -49,6 +51,7 @@ FILES = (
     "lockstat_stacks.txt",
     "oswnetstat.txt",
     "perf_old_and_top.txt",
+    "proc_vmstat.txt",
 )
 DOCS = [fixture_lines(f"os_profiles/{name}") for name in FILES]
 
@@ -257,6 +260,24 @@ def test_perf_unresolved_addresses_are_one_unknown_symbol():
     assert block.facts["symbol.self_pct"] == {"[unknown]": 60, "SpinPause": 10}
 
 
+def test_proc_vmstat_two_samples_show_direct_reclaim_now():
+    (b,) = _blocks("proc_vmstat.txt")
+    f = b.facts
+    assert b.format == "procvmstat" and f["os.since_boot"] == 0
+    assert f["vm.direct_scan_pages"] == 50000 and f["vm.allocstall"] == 300  # zones added up
+    assert f["vm.swap_pages"] == 600 + 4000 and f["vm.thp_fallback"] == 50
+    assert f["vm.counter"]["nr_free_pages"] == 20480  # a gauge: its last value
+
+
+def test_proc_vmstat_one_sample_is_since_boot():
+    lines = ["nr_free_pages 51200", "pgscan_direct 10000", "allocstall 40", "oom_kill 2"]
+    block, rejected = drive_parser(ProcVmstatParser(), lines)
+    assert rejected == []
+    assert block.facts["os.since_boot"] == 1 and block.facts["vm.oom_kill"] == 2
+    assert ProcVmstatParser.start_score("pgscan_direct 10000") == 2
+    assert ProcVmstatParser.start_score("some_word 12") == 0
+
+
 def test_solaris_netstat_pairs():
     lines = [
         "TCP     tcpRtoAlgorithm     =     4     tcpRtoMin           =   400",
@@ -335,7 +356,7 @@ def test_bcc_histograms_per_disk_share_the_dtrace_histogram_facts():
 def test_counters_since_boot_are_flagged_for_signatures():
     from ingest.facts import FACTS
 
-    assert set(FACTS["os.since_boot"].sources) == {"netstat", "pressure"}
+    assert set(FACTS["os.since_boot"].sources) == {"netstat", "pressure", "procvmstat"}
     assert "top" in FACTS["cpu.sys_pct"].sources and "mpstat" in FACTS["cpu.sys_pct"].sources
 
 

@@ -33,6 +33,8 @@ def test_web_charts_for_perf_lockstat_top_memory_and_pressure():
     assert "huge pages" in mem["Memory"]
     psi = dict(block_charts(_blocks("pressure_netstat.txt")["pressure"]))
     assert "cpu some" in psi["Time stalled (last 10 s)"]
+    vm = dict(block_charts(_blocks("proc_vmstat.txt")["procvmstat"]))
+    assert "direct_scan_pages" in vm["Reclaim, swap and faults"]
     hist = dict(block_charts(_blocks("bcc_biolatency.txt")["dtrace"]))
     assert "2K: 90" in hist["Histogram disk sda usecs"]  # the second mode, as BCC labels it
 
@@ -85,6 +87,7 @@ def test_next_steps_for_the_os_formats_when_no_entry_matches():
         "counters-since-boot",
     ]
     assert _rules("top_linux.txt")["top"] == ["memory-short", "load-above-cpus"]
+    assert _rules("proc_vmstat.txt")["procvmstat"] == ["memory-short"]
 
 
 def test_next_step_commands_per_platform(settings, tmp_path):

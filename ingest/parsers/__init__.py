@@ -17,6 +17,7 @@ from ingest.parsers.netstat import NetstatParser
 from ingest.parsers.perf import PerfParser
 from ingest.parsers.pidstat import PidstatParser
 from ingest.parsers.pressure import PressureParser
+from ingest.parsers.procvmstat import ProcVmstatParser
 from ingest.parsers.prstat import PrstatParser
 from ingest.parsers.sar import SarParser
 from ingest.parsers.stack import StackParser
@@ -52,6 +53,7 @@ PARSERS: tuple[type[Parser], ...] = (
     MeminfoParser,
     PressureParser,
     NetstatParser,
+    ProcVmstatParser,
     FreeParser,
     DtraceParser,
     StackParser,

@@ -516,6 +516,12 @@ def block_charts(block: Block) -> list[tuple[str, Markup]]:
         out.append(_memory_chart(block))
     elif fmt in ("meminfo", "free"):
         out.append(_memory_chart(block))
+    elif fmt == "procvmstat":
+        names = ("vm.direct_scan_pages", "vm.allocstall", "vm.swap_pages", "vm.major_faults")
+        names += ("vm.compact_stall", "vm.thp_fallback", "vm.oom_kill")
+        shown = {n.removeprefix("vm."): v for n in names if (v := _num(block.facts.get(n)))}
+        since = " (since boot)" if block.facts.get("os.since_boot") == 1 else ""
+        out.append((f"Reclaim, swap and faults{since}", hbars(shown.items(), title="counters")))
     elif fmt == "pressure":
         avg10 = _table(block, "psi.avg10_pct")
         avg300 = _table(block, "psi.avg300_pct")

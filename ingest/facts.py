@@ -2256,29 +2256,6 @@ def _os_profile_specs() -> list[FactSpec]:
             doc="UdpInErrors + UdpRcvbufErrors (datagrams dropped, e.g. RAC interconnect)",
         ),
         f(
-            name="net.interval_s",
-            sources=("netstat",),
-            label="between first and last sample",
-            doc="seconds between the first and last timed sample",
-        ),
-        f(
-            name="net.counter",
-            sources=("netstat",),
-            keyed_by="counter",
-            doc="network counters under nstat names (TcpRetransSegs, TcpExtListenOverflows, ...): "
-            "since boot with one sample (see os.since_boot), the growth between the first and "
-            "last sample with two or more",
-        ),
-        f(
-            name="net.per_s",
-            sources=("netstat",),
-            keyed_by="counter",
-            unit="/s",
-            label="per second",
-            doc="growth per second between the first and last sample when their times are known "
-            "(OSWatcher `zzz ***date` markers, or `date` lines between the outputs)",
-        ),
-        f(
             name="net.samples",
             sources=("netstat",),
             label="samples",
@@ -2361,7 +2338,7 @@ def _os_profile_specs() -> list[FactSpec]:
             sources=("top",),
             kind="string",
             label="busiest command",
-            doc="command with the most %CPU",
+            doc="command with the most %CPU, summed over its rows (top -H: its threads)",
         ),
         f(
             name="proc.top_cpu_pct",

@@ -74,7 +74,8 @@ class _Frame:
         self.per_cpu = 0
         self.mem: dict[str, float] = {}
         self.swap: dict[str, float] = {}
-        self.proc_cpu: dict[str, float] = {}
+        self.proc_cpu: dict[str, float] = {}  # summed by command (top -H: a process's threads)
+        self.proc_cpu_max: dict[str, float] = {}  # the busiest row of each command
         self.proc_mem: dict[str, float] = {}
         self.states: dict[str, float] = {}
         self.rows = 0
@@ -208,6 +209,7 @@ class TopParser(Parser):
             return True
         if cpu is not None:
             f.proc_cpu[key] = f.proc_cpu.get(key, 0.0) + cpu
+            f.proc_cpu_max[key] = max(f.proc_cpu_max.get(key, 0.0), cpu)
         if mem is not None:
             f.proc_mem[key] = f.proc_mem.get(key, 0.0) + mem
         state = row.get("S") or row.get("STATE")
@@ -260,7 +262,9 @@ class TopParser(Parser):
                 if swap["total"]:
                     facts["mem.swap_used_pct"] = round(100 * used / swap["total"], 2)
         if f.proc_cpu:
-            facts["proc.cpu_pct"] = {k: round(v, 2) for k, v in f.proc_cpu.items()}
+            # proc.cpu_pct means the busiest process of that name, as pidstat and prstat give it;
+            # the sum over a command's rows (threads with -H) leads proc.top_command
+            facts["proc.cpu_pct"] = {k: round(v, 2) for k, v in f.proc_cpu_max.items()}
             top = max(f.proc_cpu.items(), key=lambda kv: (kv[1], kv[0]))
             facts["proc.top_command"], facts["proc.top_cpu_pct"] = top[0], round(top[1], 2)
         if f.proc_mem:

@@ -33,6 +33,10 @@ _TABLES = (
     "syscall.count",
     "event.waited_s",
     "probe.count",
+    "symbol.self_pct",
+    "lock.count",
+    "proc.cpu_pct",
+    "psi.avg10_pct",
     "frame.top",
     "frame.count",
     "enqueue.requests",
@@ -44,6 +48,7 @@ _TABLES = (
     "proc.kb_wr_per_s",
     "proc.cswch_per_s",
     "net.rx_kb_per_s",
+    "hist.p50",
 )
 # what a DBA reads first off an AWR / Statspack report: the top events and the load profile
 _REPORT_TABLES = (
@@ -179,6 +184,8 @@ def describe_block(block: EvidenceBlock, facts: int) -> str:
     head = f"*{block.format}*{platform} ({where})"
     if block.malformed_lines:
         head += f", {block.malformed_lines} lines not understood"
+    if block.facts.get("os.since_boot") == 1:
+        head += ", counters since boot (totals, not rates)"
     shown = key_facts(block, facts)
     found = block.details.get("findings") if facts else None
     if isinstance(found, list) and found:
@@ -352,8 +359,9 @@ def render_analysis(
 HELP = (
     "*perfkb* reads performance evidence and names known incidents that fit it.\n"
     "•  Paste a tkprof report, truss/strace output, mpstat, vmstat, iostat, sar, pidstat or "
-    "prstat samples, a pstack or DTrace stack, or "
-    "an AWR/Statspack wait-event table (a ``` code block helps), or upload it as a text file: "
+    "prstat samples, a pstack or DTrace stack, an AWR/Statspack wait-event table, perf or "
+    "lockstat output, top, free, /proc/meminfo or netstat -s (a ``` code block helps), or upload "
+    "it as a text file: "
     "I answer in the thread.\n"
     "•  `/perfkb search QUERY`: search the knowledge base "
     "(filters: `platform:solaris`, `source:truss`, `version:12.2`, `tag:numa`).\n"

@@ -21,7 +21,7 @@ from typing import BinaryIO
 from ingest.base import MAX_LINE, Parser
 from ingest.context import ContextExtractor
 from ingest.html_report import SNIFF, html_lines, looks_like_html
-from ingest.model import TEXT_CAP, Block, Evidence
+from ingest.model import FORMATS, TEXT_CAP, Block, Evidence
 from ingest.parsers import PARSERS
 from ingest.parsers.syscalls import _syscore
 
@@ -546,10 +546,7 @@ def _decoded_chunks(
 
 
 BINARY_SAMPLE = 8192  # how much of an input is looked at to tell text from binary data
-NOT_TEXT = (
-    "perfkb reads text captures (tkprof, truss, strace, mpstat, vmstat, iostat, sar, pidstat, "
-    "prstat, stacks, DTrace, wait tables)"
-)
+NOT_TEXT = "perfkb reads text captures (" + ", ".join(f for f in FORMATS if f != "unknown") + ")"
 
 
 def binary_reason(sample: bytes | str) -> str | None:

@@ -19,7 +19,7 @@ from pydantic import BaseModel, model_validator
 
 SYSCALL_SOURCES = ("truss", "strace")
 EVENT_SOURCES = ("tkprof", "waits", "trace10046")
-FUNCTION_SOURCES = ("stack", "dtrace")
+FUNCTION_SOURCES = ("stack", "dtrace", "perf")
 # OS samplers: the CPU split, run queue, memory and paging read the same from each of them
 CPU_SOURCES = ("mpstat", "vmstat", "iostat", "sar")
 DEVICE_SOURCES = ("iostat", "sar")
@@ -1056,7 +1056,10 @@ def _specs() -> list[FactSpec]:
             name="os.since_boot",
             sources=("vmstat", "iostat"),
             doc="1 when the only sample is the tool's first, the average since boot: the other "
-            "facts of the block then describe uptime, not the incident",
+            "facts of the block then describe uptime, not the incident; for counters that only "
+            "grow from boot (netstat -s, nstat -a, /proc/vmstat, PSI totals) 1 when the block "
+            "holds one sample (totals over the uptime, never compared with a threshold), 0 when "
+            "two samples give a difference",
             label="since-boot sample only",
         ),
         f(
@@ -1855,11 +1858,525 @@ def _specs() -> list[FactSpec]:
             doc="median bucket value of a quantize/lquantize histogram, keyed by its label",
         ),
         f(name="hist.max", sources=("dtrace",), keyed_by="aggregation", doc="highest bucket"),
+        f(
+            name="hist.p90",
+            sources=("dtrace",),
+            keyed_by="aggregation",
+            doc="bucket holding the 90th percentile (bpftrace/BCC: its lower bound)",
+        ),
+        f(
+            name="hist.p99",
+            sources=("dtrace",),
+            keyed_by="aggregation",
+            doc="bucket holding the 99th percentile: the tail a latency histogram is read for",
+        ),
+        f(
+            name="hist.modes",
+            sources=("dtrace",),
+            keyed_by="aggregation",
+            doc="peaks of the histogram (2: bimodal, e.g. cache hits and misses)",
+        ),
         f(name="hist.count", sources=("dtrace",), keyed_by="aggregation", doc="values counted"),
     ]
 
 
-FACTS: dict[str, FactSpec] = {s.name: s for s in _specs()}
+# ---- OS profiles and Linux system files (issue 15: lockstat, perf, /proc, netstat, free, top) ----
+LOCK_SOURCES = ("lockstat",)
+PERF_SOURCES = ("perf",)
+MEMORY_SOURCES = ("meminfo", "free", "top")
+LOAD_SOURCES = ("uptime", "top")
+# formats whose counters only grow from boot: one sample is never compared with a threshold
+SINCE_BOOT_SOURCES = ("netstat", "pressure", "procvmstat")
+# facts other formats already produce that these formats produce too, under the same name
+EXTRA_SOURCES = {
+    "os.since_boot": SINCE_BOOT_SOURCES,
+    "tcp.retrans_pct": ("netstat",),
+    "proc.cpu_pct": ("top",),
+    "cpu.usr_pct": ("top",),
+    "cpu.sys_pct": ("top",),
+    "cpu.wait_pct": ("top",),
+    "cpu.idle_pct": ("top",),
+    "cpu.steal_pct": ("top",),
+    "cpu.irq_pct": ("top",),
+}
+
+
+def _os_profile_specs() -> list[FactSpec]:
+    L, P, M, LD = LOCK_SOURCES, PERF_SOURCES, MEMORY_SOURCES, LOAD_SOURCES
+    f = FactSpec
+    return [
+        # ---- lockstat (Solaris/illumos) --------------------------------------------------
+        f(
+            name="lock.top_lock",
+            sources=L,
+            kind="string",
+            label="hottest lock",
+            doc="top row's lock",
+        ),
+        f(
+            name="lock.top_caller",
+            sources=L,
+            kind="string",
+            label="its caller",
+            doc="top row's caller, as printed (background+0xdc)",
+        ),
+        f(name="lock.top_pct", sources=L, label="top row share", doc="top row's indv %"),
+        f(
+            name="lock.max_block_ms",
+            sources=L,
+            label="longest average block",
+            doc="highest average time per event in a block section (a reader or writer asleep)",
+        ),
+        f(
+            name="lockstat.spin_events",
+            sources=L,
+            label="spin events",
+            doc="events of the spin sections (adaptive mutex spin, spin lock spin): CPU burnt "
+            "spinning, what mpstat shows as smtx",
+        ),
+        f(
+            name="lockstat.block_events",
+            sources=L,
+            label="block events",
+            doc="events of the block sections (adaptive mutex block, R/W blocked by ...): "
+            "threads put to sleep on a lock",
+        ),
+        f(name="lockstat.hold_events", sources=L, label="hold events", doc="-H hold events"),
+        f(
+            name="lockstat.profile_events",
+            sources=L,
+            label="profiling events",
+            doc="-I profiling interrupt samples",
+        ),
+        f(
+            name="lockstat.top_profile_caller",
+            sources=L,
+            kind="string",
+            label="hottest function (-I)",
+            doc="function most often on CPU in a -I profile (e.g. mutex_vector_enter)",
+        ),
+        f(
+            name="lockstat.events",
+            sources=L,
+            keyed_by="section",
+            unit="events",
+            doc="events of each lockstat section ('Adaptive mutex spin', 'R/W writer blocked "
+            "by readers', 'Profiling interrupt'), from its title line",
+        ),
+        f(
+            name="lockstat.events_per_s",
+            sources=L,
+            keyed_by="section",
+            unit="/s",
+            label="events per second",
+            doc="events per second of each section, as its title prints it",
+        ),
+        f(name="lockstat.interval_s", sources=L, label="interval", doc="seconds measured"),
+        f(
+            name="lock.count",
+            sources=L,
+            keyed_by="lock",
+            unit="events",
+            doc="contention/hold events on the lock (by name or address), over all sections",
+        ),
+        f(
+            name="lock.share_pct",
+            sources=L,
+            keyed_by="lock",
+            label="share",
+            doc="largest share (indv %) one row of this lock has of its section's events",
+        ),
+        f(
+            name="lock.time_ms",
+            sources=L,
+            keyed_by="lock",
+            label="time",
+            doc="Count x average time (nsec/usec column): time spent spinning, blocked or "
+            "holding the lock",
+        ),
+        f(
+            name="caller.count",
+            sources=L,
+            keyed_by="function",
+            unit="events",
+            doc="events by caller function (offset stripped): who takes the hot locks, or "
+            "which function a -I profile found on CPU",
+        ),
+        # ---- perf report / perf stat / folded stacks --------------------------------------
+        f(
+            name="perf.top_symbol",
+            sources=P,
+            kind="string",
+            label="hottest function",
+            doc="symbol with the highest self share",
+        ),
+        f(name="perf.top_pct", sources=P, label="hottest function share", doc="its self share"),
+        f(
+            name="perf.kernel_pct",
+            sources=P,
+            label="kernel share",
+            doc="share of samples in kernel symbols ([k], kernel DSOs)",
+        ),
+        f(
+            name="perf.user_pct",
+            sources=P,
+            label="user share",
+            doc="share of samples in user symbols ([.])",
+        ),
+        f(name="perf.top_dso", sources=P, kind="string", label="hottest DSO", doc="top DSO"),
+        f(name="perf.ipc", sources=P, label="instructions per cycle", doc="perf stat IPC"),
+        f(
+            name="perf.cpus_utilized",
+            sources=P,
+            label="CPUs utilized",
+            doc="perf stat task-clock 'CPUs utilized'",
+        ),
+        f(name="perf.elapsed_s", sources=P, label="elapsed", doc="seconds time elapsed"),
+        f(
+            name="perf.unsupported",
+            sources=P,
+            label="counters not counted",
+            doc="perf stat counters printed <not supported> or <not counted>",
+        ),
+        f(name="perf.samples", sources=P, label="samples", doc="samples (# Samples: 28K)"),
+        f(name="perf.event", sources=P, kind="string", label="event", doc="sampled event"),
+        f(name="perf.event_count", sources=P, label="event count", doc="# Event count (approx.)"),
+        f(
+            name="symbol.self_pct",
+            sources=P,
+            keyed_by="function",
+            label="self",
+            doc="share of samples in the symbol itself (perf report Overhead or Self column)",
+        ),
+        f(
+            name="symbol.children_pct",
+            sources=P,
+            keyed_by="function",
+            label="children",
+            doc="share of samples in the symbol or what it called (perf report --children)",
+        ),
+        f(
+            name="dso.pct",
+            sources=P,
+            keyed_by="dso",
+            unit="%",
+            label="share",
+            doc="share of samples by shared object (oracle, libc-2.17.so, [kernel.kallsyms])",
+        ),
+        f(
+            name="comm.pct",
+            sources=P,
+            keyed_by="command",
+            unit="%",
+            label="share",
+            doc="share of samples by command (process name)",
+        ),
+        f(
+            name="layer.pct",
+            sources=P,
+            keyed_by="layer",
+            unit="%",
+            label="share",
+            doc="share of samples by Oracle kernel layer prefix (ingest/data/oracle_prefixes.tsv)",
+        ),
+        f(
+            name="perf.counter",
+            sources=P,
+            keyed_by="event",
+            doc="perf stat counter values (task-clock in ms, cycles, instructions, ...)",
+        ),
+        # ---- memory: /proc/meminfo, free, top ---------------------------------------------
+        f(name="mem.available_pct", sources=M, label="available", doc="available / total"),
+        f(name="mem.swap_used_pct", sources=M, label="swap used", doc="swap used / swap total"),
+        f(
+            name="mem.committed_pct",
+            sources=("meminfo",),
+            label="committed of the limit",
+            doc="Committed_AS / CommitLimit (over 100 means allocations may fail with "
+            "vm.overcommit_memory=2)",
+        ),
+        f(
+            name="mem.hugepages_unused_pct",
+            sources=("meminfo",),
+            label="huge pages unused",
+            doc="(HugePages_Free - HugePages_Rsvd) / HugePages_Total: reserved memory no one "
+            "uses (an SGA that did not go into huge pages)",
+        ),
+        f(
+            name="mem.pagetables_mb",
+            sources=("meminfo",),
+            label="page tables",
+            unit="MB",
+            doc="PageTables: large when a big SGA is mapped with small pages by many processes",
+        ),
+        f(name="mem.total_mb", sources=M, label="memory", unit="MB", doc="MemTotal / total"),
+        f(
+            name="mem.available_mb",
+            sources=M,
+            label="available",
+            unit="MB",
+            doc="MemAvailable / available (estimate of what can be had without swapping); "
+            "old free without it: free + buffers + cached",
+        ),
+        f(name="mem.free_mb", sources=M, label="free", unit="MB", doc="MemFree / free"),
+        f(
+            name="mem.cached_mb",
+            sources=M,
+            label="page cache",
+            unit="MB",
+            doc="Cached (+ Buffers) / buff/cache",
+        ),
+        f(name="mem.swap_total_mb", sources=M, label="swap", unit="MB", doc="SwapTotal"),
+        f(name="mem.swap_used_mb", sources=M, label="swap used", unit="MB", doc="swap in use"),
+        f(
+            name="mem.committed_mb",
+            sources=("meminfo",),
+            label="committed",
+            unit="MB",
+            doc="Committed_AS: memory promised to processes",
+        ),
+        f(
+            name="mem.hugepages_total",
+            sources=("meminfo",),
+            label="huge pages",
+            doc="HugePages_Total",
+        ),
+        f(
+            name="mem.hugepages_free",
+            sources=("meminfo",),
+            label="huge pages free",
+            doc="HugePages_Free",
+        ),
+        f(
+            name="mem.hugepages_mb",
+            sources=("meminfo",),
+            label="huge pages",
+            unit="MB",
+            doc="HugePages_Total x Hugepagesize: memory reserved for huge pages (SGA)",
+        ),
+        f(
+            name="mem.anon_hugepages_mb",
+            sources=("meminfo",),
+            label="transparent huge pages",
+            unit="MB",
+            doc="AnonHugePages (THP in use)",
+        ),
+        f(name="mem.dirty_mb", sources=("meminfo",), label="dirty", unit="MB", doc="Dirty"),
+        f(
+            name="meminfo.kb",
+            sources=("meminfo",),
+            keyed_by="field",
+            unit="kB",
+            label="",
+            doc="every /proc/meminfo field as printed (kB; counts for HugePages_*)",
+        ),
+        # ---- pressure stall information: /proc/pressure/{cpu,memory,io} -------------------
+        f(
+            name="psi.max_avg10_pct",
+            sources=("pressure",),
+            label="highest avg10",
+            doc="highest avg10 of any resource",
+        ),
+        f(
+            name="psi.avg10_pct",
+            sources=("pressure",),
+            keyed_by="resource",
+            label="avg10",
+            doc="share of the last 10 s some/all tasks stalled, keyed 'cpu some', 'io full', ...",
+        ),
+        f(
+            name="psi.avg60_pct",
+            sources=("pressure",),
+            keyed_by="resource",
+            label="avg60",
+            doc="same over 60 s",
+        ),
+        f(
+            name="psi.avg300_pct",
+            sources=("pressure",),
+            keyed_by="resource",
+            label="avg300",
+            doc="same over 300 s",
+        ),
+        f(
+            name="psi.stall_ms",
+            sources=("pressure",),
+            keyed_by="resource",
+            label="stalled",
+            doc="growth of 'total' (microseconds stalled since boot) between the first and last "
+            "sample of the same resource, in ms (only when two samples are present)",
+        ),
+        # ---- network counters: netstat -s, nstat ------------------------------------------
+        f(
+            name="net.counter",
+            sources=("netstat",),
+            keyed_by="counter",
+            doc="network counters under nstat names (TcpRetransSegs, TcpExtListenOverflows, ...): "
+            "since boot with one sample (see os.since_boot), the growth between the first and "
+            "last sample with two or more",
+        ),
+        f(
+            name="net.per_s",
+            sources=("netstat",),
+            keyed_by="counter",
+            unit="/s",
+            label="per second",
+            doc="growth per second between the first and last sample when their times are known "
+            "(OSWatcher `zzz ***date` markers, or `date` lines between the outputs)",
+        ),
+        f(
+            name="net.interval_s",
+            sources=("netstat",),
+            label="between first and last sample",
+            doc="seconds between the first and last timed sample",
+        ),
+        f(
+            name="tcp.listen_overflows",
+            sources=("netstat",),
+            label="listen queue overflows",
+            doc="times the listen queue of a socket overflowed (TcpExtListenOverflows)",
+        ),
+        f(
+            name="tcp.listen_drops",
+            sources=("netstat",),
+            label="SYNs to LISTEN sockets dropped",
+            doc="TcpExtListenDrops",
+        ),
+        f(name="tcp.resets_sent", sources=("netstat",), label="resets sent", doc="TcpOutRsts"),
+        f(
+            name="tcp.failed_opens",
+            sources=("netstat",),
+            label="failed connection attempts",
+            doc="TcpAttemptFails",
+        ),
+        f(
+            name="udp.receive_errors",
+            sources=("netstat",),
+            label="UDP receive errors",
+            doc="UdpInErrors + UdpRcvbufErrors (datagrams dropped, e.g. RAC interconnect)",
+        ),
+        f(
+            name="net.samples",
+            sources=("netstat",),
+            label="samples",
+            doc="netstat -s / nstat outputs in the block",
+        ),
+        # ---- kernel memory counters: /proc/vmstat ------------------------------------------
+        f(
+            name="vm.direct_scan_pages",
+            sources=("procvmstat",),
+            label="pages scanned by direct reclaim",
+            doc="pgscan_direct (all zones): processes reclaiming memory themselves, stalled",
+        ),
+        f(
+            name="vm.allocstall",
+            sources=("procvmstat",),
+            label="allocation stalls",
+            doc="allocstall (all zones): allocations that had to wait for direct reclaim",
+        ),
+        f(
+            name="vm.swap_pages",
+            sources=("procvmstat",),
+            label="pages swapped in and out",
+            doc="pswpin + pswpout",
+        ),
+        f(name="vm.major_faults", sources=("procvmstat",), label="major faults", doc="pgmajfault"),
+        f(
+            name="vm.compact_stall",
+            sources=("procvmstat",),
+            label="compaction stalls",
+            doc="compact_stall: allocations waiting for memory compaction (huge pages, THP)",
+        ),
+        f(
+            name="vm.thp_fallback",
+            sources=("procvmstat",),
+            label="THP fallbacks",
+            doc="thp_fault_fallback: transparent huge page faults that fell back to small pages",
+        ),
+        f(name="vm.oom_kill", sources=("procvmstat",), label="OOM kills", doc="oom_kill"),
+        f(
+            name="vm.counter",
+            sources=("procvmstat",),
+            keyed_by="counter",
+            doc="every /proc/vmstat value: since boot with one sample (see os.since_boot), the "
+            "growth between the first and last sample with two or more (nr_* gauges: the last)",
+        ),
+        f(
+            name="vm.per_s",
+            sources=("procvmstat",),
+            keyed_by="counter",
+            unit="/s",
+            label="per second",
+            doc="growth per second between the first and last timed sample",
+        ),
+        f(
+            name="vm.interval_s",
+            sources=("procvmstat",),
+            label="between first and last sample",
+            doc="seconds between the first and last timed sample",
+        ),
+        # ---- load: uptime, top --------------------------------------------------------------
+        f(
+            name="load.per_cpu",
+            sources=LD,
+            label="1-min load per CPU",
+            doc="1-minute load average / CPUs, when the output shows the CPU count (top with "
+            "per-CPU lines); above 1 runnable (Linux: or uninterruptible) work waits",
+        ),
+        f(name="load.avg1", sources=LD, label="load average (1 min)", doc="1-minute load average"),
+        f(name="load.avg5", sources=LD, label="load average (5 min)", doc="5-minute load average"),
+        f(
+            name="load.avg15",
+            sources=LD,
+            label="load average (15 min)",
+            doc="15-minute load average",
+        ),
+        f(name="uptime.days", sources=LD, label="up", unit="days", doc="time since boot"),
+        # ---- top: header and process table --------------------------------------------------
+        f(
+            name="proc.top_command",
+            sources=("top",),
+            kind="string",
+            label="busiest command",
+            doc="command with the most %CPU, summed over its rows (top -H: its threads)",
+        ),
+        f(
+            name="proc.top_cpu_pct",
+            sources=("top",),
+            label="its CPU",
+            doc="its %CPU (summed over its rows)",
+        ),
+        f(name="top.tasks", sources=("top",), label="tasks", doc="Tasks/Threads/processes total"),
+        f(name="top.running", sources=("top",), label="running", doc="tasks running"),
+        f(name="top.zombie", sources=("top",), label="zombie", doc="zombie tasks"),
+        f(
+            name="top.state_count",
+            sources=("top",),
+            keyed_by="state",
+            doc="rows of the process table by state (R running, D uninterruptible, S, ...)",
+        ),
+        f(
+            name="proc.mem_pct",
+            sources=("top",),
+            keyed_by="command",
+            label="memory",
+            doc="%MEM by command (summed)",
+        ),
+    ]
+
+
+def _all_specs() -> list[FactSpec]:
+    specs = _specs() + _os_profile_specs()
+    out = []
+    for spec in specs:
+        extra = EXTRA_SOURCES.get(spec.name)
+        if extra:
+            spec = spec.model_copy(update={"sources": spec.sources + extra})
+        out.append(spec)
+    return out
+
+
+FACTS: dict[str, FactSpec] = {s.name: s for s in _all_specs()}
 
 
 @lru_cache(maxsize=4096)

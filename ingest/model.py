@@ -24,6 +24,15 @@ Format = Literal[
     "sar",
     "pidstat",
     "prstat",
+    "lockstat",
+    "perf",
+    "meminfo",
+    "pressure",
+    "netstat",
+    "free",
+    "uptime",
+    "top",
+    "procvmstat",
     "unknown",
 ]
 FORMATS: tuple[str, ...] = (
@@ -43,6 +52,15 @@ FORMATS: tuple[str, ...] = (
     "sar",
     "pidstat",
     "prstat",
+    "lockstat",
+    "perf",
+    "meminfo",
+    "pressure",
+    "netstat",
+    "free",
+    "uptime",
+    "top",
+    "procvmstat",
     "unknown",
 )
 Platform = Literal["solaris", "linux", "aix", "hpux", "windows", "any"]

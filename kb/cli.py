@@ -39,6 +39,7 @@ from rich.text import Text
 import kb
 from ingest.detect import BINARY_SAMPLE, NOT_TEXT, binary_reason
 from ingest.facts import FACTS, HEADLINE, number
+from ingest.model import FORMATS
 from kb.models import SLUG, Entry, EntryError
 from kb.plugins import register_commands
 from kb.search_query import QueryError
@@ -842,8 +843,9 @@ def _render_profile(details: dict[str, Any]) -> None:
 def _render_result(result: Any) -> None:
     if not result.blocks:
         out.print(
-            "no evidence blocks recognised (tkprof, truss, strace, mpstat, vmstat, iostat, sar, "
-            "pidstat, prstat, stack, DTrace, waits)"
+            "no evidence blocks recognised (perfkb reads: "
+            + ", ".join(f for f in FORMATS if f != "unknown")
+            + ")"
         )
     for n, block in enumerate(result.blocks, 1):
         title = f"block {n}: {block.format}"
@@ -852,6 +854,8 @@ def _render_result(result: Any) -> None:
         title += f", lines {block.start_line}-{block.end_line}"
         if block.malformed_lines:
             title += f", {block.malformed_lines} lines not understood"
+        if block.facts.get("os.since_boot") == 1:
+            title += ", counters since boot (totals, not rates)"
         table = Table(title=title, title_justify="left", show_header=False)
         table.add_column("fact", style="cyan")
         table.add_column("value")

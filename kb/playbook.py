@@ -330,6 +330,159 @@ _BASELINE = Rule(
     ],
 )
 
+# ---- OS profiles and Linux system files (lockstat, perf, memory, PSI, netstat, load) --------
+_LOCK_HOT = Rule(
+    name="kernel-lock-hot-spot",
+    finding="one kernel lock takes a large share of the lock events",
+    steps=[
+        Step(
+            solaris="lockstat -C -s 10 -D 10 sleep 5",
+            linux="perf lock record -a -- sleep 10 && perf lock report",
+            why="The stacks that take the hot lock (-s) say which code path to relieve; the "
+            "caller column alone often names only a wrapper.",
+        ),
+        Step(
+            solaris="lockstat -kIW -D 20 sleep 5",
+            linux="perf record -a -g -- sleep 10 && perf report --stdio --no-children --sort symbol",
+            why="Where the CPUs are meanwhile: mutex_vector_enter or a spin routine on top means "
+            "the lock costs CPU, not only latency.",
+        ),
+    ],
+)
+_KERNEL_PROFILE = Rule(
+    name="kernel-time-in-profile",
+    finding="a CPU profile with much of its time in the kernel",
+    steps=[
+        Step(
+            solaris="dtrace -n 'profile-997 /arg0/ { @[stack()] = count(); } tick-10s { exit(0); }'",
+            linux="perf record -a -g -- sleep 10 && perf report --stdio --children --sort symbol",
+            why="Kernel stacks show what the hot kernel functions serve (page faults, locks, "
+            "syscalls of one process).",
+        ),
+        Step(
+            solaris="prstat -mLc 1 5",
+            linux="pidstat -u -w 1 5",
+            why="Which processes the kernel time belongs to (SYS column).",
+        ),
+    ],
+)
+_SINCE_BOOT = Rule(
+    name="counters-since-boot",
+    finding="network or stall counters from one sample: totals since boot, not what happens now",
+    steps=[
+        Step(
+            solaris="netstat -s -P tcp > /tmp/a; sleep 10; netstat -s -P tcp > /tmp/b; "
+            "diff /tmp/a /tmp/b",
+            linux="nstat -n; sleep 10; nstat",
+            why="Two samples ten seconds apart give what grows now; paste both (or nstat's "
+            "increments) here.",
+        )
+    ],
+)
+_LISTEN_DROPS = Rule(
+    name="listen-queue-overflows",
+    finding="connections dropped because a listen queue was full",
+    steps=[
+        Step(
+            solaris="netstat -an -f inet | grep LISTEN; ndd -get /dev/tcp tcp_conn_req_max_q",
+            linux="ss -lnt; sysctl net.core.somaxconn net.ipv4.tcp_max_syn_backlog",
+            why="Which listener's queue is full (ss: Recv-Q against Send-Q) and the backlog limit; "
+            "for the TNS listener also its QUEUESIZE.",
+        )
+    ],
+)
+_RETRANSMITS = Rule(
+    name="tcp-retransmits",
+    finding="TCP segments retransmitted (1 % or more of those sent)",
+    steps=[
+        Step(
+            solaris="netstat -s -P tcp 10 3",
+            linux="sar -n ETCP 1 10; ss -ti",
+            why="Retransmits per second now, and per connection (ss -ti: retrans) to find the "
+            "peer or interface that loses packets.",
+        )
+    ],
+)
+_MEMORY_SHORT = Rule(
+    name="memory-short",
+    finding="little memory available, or swap in use",
+    steps=[
+        Step(
+            solaris="vmstat -p 1 10",
+            linux="vmstat 1 10; sar -B 1 10",
+            why="Is memory being paged now (si/so, api/apo, pgscan) or was it swapped out long ago?",
+        ),
+        Step(
+            solaris="prstat -s rss -n 20 1 1",
+            linux="ps -eo pid,rss,comm --sort=-rss | head -20",
+            why="The largest resident processes.",
+        ),
+    ],
+)
+_PRESSURE = Rule(
+    name="pressure-stalls",
+    finding="tasks stalled on CPU, memory or I/O (PSI avg10 of 10 % or more)",
+    steps=[
+        Step(
+            solaris="prstat -mLc 1 5; iostat -xnz 1 5",
+            linux="vmstat 1 10; iostat -xz 1 10",
+            why="Which resource: run queue (vmstat r), paging (si/so) or device latency.",
+        )
+    ],
+)
+_LOAD = Rule(
+    name="load-above-cpus",
+    finding="load average above the number of CPUs",
+    steps=[
+        Step(
+            solaris="prstat -mLc 1 5",
+            linux="vmstat 1 5; pidstat -u -w 1 5",
+            why="Runnable threads waiting for a CPU (LAT; vmstat r) or, on Linux, tasks in "
+            "uninterruptible sleep (vmstat b, state D) inflating the load.",
+        )
+    ],
+)
+_OS_RULES: list[tuple[Callable[[Block], bool], Rule]] = [
+    (lambda b: b.format == "lockstat" and _f(b, "lock.top_pct") >= 20, _LOCK_HOT),
+    (lambda b: b.format == "perf" and _f(b, "perf.kernel_pct") >= 30, _KERNEL_PROFILE),
+    (
+        lambda b: (
+            b.format == "netstat"
+            and _f(b, "os.since_boot") == 0
+            and (_f(b, "tcp.listen_overflows") > 0 or _f(b, "tcp.listen_drops") > 0)
+        ),
+        _LISTEN_DROPS,
+    ),
+    (
+        lambda b: b.format == "netstat" and _f(b, "tcp.retrans_pct") >= 1,
+        _RETRANSMITS,
+    ),
+    (
+        lambda b: b.format in ("netstat", "pressure", "procvmstat") and _f(b, "os.since_boot") == 1,
+        _SINCE_BOOT,
+    ),
+    (
+        lambda b: (
+            b.format == "procvmstat"
+            and _f(b, "os.since_boot") == 0
+            and (_f(b, "vm.allocstall") > 0 or _f(b, "vm.direct_scan_pages") > 0)
+        ),
+        _MEMORY_SHORT,
+    ),
+    (
+        lambda b: (
+            b.format in ("meminfo", "free", "top")
+            and (
+                ("mem.available_pct" in b.facts and _f(b, "mem.available_pct") < 10)
+                or _f(b, "mem.swap_used_pct") >= 20
+            )
+        ),
+        _MEMORY_SHORT,
+    ),
+    (lambda b: b.format == "pressure" and _f(b, "psi.max_avg10_pct") >= 10, _PRESSURE),
+    (lambda b: b.format in ("uptime", "top") and _f(b, "load.per_cpu") >= 1.5, _LOAD),
+]
+
 Predicate = Callable[[Block], bool]
 
 RULES: list[tuple[Predicate, Rule]] = [
@@ -404,6 +557,7 @@ RULES: list[tuple[Predicate, Rule]] = [
     ),
     (lambda b: b.format == "stack" and bool(b.facts.get("layer.count")), _STACK),
     (lambda b: b.format in ("waits", "tkprof") and _f(b, "waits.top_pct") >= 50, _EVENT),
+    *_OS_RULES,
 ]
 
 

@@ -48,6 +48,15 @@ Source = Literal[
     "sar",
     "pidstat",
     "prstat",
+    "lockstat",
+    "perf",
+    "meminfo",
+    "pressure",
+    "netstat",
+    "free",
+    "uptime",
+    "top",
+    "procvmstat",
     "text",
 ]
 Op = Literal[">", ">=", "<", "<=", "==", "!="]

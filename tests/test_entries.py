@@ -10,6 +10,7 @@ import importlib.util
 import re
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import get_args
 
 import pytest
 import yaml
@@ -17,7 +18,7 @@ import yaml
 from ingest.facts import FACTS
 from kb.matcher import analyze_text
 from kb.models import Entry, EntryError, validate_entry
-from kb.signatures import FactCondition, TextCondition, walk
+from kb.signatures import FactCondition, Source, TextCondition, walk
 
 ROOT = Path(__file__).resolve().parent.parent
 ENTRIES = ROOT / "kb" / "entries"
@@ -239,10 +240,11 @@ BAD_SIGNATURES = [
         "signatures[0].name: String should match pattern '^[a-z0-9][a-z0-9-]*$'",
     ),
     (
-        {"sources": ["nfsstat"], "when": {"text": "x"}},
-        "signatures[0].sources[0]: Input should be 'tkprof', 'truss', 'strace', 'mpstat', "
-        "'stack', 'dtrace', 'waits', 'trace10046', 'hanganalyze', 'lgwr_trace', 'vdollar', 'vmstat', "
-        "'iostat', 'sar', 'pidstat', 'prstat' or 'text'",
+        {"sources": ["sqlnet"], "when": {"text": "x"}},
+        # pydantic lists every source: the list grows with the formats perfkb reads
+        "signatures[0].sources[0]: Input should be "
+        + ", ".join(f"'{x}'" for x in get_args(Source)[:-1])
+        + f" or '{get_args(Source)[-1]}'",
     ),
     (
         {"when": {"all": []}},

@@ -174,6 +174,21 @@ def test_truss_shapes_the_generator_does_not_print(monkeypatch):
     _both("\n".join(lines) + "\n", monkeypatch, max_blocks=20)
 
 
+def test_a_time_without_a_pid_is_no_pid(monkeypatch):
+    """`4.5958 _lgrpsys(1, 0, ) = 42` (truss -d without -f) pasted into a -f capture: the
+    digits before the '.' are a time, not pid 4, in the core as in the reference."""
+    rng = random.Random(7)
+    lines = ["truss -f -d -p 100"]
+    t = 0.0
+    for i in range(3000):
+        t += rng.random() / 100
+        if 1000 <= i < 1010:
+            lines.append(f"{t:.4f} _lgrpsys(3, 0x00000000, 0x00000000)             = 19108")
+        else:
+            lines.append(f"100: {t:.4f} read(15, 0x1, 8208) = 21")
+    _both("\n".join(lines) + "\n", monkeypatch)
+
+
 def test_the_caps_hold_the_same_way(monkeypatch):
     """More processes, names and repeat keys than the aggregator keeps apart."""
     lines = []

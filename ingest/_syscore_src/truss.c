@@ -5,10 +5,25 @@
 
 /* -- the truss scanner ------------------------------------------------------------------------ */
 
+static Py_ssize_t truss_prefix_at(const unsigned char *s, Py_ssize_t i, Py_ssize_t e,
+                                  Py_ssize_t *pid_s, int *pid_n, int *lwp2);
+
 /* `pid:` / `pid/lwp:` / `/lwp:` (each number 1-10 digits, `@n` after the lwp) followed by
- * whitespace. Returns the index after ":", or -1 if the line has no such prefix. */
+ * whitespace. Returns the index after ":", or -1 if the line has no such prefix; then no pid
+ * either (the digits of `4.5958 _lgrpsys(...)`, a -d time without a pid, are not one). */
 static Py_ssize_t truss_prefix(const unsigned char *s, Py_ssize_t i, Py_ssize_t e,
                                Py_ssize_t *pid_s, int *pid_n, int *lwp2)
+{
+    Py_ssize_t after = truss_prefix_at(s, i, e, pid_s, pid_n, lwp2);
+    if (after < 0) {
+        *pid_n = 0;
+        *lwp2 = 0;
+    }
+    return after;
+}
+
+static Py_ssize_t truss_prefix_at(const unsigned char *s, Py_ssize_t i, Py_ssize_t e,
+                                  Py_ssize_t *pid_s, int *pid_n, int *lwp2)
 {
     *pid_n = 0;
     *lwp2 = 0;

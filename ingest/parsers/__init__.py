@@ -6,18 +6,27 @@ from __future__ import annotations
 
 from ingest.base import Parser
 from ingest.parsers.dtrace import DtraceParser
+from ingest.parsers.free import FreeParser
 from ingest.parsers.hanganalyze import HanganalyzeParser
 from ingest.parsers.iostat import IostatParser
 from ingest.parsers.lgwr import LgwrTraceParser
+from ingest.parsers.lockstat import LockstatParser
+from ingest.parsers.meminfo import MeminfoParser
 from ingest.parsers.mpstat import MpstatParser
+from ingest.parsers.netstat import NetstatParser
+from ingest.parsers.perf import PerfParser
 from ingest.parsers.pidstat import PidstatParser
+from ingest.parsers.pressure import PressureParser
+from ingest.parsers.procvmstat import ProcVmstatParser
 from ingest.parsers.prstat import PrstatParser
 from ingest.parsers.sar import SarParser
 from ingest.parsers.stack import StackParser
 from ingest.parsers.strace import StraceParser
 from ingest.parsers.tkprof import TkprofParser
+from ingest.parsers.top import TopParser
 from ingest.parsers.trace10046 import Trace10046Parser
 from ingest.parsers.truss import TrussParser
+from ingest.parsers.uptime import UptimeParser
 from ingest.parsers.vdollar import VdollarParser
 from ingest.parsers.vmstat import VmstatParser
 from ingest.parsers.waits import WaitsParser
@@ -37,6 +46,15 @@ PARSERS: tuple[type[Parser], ...] = (
     MpstatParser,
     WaitsParser,
     VdollarParser,
+    LockstatParser,
+    PerfParser,
+    TopParser,
+    UptimeParser,
+    MeminfoParser,
+    PressureParser,
+    NetstatParser,
+    ProcVmstatParser,
+    FreeParser,
     DtraceParser,
     StackParser,
 )

@@ -87,6 +87,14 @@ _BPF_BUCKET = re.compile(
     r"^\s*(?:\[(?P<lo>-?\d{1,15}(?:\.\d+)?[KMGTP]?)(?:,\s*(?:-?[\d.]+[KMGTP]?|\.\.\.))?[\])]"
     r"|\(\.\.\.,\s*(?P<under>-?\d{1,15}(?:\.\d+)?[KMGTP]?)\))\s+(?P<count>\d{1,15})\s+\|[@ ]*\|\s*$"
 )
+# BCC tools (biolatency, funclatency, runqlat, ...): `     usecs   : count     distribution`
+# then `   128 -> 255    : 7    |****     |`; a `disk = 'sda'` line names each histogram of -D/-P
+_BCC_HEADER = re.compile(r"^\s*(?P<unit>[A-Za-z_][\w-]{0,30})\s+:\s+count\s+distribution\s*$")
+_BCC_ROW = re.compile(
+    r"^\s*(?P<lo>\d{1,15})\s*->\s*\d{1,15}\s*:\s*(?P<count>\d{1,15})\s*(?:\|[*\s]*\|?)?\s*$"
+)
+_TRACING = re.compile(r"^Tracing\b.{0,100}(?:Hit Ctrl-C to end|Ctrl-C to end)\.?\s*$")
+_BCC_LABEL = re.compile(r"^\s*[A-Za-z_][\w ]{0,30}\s+=\s+\S.{0,100}$")
 _SUFFIX = {"K": 1024.0, "M": 1024.0**2, "G": 1024.0**3, "T": 1024.0**4, "P": 1024.0**5}
 _TIME_MS = {"ms": 1.0, "us": 1e-3, "ns": 1e-6, "s": 1000.0, "sec": 1000.0, "seconds": 1000.0}
 
@@ -113,6 +121,27 @@ def _hist_value(text: str) -> float:
     if text.startswith(">="):
         return float(text[2:])
     return float(text)
+
+
+def _modes(buckets: list[tuple[float, float]], total: float) -> list[float]:
+    """The peaks a person sees in a histogram: buckets holding at least 5 % of the values that
+    rise above their neighbours, with a valley below half the smaller peak between two of
+    them (biolatency's cache hits at 1-2 ms and misses at 8-16 ms are two modes)."""
+    peaks: list[tuple[float, float]] = []  # (value, count)
+    valley = float("inf")
+    counts = [c for _, c in buckets]
+    for i, (value, count) in enumerate(buckets):
+        before = counts[i - 1] if i else -1.0
+        after = counts[i + 1] if i + 1 < len(counts) else -1.0
+        if count >= 0.05 * total and count > before and count >= after:
+            if peaks and valley >= min(peaks[-1][1], count) / 2:
+                if count > peaks[-1][1]:
+                    peaks[-1] = (value, count)  # no real dip: the same mode
+            else:
+                peaks.append((value, count))
+            valley = count
+        valley = min(valley, count)
+    return [v for v, _ in peaks]
 
 
 def _frame(module: str | None, func: str | None) -> Frame:
@@ -229,6 +258,8 @@ class DtraceParser(Parser):
             return 2 if _flat_rows(line) is not None else 0
         if (
             _HIST_HEADER.match(line)
+            or _BCC_HEADER.match(line)
+            or _TRACING.match(line)
             or _COMMAND.match(line[:256])
             or _DTRACE_MSG.match(line)
             or _CPU_HEADER.match(line)
@@ -281,6 +312,9 @@ class DtraceParser(Parser):
                 value = _bpf_number(m["lo"]) if m["lo"] else _bpf_number(m["under"]) - 1
                 self._bucket(value, float(m["count"]))
                 return True
+            if m := _BCC_ROW.match(line):
+                self._bucket(float(m["lo"]), float(m["count"]))
+                return True
             if "|" in line and re.match(r"^\s*[\[(<>=\d-]", line):
                 self.malformed += 1  # a histogram row we cannot read
                 return True
@@ -302,6 +336,12 @@ class DtraceParser(Parser):
             return self._flat if _flat_rows(line) is not None else None
         if _HIST_HEADER.match(line):
             return self._hist_header
+        if _BCC_HEADER.match(line):
+            return self._bcc_header
+        if _TRACING.match(line):
+            return self._tracing
+        if "bcc" in s.seen and "=" in line and _BCC_LABEL.match(line):
+            return self._label_line
         if _FRAME_COUNT.match(line):
             return self._frame_count
         if _FRAME.match(line):
@@ -473,6 +513,21 @@ class DtraceParser(Parser):
         s.label = None
         self._start_hist(label)
 
+    def _tracing(self, line: str) -> None:
+        """BCC's and bpftrace's 'Tracing ... Hit Ctrl-C to end.': Linux eBPF output follows."""
+        self.s.seen.add("bcc")
+
+    def _bcc_header(self, line: str) -> None:
+        m = _BCC_HEADER.match(line)
+        assert m is not None
+        s = self.s
+        s.seen.add("bcc")
+        # `disk = 'sda'` names the table: 'disk sda usecs'
+        named = " ".join(s.label.replace("=", " ").replace("'", " ").split()) if s.label else ""
+        label = f"{named} {m['unit']}" if named else m["unit"]
+        s.label = None
+        self._start_hist(label)
+
     def _start_hist(self, label: str) -> None:
         s = self.s
         self._end_stack(None)
@@ -499,12 +554,17 @@ class DtraceParser(Parser):
         used = [v for v, c in hist.buckets if c > 0]
         if used:
             summary["max"] = max(used)
-            half, running = total / 2.0, 0.0
-            for value, count in sorted(hist.buckets):
-                running += count
-                if running >= half:
-                    summary["p50"] = value
-                    break
+            ordered = sorted(hist.buckets)
+            for name, share in (("p50", 0.5), ("p90", 0.9), ("p99", 0.99)):
+                running = 0.0
+                for value, count in ordered:
+                    running += count
+                    if running >= total * share:
+                        summary[name] = value
+                        break
+            modes = _modes(ordered, total)
+            summary["modes"] = float(len(modes))
+            summary["mode_values"] = modes
         s.hists[key] = summary
         buckets = [{"value": v, "count": c} for v, c in hist.buckets[:100]]
         s.hist_rows.append({"label": key, **summary, "buckets": buckets})
@@ -575,7 +635,7 @@ class DtraceParser(Parser):
             facts["probe.time_ms"] = dict(s.probe_time_ms)
         if s.max_count:
             facts["probe.max_count"] = s.max_count
-        for name in ("p50", "max", "count"):
+        for name in ("p50", "p90", "p99", "max", "count", "modes"):
             table = {k: float(v[name]) for k, v in s.hists.items() if name in v}
             if table:
                 facts[f"hist.{name}"] = table
@@ -604,7 +664,7 @@ class DtraceParser(Parser):
         identifiers = s.stats.identifiers()
         extra = sorted(s.probe_count, key=lambda k: -s.probe_count[k])[:100]
         identifiers += [k for k in extra if k not in identifiers and " " not in k]
-        platform: Platform = "linux" if "bpftrace" in s.seen else "solaris"
+        platform: Platform = "linux" if s.seen & {"bpftrace", "bcc"} else "solaris"
         return facts, details, identifiers, platform
 
     def finish(self, start_line: int, end_line: int) -> Block:

@@ -54,8 +54,8 @@ _PERF = re.compile(
     r"^\s+(?P<addr>[0-9a-fA-F]+)\s+(?P<func>\S+?)(?:\+0x[0-9a-fA-F]+)?\s+\((?P<module>[/\[][^()]*)\)\s*$"
 )
 _PERF_HEADER = re.compile(
-    r"^(?P<comm>\S(?:[^\t]*\S)?)\s+(?P<pid>\d+)(?:/(?P<tid>\d+))?\s+(?:\[\d+\]\s+)?\d+\.\d+:\s+"
-    r"(?:\d+\s+)?\S+:\s*$"
+    r"^(?P<comm>\S(?:[^\t]*\S)?)\s+(?P<pid>\d+)(?:/(?P<tid>\d+))?\s+(?:\[\d+\]\s+)?"
+    r"(?P<time>\d+\.\d+):\s+(?:(?P<period>\d+)\s+)?(?P<event>\S+?):\s*$"
 )
 
 # Oracle: oradebug short_stack (`ksedsts()+244<-ksdxfstk()+58<-...`, innermost first), the folded
@@ -146,6 +146,7 @@ class StackParser(Parser):
         self._by_label: dict[str, tuple[int, frozenset[str]]] = {}
         self._innermost: list[str] = []
         self._short_stacks = 0
+        self._perf: dict | None = None  # perf script: samples, events, commands, time span
 
     # -- detection ------------------------------------------------------------------------------
 
@@ -187,6 +188,22 @@ class StackParser(Parser):
 
     def _vote(self, platform: str) -> None:
         self._votes[platform] = self._votes.get(platform, 0) + 1
+
+    def _perf_sample(self, m: re.Match) -> None:
+        """What a person reads off perf script's sample lines: which event, which processes,
+        over how long (the stacks themselves go to FunctionStats like any other)."""
+        p = self._perf
+        if p is None:
+            p = self._perf = {"samples": 0, "events": {}, "commands": {}, "period": 0.0}
+        p["samples"] += 1
+        t = float(m["time"])
+        p["first_time"] = min(p.get("first_time", t), t)
+        p["last_time"] = max(p.get("last_time", t), t)
+        if m["period"]:
+            p["period"] += float(m["period"])
+        for table, key in ((p["events"], m["event"]), (p["commands"], f"{m['comm']} {m['pid']}")):
+            if key in table or len(table) < 50:
+                table[key] = table.get(key, 0) + 1
 
     def _commit(self) -> None:
         if self._frames:
@@ -297,6 +314,7 @@ class StackParser(Parser):
         elif m := _PERF_HEADER.match(line):
             self._vote("linux")
             self._new_stack(f"{m['comm'].strip()[:40]} {m['pid']}")
+            self._perf_sample(m)
         elif _CALL_TRACE.match(line):
             self._vote("linux")
             self._new_stack("kernel call trace")
@@ -410,6 +428,10 @@ class StackParser(Parser):
             details["threads"] = self._threads
         if self.frames_dropped:
             details["frames_dropped"] = self.frames_dropped
+        if self._perf is not None:
+            perf = dict(self._perf)
+            perf["span_s"] = round(perf["last_time"] - perf["first_time"], 6)
+            details["perf_script"] = perf
         platform: Platform | None = None
         if self._votes:
             best = max(self._votes.items(), key=lambda kv: kv[1])[0]

@@ -499,6 +499,39 @@ def block_charts(block: Block) -> list[tuple[str, Markup]]:
         )
     elif fmt in ("vmstat", "sar", "iostat", "pidstat", "prstat"):
         out.extend(_os_charts(block))
+    elif fmt == "perf":
+        out.extend(_perf_charts(block))
+    elif fmt == "lockstat":
+        count = _table(block, "lock.count")
+        time_ms = _table(block, "lock.time_ms")
+        notes = {k: f"{_fmt(v)} ms" for k, v in time_ms.items()}
+        out.append(
+            ("Hottest locks", hbars(count.items(), title="events by lock", value_note=notes))
+        )
+        callers = _table(block, "caller.count")
+        out.append(("Callers", hbars(callers.items(), title="events by caller", limit=10)))
+    elif fmt == "top":
+        cpu = _table(block, "proc.cpu_pct")
+        out.append(("CPU by command", hbars(cpu.items(), title="%CPU by command", unit="%")))
+        out.append(_memory_chart(block))
+    elif fmt in ("meminfo", "free"):
+        out.append(_memory_chart(block))
+    elif fmt == "procvmstat":
+        names = ("vm.direct_scan_pages", "vm.allocstall", "vm.swap_pages", "vm.major_faults")
+        names += ("vm.compact_stall", "vm.thp_fallback", "vm.oom_kill")
+        shown = {n.removeprefix("vm."): v for n in names if (v := _num(block.facts.get(n)))}
+        since = " (since boot)" if block.facts.get("os.since_boot") == 1 else ""
+        out.append((f"Reclaim, swap and faults{since}", hbars(shown.items(), title="counters")))
+    elif fmt == "pressure":
+        avg10 = _table(block, "psi.avg10_pct")
+        avg300 = _table(block, "psi.avg300_pct")
+        notes = {k: f"avg300 {_fmt(avg300[k])}%" for k in avg10 if k in avg300}
+        out.append(
+            (
+                "Time stalled (last 10 s)",
+                hbars(avg10.items(), title="stalled, avg10", unit="%", value_note=notes),
+            )
+        )
     elif fmt in ("stack", "dtrace"):
         top = (
             _table(block, "probe.count")
@@ -506,4 +539,82 @@ def block_charts(block: Block) -> list[tuple[str, Markup]]:
             or _table(block, "frame.count")
         )
         out.append(("Most frequent functions", hbars(top.items(), title="functions", limit=10)))
+        out.extend(_histograms(block))
     return [(caption, svg) for caption, svg in out if svg is not None]
+
+
+def _perf_charts(block: Block) -> list[tuple[str, Markup | None]]:
+    """perf: the hottest functions by self share (children noted), else folded-stack tops."""
+    out: list[tuple[str, Markup | None]] = []
+    share = _table(block, "symbol.self_pct")
+    if share:
+        children = _table(block, "symbol.children_pct")
+        notes = {k: f"children {_fmt(children[k])}%" for k in share if k in children}
+        out.append(
+            (
+                "Hottest functions",
+                hbars(share.items(), title="self share", unit="%", value_note=notes, limit=15),
+            )
+        )
+        f = block.facts
+        kernel = _num(f.get("perf.kernel_pct")) or 0.0
+        user = _num(f.get("perf.user_pct")) or 0.0
+        if kernel or user:
+            out.append(
+                (
+                    "Kernel and user time",
+                    split_bar(
+                        [("part-rest", "kernel", kernel), ("part-cpu", "user", user)],
+                        total=kernel + user,
+                        title="kernel vs user",
+                        unit="%",
+                    ),
+                )
+            )
+    else:
+        top = _table(block, "frame.top") or _table(block, "frame.count")
+        out.append(("Most frequent functions", hbars(top.items(), title="functions", limit=10)))
+    counters = _table(block, "perf.counter")
+    if counters and not share:
+        out.append(("Counters", hbars(counters.items(), title="perf stat counters")))
+    return out
+
+
+def _memory_chart(block: Block) -> tuple[str, Markup | None]:
+    """Memory as a person weighs it: what is available against what is taken."""
+    f = block.facts
+    total = _num(f.get("mem.total_mb")) or 0.0
+    avail = _num(f.get("mem.available_mb"))
+    if not total or avail is None:
+        return ("Memory", None)
+    huge = _num(f.get("mem.hugepages_mb")) or 0.0
+    used = max(total - avail - huge, 0.0)
+    parts = [("part-rest", "in use", used)]
+    if huge:
+        parts.append(("part-wait", "huge pages", huge))
+    parts.append(("part-cpu", "available", avail))
+    return ("Memory", split_bar(parts, total=total, title="memory (MB)", unit=" MB"))
+
+
+def _power(value: float) -> str:
+    """A histogram bucket as bpftrace and BCC print it: 1024 -> '1K'."""
+    for size, suffix in ((1 << 30, "G"), (1 << 20, "M"), (1 << 10, "K")):
+        if value >= size and value % size == 0:
+            return f"{value / size:g}{suffix}"
+    return _fmt(value)
+
+
+def _histograms(block: Block) -> list[tuple[str, Markup | None]]:
+    """DTrace quantize, bpftrace hist() and BCC tables as columns, the way they are printed."""
+    out: list[tuple[str, Markup | None]] = []
+    raw = block.details.get("histograms")
+    for hist in raw[:4] if isinstance(raw, list) else []:
+        if not isinstance(hist, Mapping):
+            continue
+        buckets = []
+        for b in hist.get("buckets") or []:
+            if isinstance(b, Mapping) and (v := _num(b.get("value"))) is not None:
+                buckets.append((_power(v), _num(b.get("count")) or 0.0))
+        label = str(hist.get("label", ""))[:60]
+        out.append((f"Histogram {label}", columns(buckets, title=f"histogram {label}")))
+    return out

@@ -1,0 +1,285 @@
+"""`top` / `top -H` (procps, batch or screen copy) and Solaris/BSD `top`: the summary header
+and the process table.
+
+    top - 14:23:01 up 10 days,  3:04,  2 users,  load average: 8.12, 7.50, 6.90
+    Tasks: 312 total,   5 running, 307 sleeping,   0 stopped,   0 zombie    (Threads: with -H)
+    %Cpu(s): 45.3 us, 12.1 sy,  0.0 ni, 38.2 id,  3.9 wa,  0.0 hi,  0.5 si,  0.0 st
+    KiB Mem : 16266948 total,   234012 free, 12345678 used,  3687258 buff/cache
+      PID USER      PR  NI    VIRT    RES    SHR S  %CPU  %MEM     TIME+ COMMAND
+
+Old procps prints `Cpu(s): 45.3%us, ...` and `Mem: 16266948k total, ...`; the `1` key prints
+one `%Cpu0 :` line per CPU (which gives the CPU count for the load per CPU). Solaris top:
+`last pid: ...; load avg: ...`, `CPU states: 85.2% idle, 10.1% user, 4.7% kernel, ...`,
+`Memory: 32G phys mem, 4G free mem, ...`. The process table's columns are read from its
+header; COMMAND is last and may hold spaces (-c). A batch capture holds several frames: each
+`top -` line starts a new one, and the facts are the last frame's (the first frame of
+`top -b` measures since each process started).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar
+
+from ingest.base import Parser
+from ingest.model import Format, Platform
+from ingest.parsers.pasted import number, sample_mark, unpaste
+
+MAX_LINE = 4096
+MAX_KEYS = 2000
+_TOP = re.compile(r"^\s*top\s+-\s+\S+\s+up\b")
+_SOL_TOP = re.compile(r"^\s*last pid:\s*\d+;?\s+load av(?:g|erages?):")
+_LOAD = re.compile(
+    r"load av(?:g|erages?):\s*(?P<a>\d+(?:[.,]\d+)?),?\s+(?P<b>\d+(?:[.,]\d+)?),?\s+(?P<c>\d+(?:[.,]\d+)?)"
+)
+_UPDAYS = re.compile(r"\bup\s+(?P<days>\d+)(?:\s+days?|\+)")
+_TASKS = re.compile(r"^\s*(?P<what>Tasks|Threads|Processes):\s*(?P<rest>.*\d.*)$")
+_SOL_PROCS = re.compile(r"^\s*(?P<total>\d+)\s+processes:\s*(?P<rest>.*)$")
+_CPU = re.compile(r"^\s*(?P<label>%?Cpu(?:\(s\)|(?P<n>\d+))|CPU states)\s*:\s*(?P<rest>.*)$")
+_MEM = re.compile(
+    r"^\s*(?:(?P<unit>KiB|MiB|GiB|TiB)\s*)?(?P<what>Mem|Swap|Memory)\s*:\s*(?P<rest>.*)$"
+)
+_PAIR = re.compile(
+    r"(?P<n>\d+(?:[.,]\d+)?)\s*(?P<u>[kKMGT])?\s*%?\s*(?P<name>[a-z][a-z/ ]*[a-z]|[a-z]{2})"
+)
+_HEADER = re.compile(r"^\s*PID\s+(?:USER|USERNAME)\b.*\b(?:COMMAND|CMD|Command)\s*$")
+_TOP_HINT = re.compile(r"top -|last pid|Tasks|Threads|Processes|Cpu|CPU states|Mem|PID")
+_CPU_NAMES = {
+    "us": "usr",
+    "user": "usr",
+    "sy": "sys",
+    "system": "sys",
+    "kernel": "sys",
+    "ni": "nice",
+    "nice": "nice",
+    "id": "idle",
+    "idle": "idle",
+    "wa": "wait",
+    "iowait": "wait",
+    "hi": "hi",
+    "si": "si",
+    "st": "steal",
+    "steal": "steal",
+}
+_UNIT_MB = {"KiB": 1 / 1024, "MiB": 1.0, "GiB": 1024.0, "TiB": 1048576.0}
+_SUFFIX_MB = {"k": 1 / 1024, "K": 1 / 1024, "M": 1.0, "G": 1024.0, "T": 1048576.0}
+
+
+class _Frame:
+    def __init__(self) -> None:
+        self.load: tuple[float, float, float] | None = None
+        self.days: float | None = None
+        self.tasks: dict[str, float] = {}
+        self.cpu: dict[str, float] = {}
+        self.per_cpu = 0
+        self.mem: dict[str, float] = {}
+        self.swap: dict[str, float] = {}
+        self.proc_cpu: dict[str, float] = {}  # summed by command (top -H: a process's threads)
+        self.proc_cpu_max: dict[str, float] = {}  # the busiest row of each command
+        self.proc_mem: dict[str, float] = {}
+        self.states: dict[str, float] = {}
+        self.rows = 0
+
+
+class TopParser(Parser):
+    format: ClassVar[Format] = "top"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.frame = _Frame()
+        self.frames = 0
+        self.columns: list[str] | None = None
+        self.solaris = False
+
+    @classmethod
+    def start_score(cls, line: str) -> int:
+        if len(line) > MAX_LINE or not _TOP_HINT.search(line):
+            return 0
+        text = unpaste(line)
+        if _TOP.match(text) or _SOL_TOP.match(text) or _HEADER.match(text):
+            return 2
+        if (m := _TASKS.match(text)) and "total" in m["rest"]:
+            return 2
+        if (m := _CPU.match(text)) and m["label"] != "CPU states" or (m and "idle" in m["rest"]):
+            return 2
+        if (m := _MEM.match(text)) and m["unit"]:
+            return 2
+        return 0
+
+    def feed(self, line: str) -> bool:
+        if len(line) > MAX_LINE:
+            return False
+        text = unpaste(line)
+        if not text.strip():
+            return bool(self.lines)
+        if self.lines and text.startswith("zzz") and sample_mark(text):
+            return True  # OSWatcher's marker between two samples: the later one counts
+        if _TOP.match(text) or _SOL_TOP.match(text):
+            if self.frames and self.solaris != bool(_SOL_TOP.match(text)):
+                return False  # another system's top: its own block
+            if self.frames:
+                self.frame = _Frame()
+            self.frames += 1
+            self.columns = None
+            self.solaris = self.solaris or bool(_SOL_TOP.match(text))
+            if m := _LOAD.search(text):
+                vals = [number(m[k]) or 0.0 for k in "abc"]
+                self.frame.load = (vals[0], vals[1], vals[2])
+            if m := _UPDAYS.search(text):
+                self.frame.days = float(m["days"])
+            return True
+        if m := _TASKS.match(text):
+            self.frame.tasks = {"total": 0.0}
+            for p in _PAIR.finditer(m["rest"]):
+                self.frame.tasks[p["name"].strip()] = number(p["n"]) or 0.0
+            return True
+        if m := _SOL_PROCS.match(text):
+            self.frame.tasks = {"total": float(m["total"])}
+            for p in _PAIR.finditer(m["rest"]):
+                self.frame.tasks[p["name"].strip()] = number(p["n"]) or 0.0
+            return True
+        if m := _CPU.match(text):
+            values = {
+                _CPU_NAMES[p["name"].strip()]: number(p["n"]) or 0.0
+                for p in _PAIR.finditer(m["rest"])
+                if p["name"].strip() in _CPU_NAMES
+            }
+            if m["n"] is not None:
+                self.frame.per_cpu += 1
+                if not self.frame.cpu:
+                    self.frame.cpu = {"_sum_" + k: v for k, v in values.items()}
+                else:
+                    for k, v in values.items():
+                        self.frame.cpu["_sum_" + k] = self.frame.cpu.get("_sum_" + k, 0.0) + v
+            else:
+                self.frame.cpu = values
+            return True
+        if m := _MEM.match(text):
+            self._memory(m)
+            return True
+        if _HEADER.match(text):
+            self.columns = text.split()
+            return True
+        if self.columns is not None:
+            return self._row(text)
+        return False
+
+    def _memory(self, m: re.Match) -> None:
+        scale = _UNIT_MB.get(m["unit"] or "", 1 / 1024)  # old procps: 'k' suffixed kB
+        target = self.frame.swap if m["what"] == "Swap" else self.frame.mem
+        for p in _PAIR.finditer(m["rest"]):
+            value = number(p["n"]) or 0.0
+            unit = p["u"]
+            mb = value * (_SUFFIX_MB[unit] if unit else scale)
+            name = p["name"].strip()
+            if m["what"] == "Memory":  # Solaris: '32G phys mem, 4G free mem, 16G total swap'
+                key = {
+                    "phys mem": "total",
+                    "free mem": "free",
+                    "total swap": "swap total",
+                    "free swap": "swap free",
+                }.get(name)
+                if key and key.startswith("swap "):
+                    self.frame.swap[key[5:]] = mb
+                elif key:
+                    self.frame.mem[key] = mb
+                continue
+            if name.startswith("avail"):
+                self.frame.mem["available"] = mb
+            else:
+                target[name.split()[0]] = mb
+
+    def _row(self, text: str) -> bool:
+        cols = self.columns
+        assert cols is not None
+        tokens = text.split()
+        if not tokens or not tokens[0].isdigit():
+            return False
+        if len(tokens) < len(cols):
+            self.malformed += 1
+            return True
+        row = dict(zip(cols[:-1], tokens[: len(cols) - 1], strict=True))
+        command = " ".join(tokens[len(cols) - 1 :])[:200]
+        f = self.frame
+        f.rows += 1
+        cpu = number(row.get("%CPU", row.get("CPU", "")))
+        mem = number(row.get("%MEM", ""))
+        key = command.split()[0] if command else "?"
+        if key not in f.proc_cpu and len(f.proc_cpu) >= MAX_KEYS:
+            return True
+        if cpu is not None:
+            f.proc_cpu[key] = f.proc_cpu.get(key, 0.0) + cpu
+            f.proc_cpu_max[key] = max(f.proc_cpu_max.get(key, 0.0), cpu)
+        if mem is not None:
+            f.proc_mem[key] = f.proc_mem.get(key, 0.0) + mem
+        state = row.get("S") or row.get("STATE")
+        if state:
+            f.states[state] = f.states.get(state, 0.0) + 1
+        return True
+
+    def facts(self) -> tuple[dict, dict, list[str], Platform | None]:
+        f = self.frame
+        facts: dict = {}
+        if f.load:
+            facts["load.avg1"], facts["load.avg5"], facts["load.avg15"] = f.load
+            if f.per_cpu:
+                facts["load.per_cpu"] = round(f.load[0] / f.per_cpu, 3)
+        if f.days is not None:
+            facts["uptime.days"] = f.days
+        if f.tasks:
+            facts["top.tasks"] = f.tasks.get("total", 0.0)
+            for name, fact in (("running", "top.running"), ("zombie", "top.zombie")):
+                if name in f.tasks:
+                    facts[fact] = f.tasks[name]
+        cpu = dict(f.cpu)
+        if f.per_cpu and any(k.startswith("_sum_") for k in cpu):
+            cpu = {k[5:]: v / f.per_cpu for k, v in cpu.items() if k.startswith("_sum_")}
+        for name in ("usr", "sys", "wait", "idle", "steal"):
+            if name in cpu:
+                facts[f"cpu.{name}_pct"] = round(cpu[name], 2)
+        if "hi" in cpu or "si" in cpu:
+            facts["cpu.irq_pct"] = round(cpu.get("hi", 0.0) + cpu.get("si", 0.0), 2)
+        mem, swap = f.mem, f.swap
+        if "total" in mem:
+            facts["mem.total_mb"] = round(mem["total"], 1)
+            if "free" in mem:
+                facts["mem.free_mb"] = round(mem["free"], 1)
+            avail = swap.get("avail", mem.get("available"))
+            if avail is not None:
+                facts["mem.available_mb"] = round(avail, 1)
+                if mem["total"]:
+                    facts["mem.available_pct"] = round(100 * avail / mem["total"], 2)
+            cache = mem.get("buff/cache", mem.get("buffers", 0.0) + swap.get("cached", 0.0))
+            if cache:
+                facts["mem.cached_mb"] = round(cache, 1)
+        if "total" in swap:
+            facts["mem.swap_total_mb"] = round(swap["total"], 1)
+            used = swap.get("used")
+            if used is None and "free" in swap:
+                used = swap["total"] - swap["free"]
+            if used is not None:
+                facts["mem.swap_used_mb"] = round(used, 1)
+                if swap["total"]:
+                    facts["mem.swap_used_pct"] = round(100 * used / swap["total"], 2)
+        if f.proc_cpu:
+            # proc.cpu_pct means the busiest process of that name, as pidstat and prstat give it;
+            # the sum over a command's rows (threads with -H) leads proc.top_command
+            facts["proc.cpu_pct"] = {k: round(v, 2) for k, v in f.proc_cpu_max.items()}
+            top = max(f.proc_cpu.items(), key=lambda kv: (kv[1], kv[0]))
+            facts["proc.top_command"], facts["proc.top_cpu_pct"] = top[0], round(top[1], 2)
+        if f.proc_mem:
+            facts["proc.mem_pct"] = {k: round(v, 2) for k, v in f.proc_mem.items()}
+        if f.states:
+            facts["top.state_count"] = dict(f.states)
+        ranked = sorted(f.proc_cpu.items(), key=lambda kv: -kv[1])[:30]
+        details: dict = {
+            "frames": self.frames,
+            "cpus_listed": f.per_cpu,
+            "processes": [
+                {"command": k, "cpu_pct": v, "mem_pct": f.proc_mem.get(k)} for k, v in ranked
+            ],
+            "rows": f.rows,
+        }
+        identifiers = [k for k, _ in ranked]
+        platform: Platform = "solaris" if self.solaris else "linux"
+        return facts, details, identifiers, platform

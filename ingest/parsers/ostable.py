@@ -15,6 +15,8 @@ import re
 
 from ingest.facts import number
 from ingest.parsers.mpstat import _BANNER as SYSSTAT_BANNER  # the one sysstat banner regex
+from ingest.parsers.pasted import number as num
+from ingest.parsers.pasted import unpaste
 
 __all__ = [
     "SYSSTAT_BANNER",
@@ -29,53 +31,22 @@ __all__ = [
 
 MAX_LINE = 2048  # table lines are short (iostat -x of sysstat 12 is ~230); longer is not a row
 
-# `$ `, `# `, `% `, `> `, `[root@host ~]# `, `user@host:~$ `, `host% `, `example% `, `SQL> `
-_PROMPT = re.compile(
-    r"^\s*(?:\[[^\]\s]{1,60}(?:\s[^\]]{0,60})?\]|[\w.-]{1,40}@[\w.-]{1,60}(?::[^\s$#%>]{0,80})?"
-    r"|[\w.-]{1,40}(?=[%>]\s))?\s?[$#%>]\s+"
-)
-# `Mar 14 09:12:44 host prog[123]: ` and `2024-03-14T09:12:44.123+0000 host prog[1]: `
-_SYSLOG = re.compile(
-    r"^\s*(?:[A-Z][a-z]{2}\s+\d{1,2}\s+\d{2}:\d{2}:\d{2}"
-    r"|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?)"
-    r"\s+[\w.-]{1,60}\s+[\w./-]{1,60}(?:\[\d{1,10}\])?:\s"
-)
-# pdsh / clush: `node01: ` (a host name with a digit, so sar's `Average:` is not one)
-_PDSH = re.compile(r"^\s*[A-Za-z][\w.-]{0,60}\d[\w.-]{0,20}:\s")
 _CLOCK = re.compile(r"^(\d{1,2}):(\d{2}):(\d{2})$")
 _AMPM = ("AM", "PM", "am", "pm")
-_INT_GROUPS = re.compile(r"^[+-]?\d{1,3}(?:[,.'\u00a0\u202f]\d{3})+$")
-_PLAIN = re.compile(r"^[+-]?(?:\d+(?:[.,]\d*)?|[.,]\d+)(?:[eE][+-]?\d{1,3})?$")
-_EU = re.compile(r"^[+-]?\d{1,3}(?:\.\d{3})+,\d+$")
-_US = re.compile(r"^[+-]?\d{1,3}(?:,\d{3})+\.\d+$")
 # the tool with no arguments, or options/numbers first (`sar -d 30 1`, `vmstat 5`), not prose
 _CMD = re.compile(r"^(?:sudo\s+)?(?:/\S*/)?(vmstat|iostat|sar|pidstat|prstat)(\s+[-\d][^|;&<>]*)?$")
 
 
 def clean(line: str) -> str:
     """The line without what pasting put in front of it: a shell prompt, a `#` before every line,
-    a syslog/journal or pdsh prefix. Collapsed whitespace needs nothing: columns are split on
-    any run of blanks."""
+    a syslog/journal or pdsh prefix (ingest/parsers/pasted.py). Collapsed whitespace needs
+    nothing: columns are split on any run of blanks."""
     if len(line) > MAX_LINE:
         return ""
     head = line.lstrip()[:11]
     if head[:1].isdigit() and head[10:11] != "T":
         return line  # a row as printed (not an ISO journal stamp): nothing in front of it
-    text = line
-    for _ in range(3):  # a prefix behind a prefix (`node01: # ...`)
-        before = text
-        if m := _SYSLOG.match(text):
-            text = text[m.end() :]
-        if m := _PDSH.match(text):
-            text = text[m.end() :]
-        stripped = text.lstrip()
-        if stripped[:1] in ("#", ">") and not stripped.startswith(("#!", ">>")):
-            text = stripped[1:]
-        elif m := _PROMPT.match(text):
-            text = text[m.end() :]
-        if text == before:
-            break
-    return text
+    return unpaste(line, prompts=True, hosts=True)
 
 
 # what a row of numbers is made of: deleting these from it leaves nothing
@@ -100,41 +71,6 @@ def command(line: str) -> tuple[str, list[str]] | None:
     if not m:
         return None
     return m.group(1), (m.group(2) or "").split()
-
-
-def num(token: str) -> float | None:
-    """A number as any of these tools print it under any locale, or None.
-
-    `1,234,567` and `1.234.567` are thousands groups (sysstat prints two decimals, never three,
-    so a group of exactly three digits after the mark is a separator); `12,50` is a decimal
-    comma; `1.234,56` and `1,234.56` carry both. A trailing `%` (prstat CPU) is dropped."""
-    try:  # the common case, in C: `12`, `0.41`, `-3.5`
-        value = float(token)
-    except ValueError:
-        pass
-    else:
-        if value != value or abs(value) > 1e15 or "_" in token:
-            return None  # nan, inf, absurd, or Python's `1_000` (no tool prints that)
-        return value
-    t = token.rstrip("%")
-    if not t or len(t) > 24:
-        return None
-    try:
-        if _INT_GROUPS.match(t):
-            value = float(re.sub(r"[,.'\u00a0\u202f]", "", t))
-        elif _PLAIN.match(t):
-            value = float(t.replace(",", "."))
-        elif _EU.match(t):
-            value = float(t.replace(".", "").replace(",", "."))
-        elif _US.match(t):
-            value = float(t.replace(",", ""))
-        else:
-            return None
-    except ValueError:
-        return None
-    if value != value or value in (float("inf"), float("-inf")) or abs(value) > 1e15:
-        return None
-    return value
 
 
 def split_clock(tokens: list[str]) -> tuple[str, int | None, list[str]]:

@@ -1,5 +1,6 @@
-"""What pastes do to a tool's lines, undone once for the OS table parsers (lockstat, perf, the
-Linux /proc files, netstat, free, uptime, top).
+"""What pastes do to a tool's lines, undone once for every OS tool parser (vmstat, iostat, sar,
+pidstat, prstat through ostable.py; lockstat, perf, the Linux /proc files, netstat, free, uptime,
+top directly).
 
 People paste from terminals, Slack, forums and slides: a `# ` before every line (a shell comment
 or a Markdown quote), a syslog or journal prefix (`Mar 14 09:12:44 host tool[123]: `), runs of
@@ -15,49 +16,88 @@ import re
 
 # `Mar 14 09:12:44 host kernel: ` / `2024-03-14T09:12:44.123+0100 host tool[12]: `
 _SYSLOG = re.compile(
-    r"^(?:[A-Z][a-z]{2}\s+\d{1,2}\s+\d{1,2}:\d{2}:\d{2}"
+    r"^\s*(?:[A-Z][a-z]{2}\s+\d{1,2}\s+\d{1,2}:\d{2}:\d{2}"
     r"|\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?)"
     r"\s+[\w.-]{1,64}\s+[\w./-]{1,64}(?:\[\d{1,10}\])?:\s"
 )
-# `> `, `# `, `#`: a quote or a comment mark before every line of a paste
-_MARK = re.compile(r"^(?:>|#)(?:\s|$)")
+# `$ `, `# `, `% `, `> `, `[root@host ~]# `, `user@host:~$ `, `host% `, `example% `, `SQL> `
+_PROMPT = re.compile(
+    r"^\s*(?:\[[^\]\s]{1,60}(?:\s[^\]]{0,60})?\]|[\w.-]{1,40}@[\w.-]{1,60}(?::[^\s$#%>]{0,80})?"
+    r"|[\w.-]{1,40}(?=[%>]\s))?\s?[$#%>]\s+"
+)
+# pdsh / clush: `node01: ` (a host name with a digit, so sar's `Average:` is not one)
+_HOST = re.compile(r"^\s*[A-Za-z][\w.-]{0,60}\d[\w.-]{0,20}:\s")
 _MONTH_NAMES = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
-_NUMBER = re.compile(r"^[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:[.,]\d+)?$|^[-+]?\.\d+$")
 
 
-def unpaste(line: str, *, marks: bool = True) -> str:
-    """The line as the tool printed it: syslog/journal prefix and a leading `#`/`>` removed."""
-    head = line[:5]
-    if len(line) > 16 and (
-        (head[:3] in _MONTH_NAMES and head[3:4] == " ") or (head[:4].isdigit() and head[4:] == "-")
-    ):
-        m = _SYSLOG.match(line)
-        if m:
-            line = line[m.end() :]
-    if marks and line[:1] in "#>" and _MARK.match(line):
-        line = line[2:] if line[1:2] == " " else line[1:]
-    return line
+def unpaste(line: str, *, marks: bool = True, prompts: bool = False, hosts: bool = False) -> str:
+    """The line as the tool printed it: a syslog/journal prefix, and with `marks` a `#` or `>`
+    and a blank before it (a shell comment or a Markdown quote), are removed;
+    with `prompts` a shell prompt, with `hosts` a pdsh/clush `node01: ` prefix. Up to three
+    layers (`node01: # ...`). The last two are the column-table tools' choice: a `#` prompt is
+    also a perf report's comment, and `DirectMap4k: ` in /proc/meminfo reads as a host name."""
+    text = line
+    for _ in range(3):
+        before = text
+        if (m := _SYSLOG.match(text)) is not None:
+            text = text[m.end() :]
+        if hosts and (m := _HOST.match(text)) is not None:
+            text = text[m.end() :]
+        stripped = text.lstrip()
+        mark = stripped[:1] in ("#", ">") and not stripped.startswith(("#!", ">>"))
+        # a mark is followed by a blank (nstat prints `#kernel` itself), except before the
+        # column-table tools' rows, which no tool starts with `#`
+        if marks and mark and (prompts or stripped[1:2] in ("", " ", "\t")):
+            text = stripped[2:] if stripped[1:2] == " " else stripped[1:]
+        elif prompts and (m := _PROMPT.match(text)) is not None:
+            text = text[m.end() :]
+        if text == before:
+            break
+    return text
+
+
+_INT_GROUPS = re.compile(r"^[+-]?\d{1,3}(?:[,.'\u00a0\u202f]\d{3})+$")
+_PLAIN = re.compile(r"^[+-]?(?:\d+(?:[.,]\d*)?|[.,]\d+)(?:[eE][+-]?\d{1,3})?$")
+_EU = re.compile(r"^[+-]?\d{1,3}(?:\.\d{3})+,\d+$")
+_US = re.compile(r"^[+-]?\d{1,3}(?:,\d{3})+\.\d+$")
+_GROUP_MARKS = re.compile(r"[,.'\u00a0\u202f]")
+MAX_NUMBER = 1e18  # larger is no counter any of these tools prints
 
 
 def number(token: str) -> float | None:
-    """`1,234,567` -> 1234567; `0,95` -> 0.95; `12.5%` -> 12.5; None for anything else.
+    """A number as the tools print it under any locale, or None.
 
-    A single comma followed by exactly three digits is read as a thousands separator (how
-    English locales print counters); followed by one, two or more than three digits it is a
-    decimal comma."""
+    `1,234,567`, `1.234.567` and `1'234'567` are thousands groups, and so is one comma before
+    exactly three digits (`2,210`: how English locales print counters); a comma before one, two
+    or more digits is a decimal comma (`0,95`, `12,50`); `1.234,56` and `1,234.56` carry both. A
+    trailing `%` is dropped. nan, inf, `1_000` and absurd magnitudes are None."""
+    try:  # the common case, in C: `12`, `0.41`, `-3.5`
+        value = float(token)
+    except ValueError:
+        pass
+    else:
+        if value != value or abs(value) >= MAX_NUMBER or "_" in token:
+            return None
+        return value
     t = token.strip().rstrip("%")
-    if not t or len(t) > 40 or not _NUMBER.match(t):
+    if not t or len(t) > 40:
         return None
-    if "," in t:
-        if "." in t or t.count(",") > 1 or len(t.rsplit(",", 1)[1]) == 3:
-            t = t.replace(",", "")
-        else:
-            t = t.replace(",", ".")
     try:
-        value = float(t)
+        if _INT_GROUPS.match(t):
+            value = float(_GROUP_MARKS.sub("", t))
+        elif _PLAIN.match(t):
+            value = float(t.replace(",", "."))
+        elif _EU.match(t):
+            value = float(t.replace(".", "").replace(",", "."))
+        elif _US.match(t):
+            value = float(t.replace(",", ""))
+        else:
+            return None
     except ValueError:
         return None
-    return value if abs(value) < 1e18 else None
+    if value != value or abs(value) >= MAX_NUMBER:
+        return None
+    return value
 
 
 _SUFFIX = {"k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}

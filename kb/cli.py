@@ -1047,6 +1047,8 @@ def serve(
     Store(settings).close()  # create the store and a fresh index before serving
     # uvicorn calls the factory without arguments: it reads the data dir from the environment
     os.environ["PERFKB_DATA_DIR"] = str(settings.data_dir)
+    # a long-lived process: build the matcher at start and keep it out of the cyclic GC
+    os.environ["PERFKB_WARM_START"] = "1"
     get_settings.cache_clear()
     uvicorn.run(
         "kb.web.app:create_app",

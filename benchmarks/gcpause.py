@@ -12,8 +12,11 @@ sides are measured on the same matcher in the same run:
   collection the interpreter starts by itself timed through `gc.callbacks`; the longest is
   reported, without and with the freeze (each answer is dumped to a dict and the last 500
   kept, as a server's responses allocate);
-- first analysis: the first pass over the seed snippets right after the matcher is built (its
-  programs compile on first use), against the same pass after `compile_all()`.
+- first analysis: the slowest analysis of the first pass over the seed snippets right after
+  the matcher is built (its programs compile on first use), against the same after
+  `compile_all()` (whose own CPU time is in the JSON: it moves to the process's start).
+
+Pauses and analyses are CPU times (thread and process), steadier than the wall clock here.
 """
 
 from __future__ import annotations
@@ -42,10 +45,11 @@ class _Pauses:
         self._started = 0.0
 
     def __call__(self, phase: str, info: dict) -> None:
+        # thread CPU time: on a shared box the wall clock would count other processes' turns
         if phase == "start":
-            self._started = time.perf_counter()
+            self._started = time.thread_time()
         else:
-            self.longest = max(self.longest, time.perf_counter() - self._started)
+            self.longest = max(self.longest, time.thread_time() - self._started)
             self.count += 1
 
     def __enter__(self) -> _Pauses:
@@ -61,11 +65,21 @@ def _analyses(matcher: Matcher, evidence: list, rounds: int) -> float:
     are kept, as a server's responses and its cache of recent analyses allocate objects that
     live a while (an analysis alone allocates too few tracked objects to start a collection)."""
     kept: deque = deque(maxlen=500)
-    started = time.perf_counter()
+    started = time.process_time()
     for _ in range(rounds):
         for ev in evidence:
             kept.append(analyze_evidence(ev, matcher=matcher).model_dump())
-    return time.perf_counter() - started
+    return time.process_time() - started
+
+
+def _slowest(matcher: Matcher, evidence: list) -> float:
+    """CPU seconds of the slowest single analysis in one pass over the snippets."""
+    worst = 0.0
+    for ev in evidence:
+        t = time.process_time()
+        analyze_evidence(ev, matcher=matcher)
+        worst = max(worst, time.process_time() - t)
+    return worst
 
 
 def run(full: bool) -> list[Figure]:
@@ -75,13 +89,13 @@ def run(full: bool) -> list[Figure]:
     entries = synthetic_entries(n)
     matcher = Matcher(entries)
     del entries
-    first_lazy = _analyses(matcher, evidence, 1)  # programs compile during this pass
+    first_lazy = _slowest(matcher, evidence)  # programs compile during this pass
     second = _analyses(matcher, evidence, 1)
     fresh = Matcher(matcher.entries)
-    t = time.perf_counter()
+    t = time.process_time()
     fresh.index.compile_all()
-    compile_s = time.perf_counter() - t
-    first_warm = _analyses(fresh, evidence, 1)
+    compile_s = time.process_time() - t
+    first_warm = _slowest(fresh, evidence)
     del fresh
     gc.collect()
     t = time.perf_counter()
@@ -131,18 +145,18 @@ def run(full: bool) -> list[Figure]:
         Figure(
             bench=BENCH,
             case=case,
-            metric=f"first pass over {k} snippets after compile_all()",
+            metric="slowest first analysis after compile_all() (CPU)",
             value=round(first_warm * 1000, 1),
             unit="ms",
-            reference="first pass, programs compiled on first use",
+            reference="programs compiled on first use",
             ref_value=round(first_lazy * 1000, 1),
             ratio=ratio(first_warm, first_lazy),
             target=f"≤ {TARGET_FIRST_S * 1000:g} ms",
             met=first_warm <= TARGET_FIRST_S,
             extra=extra
             | {
-                "second_pass_ms": round(second * 1000, 1),
-                "compile_all_ms": round(compile_s * 1000),
+                "second_pass_all_snippets_cpu_ms": round(second * 1000, 1),
+                "compile_all_cpu_ms": round(compile_s * 1000),
             },
         ),
     ]

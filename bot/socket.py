@@ -40,6 +40,9 @@ def run(settings: Settings) -> None:
         )
     store = Store(settings)
     try:
+        from kb.matcher import warm
+
+        warm(store)  # compile the KB now and keep it out of the cyclic GC (a long-lived process)
         handler = build_handler(store, settings)
         log.info("perfkb bot connecting in Socket Mode (Web API %s)", settings.slack_api_url)
         handler.start()

@@ -545,6 +545,80 @@ def _decoded_chunks(
     yield decoder.decode(b"", final=True)
 
 
+def parse_chunks(chunks: Iterable[str]) -> Evidence:
+    """Parse text that arrives in pieces cut anywhere (an upload read in blocks, batches of a
+    download's lines): whole lines go to `Detector.feed_text`, the batch path `parse_stream`
+    uses, and a line cut between two pieces waits for its end. Gives what `parse_lines` gives
+    for the same text split after each "\n"."""
+    detector = Detector()
+    tail: list[str] = []  # the start of a line that has not ended yet
+    it = iter(chunks)
+    for chunk in it:
+        cut = chunk.rfind("\n") + 1
+        if not cut:
+            if chunk:
+                tail.append(chunk)
+            continue
+        if tail:
+            tail.append(chunk[:cut])
+            text = "".join(tail)
+            tail = []
+        else:
+            text = chunk if cut == len(chunk) else chunk[:cut]
+        html = _html_line(text)
+        if html >= 0:  # as parse_lines: from that line on, the text the document's tables lay out
+            if html:
+                detector.feed_text(text[:html])
+            detector.feed_lines(html_lines(itertools.chain([text[html:], chunk[cut:]], it)))
+            return detector.finish()
+        detector.feed_text(text)
+        if cut < len(chunk):
+            tail.append(chunk[cut:])
+    if tail:
+        text = "".join(tail)
+        html = _html_line(text)
+        if html >= 0:
+            if html:
+                detector.feed_text(text[:html])
+            detector.feed_lines(html_lines([text[html:]]))
+            return detector.finish()
+        detector.feed_text(text)
+    return detector.finish()
+
+
+_TAG_LINE = re.compile(r"^(?:<|[ \t][^\S\n]*<)", re.M)
+
+
+def _html_line(text: str) -> int:
+    """Where the first line of `text` (whole lines) that `_with_html` takes for the opening of an
+    HTML document starts, or -1."""
+    if "<" not in text:
+        return -1
+    for m in _TAG_LINE.finditer(text):
+        start = m.start()
+        end = text.find("\n", start)
+        if looks_like_html(text[start : len(text) if end < 0 else end + 1]):
+            return start
+    return -1
+
+
+def line_chunks(lines: Iterable[str], size: int = CHUNK) -> Iterator[str]:
+    """Lines (with or without their "\n") joined into pieces of about `size` characters for
+    `parse_chunks`: a line source (a download, a file object) then takes the batch path too."""
+    batch: list[str] = []
+    n = 0
+    for line in lines:
+        if not line.endswith("\n"):
+            line += "\n"
+        batch.append(line)
+        n += len(line)
+        if n >= size:
+            yield "".join(batch)
+            batch, n = [], 0
+    if batch:
+        yield "".join(batch)
+
+
 BINARY_SAMPLE = 8192  # how much of an input is looked at to tell text from binary data
 NOT_TEXT = "perfkb reads text captures (" + ", ".join(f for f in FORMATS if f != "unknown") + ")"
 

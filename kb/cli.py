@@ -21,7 +21,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from typer.core import TyperGroup
@@ -30,21 +30,21 @@ try:  # typer >= 0.2x carries its own copy of click
     from typer._click.exceptions import ClickException
 except ImportError:  # older typer depends on click
     from click import ClickException  # type: ignore[no-redef]
-from rich.console import Console
-from rich.panel import Panel
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
-from rich.table import Table
-from rich.text import Text
-
 import kb
-from ingest.detect import BINARY_SAMPLE, NOT_TEXT, binary_reason
-from ingest.facts import FACTS, HEADLINE, number
-from ingest.model import FORMATS
-from kb.models import SLUG, Entry, EntryError
 from kb.plugins import register_commands
-from kb.search_query import QueryError
-from kb.settings import Settings, get_settings
-from kb.store import EntryNotFound, Store, StoreError
+
+# Everything else (the store and whoosh, pydantic models and settings, the parsers, rich's
+# tables and progress bars) is imported by the commands that use it: `perfkb --help` and
+# `perfkb search` are typed dozens of times a day, and importing the whole application up front
+# cost 10x the interpreter's own start-up (issue #19). tests/test_startup.py keeps it so.
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress
+    from rich.text import Text
+
+    from kb.models import Entry
+    from kb.settings import Settings
+    from kb.store import Store
 
 
 class _OneLineErrors(TyperGroup):
@@ -76,8 +76,30 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+class _LazyConsole:
+    """A rich Console made on first use: building one imports most of rich (styles, themes,
+    the terminal probe), which `perfkb --help` and a JSON answer never need."""
+
+    def __init__(self, **options: Any) -> None:
+        self._options = options
+        self._console: Console | None = None
+
+    @property
+    def real(self) -> Console:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(**self._options)
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+
+out = _LazyConsole(highlight=False, soft_wrap=True)
+err = _LazyConsole(stderr=True, highlight=False, soft_wrap=True)
 
 PROGRESS_FILES = 20  # show a progress bar when importing more files than this
 PROGRESS_BYTES = 5 * 1024 * 1024  # ... or analysing a file larger than this
@@ -112,12 +134,17 @@ def _os_message(exc: OSError) -> str:
     return where + (exc.strerror or str(exc))
 
 
-def _loaded(name: str) -> tuple[type[Exception], ...]:
-    """EntryFileError or yaml's YAMLError if their module is loaded (if it is not, nothing can
-    have raised them): YAML entry files are read only by the commands that need them, so
-    `perfkb analyze` starts without importing yaml and kb.entry_yaml."""
-    module = sys.modules.get("kb.entry_yaml" if name == "EntryFileError" else "yaml")
-    return (getattr(module, name),) if module is not None else ()
+def _loaded(*names: str) -> tuple[type[Exception], ...]:
+    """The exception classes `module.Name` whose module is loaded (if it is not, nothing can have
+    raised them): the store, the models, the query parser, YAML entry files are imported only by
+    the commands that need them, so `perfkb --help` starts without any of them."""
+    found: list[type[Exception]] = []
+    for name in names:
+        module_name, _, attr = name.rpartition(".")
+        module = sys.modules.get(module_name)
+        if module is not None:
+            found.append(getattr(module, attr))
+    return tuple(found)
 
 
 def command(*args: Any, **kwargs: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -132,13 +159,15 @@ def command(*args: Any, **kwargs: Any) -> Callable[[Callable[..., Any]], Callabl
                 raise
             except (
                 CliError,
-                StoreError,
-                EntryError,
-                QueryError,
-                *_loaded("EntryFileError"),
+                *_loaded(
+                    "kb.store.StoreError",
+                    "kb.models.EntryError",
+                    "kb.search_query.QueryError",
+                    "kb.entry_yaml.EntryFileError",
+                ),
             ) as exc:
                 _fail(str(exc))
-            except _loaded("YAMLError") as exc:
+            except _loaded("yaml.YAMLError") as exc:
                 _fail(f"YAML error: {exc}")
             except UnicodeDecodeError as exc:
                 _fail(f"not UTF-8 text: {exc.reason} at byte {exc.start}")
@@ -172,6 +201,8 @@ def main(
 
 
 def _settings() -> Settings:
+    from kb.settings import Settings
+
     try:
         if state.data_dir is not None:
             return Settings(data_dir=state.data_dir)
@@ -181,6 +212,8 @@ def _settings() -> Settings:
 
 
 def _store() -> Store:
+    from kb.store import Store
+
     return Store(_settings())
 
 
@@ -200,6 +233,8 @@ def _print_json(data: Any) -> None:
 
 def _mark_to_text(snippet_html: str) -> Text:
     """The HTML snippet (escaped, <mark> around hits) as rich text with hits in bold."""
+    from rich.text import Text
+
     text = Text()
     for i, part in enumerate(re.split(r"</?mark>", snippet_html)):
         text.append(html.unescape(part), style="bold yellow" if i % 2 else "")
@@ -221,10 +256,18 @@ def _yaml_files(path: Path) -> list[Path]:
 
 
 def _progress(total: float, label: str, *, bytes_: bool = False) -> Progress:
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
     columns: list[Any] = [TextColumn(label), BarColumn()]
     columns += [DownloadColumn()] if bytes_ else [TextColumn("{task.completed}/{task.total}")]
     columns.append(TimeRemainingColumn())
-    return Progress(*columns, console=err, transient=True)
+    return Progress(*columns, console=err.real, transient=True)
 
 
 def _import_files(
@@ -240,6 +283,7 @@ def _import_files(
     """Upsert every entry of `files`; ids kept because the local version is newer (or the
     file's age unknown) go to `conflicts` when the caller asks for them."""
     from kb.entry_yaml import EntryFileError, read_entries
+    from kb.store import StoreError
 
     counts: Counter[str] = Counter()
     problems: list[str] = []
@@ -336,6 +380,8 @@ def search(
         more = f" (there are {result.total}; try a lower --page)" if result.total else ""
         out.print(f"no entries {what}{more}".replace("  ", " "))
         return
+    from rich.text import Text
+
     first = (page - 1) * per_page + 1
     last = first + len(result.results) - 1
     about = f" for {text!r}" if text else ""
@@ -362,6 +408,10 @@ def _describe(cond: Any, depth: int = 0) -> list[str]:
 
 
 def _render_entry(entry: Entry) -> None:
+    from rich.panel import Panel
+    from rich.table import Table
+    from rich.text import Text
+
     out.print(Panel(Text(entry.title, style="bold"), title=entry.id, expand=False))
     for label, value in (("Symptom", entry.symptom), ("Root cause", entry.root_cause)):
         out.print(Text(label, style="bold underline"))
@@ -451,6 +501,7 @@ def _editor() -> list[str]:
 def edit(entry_id: str = typer.Argument(..., metavar="ID")) -> None:
     """Edit an entry in $EDITOR as YAML; it is validated before it is saved."""
     from kb.entry_yaml import EntryFileError, dump_entry, load_entry
+    from kb.store import EntryNotFound, StoreError
 
     with _store() as store:
         entry = store.get(entry_id)
@@ -582,6 +633,8 @@ def history(
     if as_json:
         _print_json([r.model_dump(mode="json", exclude={"entry"}) for r in revisions])
         return
+    from rich.table import Table
+
     table = Table(title=f"history of {entry_id}")
     for col in ("rev", "when (UTC)", "who", "action", "changed"):
         table.add_column(col)
@@ -610,6 +663,7 @@ def _is_backup_target(target: str) -> bool:
     """`perfkb restore` takes an entry id or a backup file: ids are slugs, so anything else is
     a path, and a slug naming an SQLite file here is a backup too."""
     from kb.backup import SQLITE_HEADER
+    from kb.models import SLUG
 
     if not re.fullmatch(SLUG, target):
         return True
@@ -789,6 +843,8 @@ def _fact_summary(
     """One row per fact, the lead facts first (an AWR report's top events, `_LEAD_FACTS`; an OS
     sampler's headline, `first`: ingest.facts.HEADLINE of the format, whose numbers also carry
     their unit)."""
+    from ingest.facts import FACTS
+
     rows: list[tuple[str, str]] = []
     lead = [n for n in (*_LEAD_FACTS, *first) if n in facts]
     names = lead + [n for n in facts if n not in lead]
@@ -813,6 +869,8 @@ def _findings(block: Any) -> list[str]:
 
 
 def _num(value: Any) -> str:
+    from ingest.facts import number
+
     return number(value) if isinstance(value, int | float) else str(value)
 
 
@@ -821,6 +879,9 @@ def _render_profile(details: dict[str, Any]) -> None:
     rows = details.get("profile") or []
     if not rows:
         return
+    from rich.table import Table
+    from rich.text import Text
+
     r = details.get("response_time_s")
     table = Table(title=f"Response-time profile (R = {_num(r)} s)", title_justify="left")
     for col in ("component", "seconds", "% of R", "calls", "avg ms", "max ms"):
@@ -841,6 +902,12 @@ def _render_profile(details: dict[str, Any]) -> None:
 
 
 def _render_result(result: Any) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    from ingest.facts import HEADLINE
+    from ingest.model import FORMATS
+
     if not result.blocks:
         out.print(
             "no evidence blocks recognised (perfkb reads: "
@@ -890,6 +957,8 @@ def _render_result(result: Any) -> None:
 
 
 def _refuse_binary(name: str, head: bytes) -> None:
+    from ingest.detect import NOT_TEXT, binary_reason
+
     reason = binary_reason(head)
     if reason:
         raise CliError(f"{name}: not a text capture: {reason}. {NOT_TEXT}")
@@ -914,7 +983,7 @@ def analyze(
         from kb.matcher import analyze_evidence
     except ImportError as exc:
         raise CliError(f"the matcher is not available in this build ({exc})") from None
-    from ingest.detect import parse_stream
+    from ingest.detect import BINARY_SAMPLE, parse_stream
 
     if file != "-":
         if Path(file).is_dir():
@@ -975,10 +1044,15 @@ def serve(
         raise CliError("the web app (kb.web) is not available in this build")
     import uvicorn
 
+    from kb.settings import get_settings
+    from kb.store import Store
+
     settings = _settings()
     Store(settings).close()  # create the store and a fresh index before serving
     # uvicorn calls the factory without arguments: it reads the data dir from the environment
     os.environ["PERFKB_DATA_DIR"] = str(settings.data_dir)
+    # a long-lived process: build the matcher at start and keep it out of the cyclic GC
+    os.environ["PERFKB_WARM_START"] = "1"
     get_settings.cache_clear()
     uvicorn.run(
         "kb.web.app:create_app",

@@ -41,6 +41,11 @@ class Settings(BaseSettings):
     search_max_expansions: int = Field(1000, ge=1)
     search_max_words: int = Field(64, ge=1)
     search_time_budget: float = Field(2.0, gt=0, description="seconds")
+    warm_start: bool = Field(
+        False,
+        description="build and compile the matcher at start-up and freeze it out of the cyclic "
+        "GC (kb.matcher.warm); `perfkb serve` turns it on for its workers",
+    )
 
     slack_bot_token: str | None = Field(
         None, validation_alias=AliasChoices("SLACK_BOT_TOKEN", "PERFKB_SLACK_BOT_TOKEN")

@@ -421,6 +421,14 @@ class SignatureIndex:
                     self._programs[key] = found
         return found
 
+    def compile_all(self) -> None:
+        """Compile every program now (each block format, each source set): a long-lived
+        process calls this after loading the KB, so no analysis pays a compile."""
+        for fmt, members in list(self.by_format.items()):
+            self.program(("format", fmt), members)
+        for sources, members in list(self.by_set.items()):
+            self.program(("set", sources), members)
+
     def view(self, facts: Mapping, text: str) -> View:
         v = self.slots.view(facts, text)
         v.lowered = text.casefold()

@@ -48,6 +48,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
+        if settings.warm_start:  # `perfkb serve`: the first analysis costs what any other does
+            import anyio
+
+            from kb.matcher import warm
+
+            await anyio.to_thread.run_sync(warm, store)
         yield
         store.close()
 

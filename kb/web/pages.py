@@ -202,17 +202,27 @@ def analyze_form(request: Request) -> Response:
     return _analyze_page(request)
 
 
-def _upload_lines(upload: UploadFile, keep: list[str]):
-    """Lines of an uploaded file, decoded leniently, while keeping the first SAVED_TEXT_CAP
-    characters for the permalink."""
+UPLOAD_BLOCK = 1024 * 1024  # characters read from an upload at a time
+
+
+def _upload_chunks(upload: UploadFile, keep: list[str]):
+    """An uploaded file in blocks, decoded leniently with universal newlines (as reading it
+    line by line did), while keeping for the permalink the lines that start within the first
+    SAVED_TEXT_CAP characters."""
     upload.file.seek(0)
     stream = io.TextIOWrapper(upload.file, encoding="utf-8", errors="replace", newline=None)
     kept = 0
-    for line in stream:
-        if kept < SAVED_TEXT_CAP:
-            keep.append(line)
-            kept += len(line)
-        yield line.rstrip("\n")
+    keeping = True
+    while chunk := stream.read(UPLOAD_BLOCK):
+        if keeping:
+            keep.append(chunk)
+            kept += len(chunk)
+            if kept >= SAVED_TEXT_CAP:
+                text = "".join(keep)
+                end = text.find("\n", SAVED_TEXT_CAP - 1)
+                keep[:] = [text if end < 0 else text[: end + 1]]
+                keeping = end < 0  # the line crossing the cap has not ended yet
+        yield chunk
     stream.detach()
 
 
@@ -240,7 +250,7 @@ async def analyze_post(request: Request) -> Response:
         if has_file:
             kept: list[str] = []
             result = await while_connected(
-                request, lambda: matcher.analyze_lines(_upload_lines(upload, kept), st.store)
+                request, lambda: matcher.analyze_chunks(_upload_chunks(upload, kept), st.store)
             )
             text = "".join(kept)
         else:

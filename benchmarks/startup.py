@@ -1,0 +1,129 @@
+"""Start-up: `perfkb --help`, `perfkb search shmdt` and `perfkb analyze` of a 1-line file, beside
+the bare interpreter (`python -c pass`) and `python -c 'import typer, rich'` (the least a typer
+command pays before it does anything).
+
+All five commands are run round-robin, so a burst of load on this shared box hits every one of
+them alike, and the median of each is reported with wall and CPU time (the child's user + system
+time from wait4). CPU time is the steadier figure when other work shares the cores; the ratio
+against typer+rich is given for both.
+
+perfkb runs as `python -m kb` from the repository root, so the tree being measured is the one
+imported (the installed `perfkb` script imports wherever the package was installed from).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.report import REPO, Figure, ratio
+
+BENCH = "startup"
+TARGET_RATIO = 1.5  # perfkb --help and search vs `import typer, rich`
+TARGET_ANALYZE_S = 0.2
+
+
+def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """(wall, cpu) seconds of one run of argv; output is discarded, a failure raises."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=REPO
+    )
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - started
+    stderr = proc.stderr.read().decode("utf-8", "replace") if proc.stderr else ""
+    if proc.stderr:
+        proc.stderr.close()
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        tail = " | ".join(stderr.strip().splitlines()[-3:])
+        raise RuntimeError(f"{' '.join(argv)} exited {code}: {tail}")
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def run(full: bool) -> list[Figure]:
+    reps = 21 if full else 7
+    py = sys.executable
+    with tempfile.TemporaryDirectory(prefix="perfkb-bench-start-") as tmp:
+        env = dict(os.environ, PERFKB_DATA_DIR=str(Path(tmp) / "data"))
+        env["PERFKB_LOG_LEVEL"] = "WARNING"
+        tiny = Path(tmp) / "one-line.txt"
+        tiny.write_text("15697: 1.5426 1.0901 0.0000 pollsys(0x10041CDA8, 2, 0x0, 0x0) = 1\n")
+        subprocess.run([py, "-m", "kb", "init"], env=env, cwd=REPO, check=True, capture_output=True)
+        cases = {
+            "python -c pass": [py, "-c", "pass"],
+            "import typer, rich": [py, "-c", "import typer, rich"],
+            "perfkb --help": [py, "-m", "kb", "--help"],
+            "perfkb search shmdt": [py, "-m", "kb", "search", "shmdt"],
+            "perfkb analyze, 1-line file": [py, "-m", "kb", "analyze", "--json", str(tiny)],
+        }
+        for argv in cases.values():  # warm the page cache and the .pyc files
+            _timed(argv, env)
+        walls: dict[str, list[float]] = {name: [] for name in cases}
+        cpus: dict[str, list[float]] = {name: [] for name in cases}
+        for _ in range(reps):
+            for name, argv in cases.items():
+                wall, cpu = _timed(argv, env)
+                walls[name].append(wall)
+                cpus[name].append(cpu)
+    wall = {name: statistics.median(v) for name, v in walls.items()}
+    cpu = {name: statistics.median(v) for name, v in cpus.items()}
+    floor, tr = "python -c pass", "import typer, rich"
+    figures = [
+        Figure(
+            bench=BENCH,
+            case=name,
+            metric="wall, median",
+            value=round(wall[name] * 1000, 1),
+            unit="ms",
+            reference="python -c pass",
+            ref_value=round(wall[floor] * 1000, 1),
+            ratio=ratio(wall[name], wall[floor]),
+            extra={"runs": reps, "cpu_ms": round(cpu[name] * 1000, 1)},
+        )
+        for name in (floor, tr)
+    ]
+    for name in ("perfkb --help", "perfkb search shmdt"):
+        for metric, figs in (("wall", wall), ("CPU", cpu)):
+            r = ratio(figs[name], figs[tr])
+            figures.append(
+                Figure(
+                    bench=BENCH,
+                    case=name,
+                    metric=f"{metric}, median",
+                    value=round(figs[name] * 1000, 1),
+                    unit="ms",
+                    reference="import typer, rich",
+                    ref_value=round(figs[tr] * 1000, 1),
+                    ratio=r,
+                    target=f"≤ {TARGET_RATIO:g}×",
+                    met=r is not None and r <= TARGET_RATIO,
+                    extra={
+                        "runs": reps,
+                        "vs_python_floor": ratio(figs[name], figs[floor]),
+                    },
+                )
+            )
+    name = "perfkb analyze, 1-line file"
+    for metric, figs in (("wall", wall), ("CPU", cpu)):
+        figures.append(
+            Figure(
+                bench=BENCH,
+                case=name,
+                metric=f"{metric}, median",
+                value=round(figs[name] * 1000, 1),
+                unit="ms",
+                reference="import typer, rich",
+                ref_value=round(figs[tr] * 1000, 1),
+                ratio=ratio(figs[name], figs[tr]),
+                target=f"≤ {TARGET_ANALYZE_S * 1000:g} ms",
+                met=figs[name] <= TARGET_ANALYZE_S,
+                extra={"runs": reps, "vs_python_floor": ratio(figs[name], figs[floor])},
+            )
+        )
+    return figures

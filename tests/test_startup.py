@@ -1,0 +1,75 @@
+"""`perfkb --help` and `perfkb search` start without the heavy parts of perfkb (issue #19).
+
+Start-up time is measured by `python -m benchmarks --only startup`, not here: CI boxes are too
+noisy to time. What the test pins is the cause of a slow start, which does not vary: the modules
+a command imports. A module-level import added to kb/cli.py (the parsers, numpy, whoosh, the
+Slack libraries, pydantic) shows up here as a failure naming the module.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Runs `perfkb ARGS` in this interpreter and prints the names of the modules loaded by the end.
+PROBE = (
+    "import json, runpy, sys\n"
+    "sys.argv = ['perfkb', *sys.argv[1:]]\n"
+    "try:\n"
+    "    runpy.run_module('kb', run_name='__main__')\n"
+    "except SystemExit as exc:\n"
+    "    code = exc.code\n"
+    "sys.stdout.flush()\n"
+    "sys.stderr.write('\\nMODULES ' + json.dumps(sorted(sys.modules)) + '\\n')\n"
+)
+
+
+def _modules(tmp_path: Path, *args: str) -> tuple[set[str], str]:
+    env = dict(os.environ, PERFKB_DATA_DIR=str(tmp_path / "data"), PERFKB_LOG_LEVEL="WARNING")
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    marker = proc.stderr.rindex("MODULES ")
+    return set(json.loads(proc.stderr[marker + len("MODULES ") :])), proc.stdout
+
+
+def _loaded(modules: set[str], *packages: str) -> list[str]:
+    return sorted(m for m in modules if m.split(".")[0] in packages or m in packages)
+
+
+def test_help_imports_neither_the_parsers_nor_numpy_whoosh_slack_or_pydantic(tmp_path):
+    modules, stdout = _modules(tmp_path, "--help")
+    assert "analyze" in stdout and "search" in stdout  # the help really was printed
+    assert "bot" in stdout  # plugin commands are still listed
+    heavy = _loaded(modules, "numpy", "whoosh", "slack_bolt", "slack_sdk", "pydantic", "yaml")
+    assert heavy == []
+    assert [m for m in modules if m == "ingest" or m.startswith("ingest.")] == []
+    assert [m for m in ("kb.store", "kb.matcher", "kb.models", "kb.index") if m in modules] == []
+
+
+def test_search_imports_neither_the_parsers_nor_numpy_nor_slack(tmp_path):
+    modules, stdout = _modules(tmp_path, "search", "shmdt")
+    assert "kb.store" in modules  # it did search the store
+    assert "whoosh" in modules
+    assert _loaded(modules, "numpy", "slack_bolt", "slack_sdk", "yaml") == []
+    assert [m for m in modules if m.startswith("ingest.parsers")] == []
+    assert "kb.matcher" not in modules
+
+
+def test_analyze_still_loads_what_it_needs_and_answers(tmp_path):
+    capture = tmp_path / "one.txt"
+    capture.write_text("15697: 1.5426 1.0901 0.0000 pollsys(0x10041CDA8, 2, 0x0, 0x0) = 1\n")
+    modules, stdout = _modules(tmp_path, "analyze", "--json", str(capture))
+    result = json.loads(stdout)
+    assert [b["format"] for b in result["blocks"]] == ["truss"]
+    assert "ingest.parsers" in modules and "kb.matcher" in modules

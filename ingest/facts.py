@@ -449,8 +449,15 @@ def _specs() -> list[FactSpec]:
                 ("gets", "buffer gets of the statement"),
                 ("reads", "physical reads of the statement"),
                 ("parse_calls", "parse calls of the statement"),
+                ("version_count", "child cursors of the statement (SQL ordered by Version Count)"),
             )
         ],
+        f(
+            name="sql.max_version_count",
+            sources=("waits",),
+            label="most child cursors of one statement",
+            doc="the largest version count in SQL ordered by Version Count",
+        ),
         # ---- v$ views and ASH: SQL*Plus / SQLcl query output -------------------------------
         f(name="vdollar.rows", sources=V, doc="table rows read"),
         f(

@@ -212,6 +212,8 @@ def _sql_column(label: str) -> str | None:
         return None
     if "%" in low or "pct" in low:
         return "pct_total" if "total" in low else None
+    if "version" in low:  # SQL ordered by Version Count
+        return "version_count"
     if "elapsed" in low:
         return "elapsed_s"
     if "cpu" in low:
@@ -551,10 +553,13 @@ class ReportReader:
                 table = {k: v[name] for k, v in self.sql.items() if isinstance(v.get(name), float)}
                 if table:
                     facts[f"sql.{name}"] = table
-            for name in ("reads", "parse_calls"):
+            for name in ("reads", "parse_calls", "version_count"):
                 table = {k: v[name] for k, v in self.sql.items() if isinstance(v.get(name), float)}
                 if table:
                     facts[f"sql.{name}"] = table
+            versions = facts.get("sql.version_count")
+            if versions:
+                facts["sql.max_version_count"] = max(versions.values())
             details["sql"] = [{"sql": k, **v} for k, v in list(self.sql.items())[:100]]
             details["sql_sections"] = list(self.sql_sections)
         for name in ("gets", "misses", "sleeps", "wait_s"):

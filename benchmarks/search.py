@@ -24,15 +24,8 @@ from whoosh.analysis import STOP_WORDS
 
 from benchmarks.report import Figure, pct, ratio
 from benchmarks.synth_kb import synthetic_docs
-from kb.index import (
-    FACETS,
-    FIELD_BOOSTS,
-    INDEX_SCHEMA_VERSION,
-    IndexDoc,
-    SearchIndex,
-    Stamp,
-    _ident_words,
-)
+from kb.index import FACETS, FIELD_BOOSTS, SearchIndex, _ident_words
+from kb.index_docs import INDEX_SCHEMA_VERSION, IndexDoc, Stamp
 from kb.search_query import parse_query
 
 BENCH = "search"

@@ -21,7 +21,7 @@ from pathlib import Path
 import yaml
 
 from ingest.facts import FACTS
-from kb.index import IndexDoc, doc_from_entry
+from kb.index_docs import IndexDoc, doc_from_entry
 from kb.models import Entry, validate_entry
 
 SEED = 8

@@ -5,62 +5,56 @@ in here; this module only knows documents, a stamp (which SQLite revision the in
 and how to search. whoosh allows one writer at a time, so every write happens under an
 inter-process `fcntl.flock` on a lock file next to the index (IndexLock) and also asks whoosh
 for its writer with a timeout; nothing is written asynchronously, so no write is lost.
+
+Split by job: the documents and results in kb/index_docs.py, the lock in kb/index_lock.py, the
+posting-table evaluator (the only code that reads whoosh internals) in kb/index_fast.py, the
+highlighted fragments in kb/index_snippets.py; this module is the facade and whoosh's public API.
 """
 
 from __future__ import annotations
 
-import bisect
-import errno
-import fcntl
-import hashlib
 import heapq
-import html
 import json
 import math
 import os
-import re
 import shutil
-import threading
-import time
-import uuid
-from collections import OrderedDict
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Iterable
+from contextlib import suppress
 from functools import lru_cache
-from itertools import accumulate, islice
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
 from whoosh import fields, index, qparser, query
 from whoosh.analysis import LowercaseFilter, RegexTokenizer, StemmingAnalyzer
-from whoosh.codec.whoosh3 import LENGTHS_COLUMN, W3LeafMatcher, _lenfield
-from whoosh.collectors import FilterCollector, TimeLimit, WrappingCollector
-from whoosh.lang.porter import stem as porter_stem
-from whoosh.matching import (
-    FilterMatcher,
-    IntersectionMatcher,
-    NullMatcherClass,
-    UnionMatcher,
-    WrappingMatcher,
-)
+from whoosh.collectors import FilterCollector, TimeLimit
 from whoosh.reading import SegmentReader
-from whoosh.scoring import WeightLengthScorer
-from whoosh.util import make_weighted_tree
 
 from kb.errors import IndexUnavailable
-from kb.models import Entry, VersionRange
+from kb.index_docs import IndexDoc, SearchPage, Stamp
+from kb.index_fast import (
+    OPERATOR_WORDS,
+    PLAIN_QUERY,
+    Budget,
+    BudgetCollector,
+    Evaluator,
+    SearchState,
+    Unsupported,
+    binary_unions,
+    literal_prefix,
+    mask_of,
+    term_docs,
+)
+from kb.index_lock import IndexLock
+from kb.index_snippets import Marker, hit
+from kb.models import VersionRange
 from kb.search_query import (
     ParsedQuery,
     QueryError,
-    SearchCancelled,
     SearchLimits,
     search_cancelled,
 )
-from kb.signatures import TextCondition, walk
 
-# Bump when the schema or what goes into a document changes: a different number forces a rebuild.
-INDEX_SCHEMA_VERSION = 3
 STAMP_FILE = "perfkb-stamp.json"
 FACETS = ("platform", "source", "product", "tag")
 
@@ -80,159 +74,10 @@ EXACT_IDENTIFIER_BOOST = 8.0
 # index is small (cheap), and merge segments of similar size in groups once it is large.
 SMALL_INDEX_DOCS = 100
 MERGE_FANOUT = 4
-SNIPPET_FIELDS = ("symptom", "root_cause", "fix", "commands", "title")
 # How many postings the per-word tables may hold in all before the least recently used are
 # dropped. Measured ~180 bytes a posting (score dict, docnum frozenset, bit mask), so ~55 MB; the
 # benchmark's 16 queries use ~113k postings at 10k entries.
 POSTINGS_BUDGET = 300_000
-
-
-# --------------------------------------------------------------------------------------------
-# documents and stamps
-
-
-class IndexDoc(BaseModel):
-    """What the index holds for one entry."""
-
-    id: str
-    title: str
-    symptom: str = ""
-    root_cause: str = ""
-    fix: str = ""
-    commands: str = ""
-    identifiers: list[str] = Field(default_factory=list)
-    platforms: list[str] = Field(default_factory=list)
-    sources: list[str] = Field(default_factory=list)
-    products: list[str] = Field(default_factory=list)
-    tags: list[str] = Field(default_factory=list)
-    versions: str = "[]"  # JSON list of VersionRange, for version: filtering
-    digest: str = ""  # of the entry JSON, so `check` can tell a stale document
-
-
-def entry_digest(entry: Entry) -> str:
-    return hashlib.sha256(entry.model_dump_json(by_alias=True).encode()).hexdigest()[:32]
-
-
-def entry_identifiers(entry: Entry) -> list[str]:
-    """Signature keys (syscalls, functions, events) plus the literal texts signatures look for."""
-    out = list(entry.searchable_identifiers())
-    for sig in entry.signatures:
-        for leaf in walk(sig.when):
-            if isinstance(leaf, TextCondition) and leaf.text and leaf.text not in out:
-                out.append(leaf.text)
-    return out
-
-
-def doc_from_entry(entry: Entry) -> IndexDoc:
-    commands = "\n".join(f"{c.command}\n{c.why}" for c in entry.next_commands)
-    products: list[str] = []
-    for r in entry.affected_versions:
-        if r.product.lower() not in products:
-            products.append(r.product.lower())
-    return IndexDoc(
-        id=entry.id,
-        title=entry.title,
-        symptom=entry.symptom,
-        root_cause=entry.root_cause,
-        fix=entry.fix,
-        commands=commands,
-        identifiers=entry_identifiers(entry),
-        platforms=list(entry.platforms),
-        sources=entry.sources(),
-        products=products,
-        tags=list(entry.tags),
-        versions=json.dumps([r.model_dump(mode="json") for r in entry.affected_versions]),
-        digest=entry_digest(entry),
-    )
-
-
-class Stamp(BaseModel):
-    """Which SQLite state the index reflects: every revision up to `rev` of store `store_id`."""
-
-    store_id: str
-    rev: int
-    schema_version: int = INDEX_SCHEMA_VERSION
-    build: str = Field(default_factory=lambda: uuid.uuid4().hex[:12])
-
-
-# --------------------------------------------------------------------------------------------
-# search results (kb.store re-exports these: they are part of the Store interface)
-
-
-class SearchHit(BaseModel):
-    id: str
-    title: str
-    score: float
-    snippet_html: str  # highlighted fragment, already HTML-escaped except <mark>
-    platforms: list[str] = Field(default_factory=list)
-    sources: list[str] = Field(default_factory=list)
-    tags: list[str] = Field(default_factory=list)
-    products: list[str] = Field(default_factory=list)
-
-
-class SearchPage(BaseModel):
-    query: str
-    total: int
-    page: int
-    per_page: int
-    results: list[SearchHit] = Field(default_factory=list)
-    facets: dict[str, dict[str, int]] = Field(default_factory=dict)
-
-
-# --------------------------------------------------------------------------------------------
-# locking
-
-
-class IndexLock:
-    """An exclusive inter-process lock (flock) on a file, re-entrant within one object."""
-
-    def __init__(self, path: Path, timeout: float = 60.0) -> None:
-        self.path = path
-        self.timeout = timeout
-        self._thread_lock = threading.RLock()
-        self._depth = 0
-        self._fd: int | None = None
-
-    @contextmanager
-    def hold(self) -> Iterator[None]:
-        with self._thread_lock:
-            if self._depth == 0:
-                self._acquire()
-            self._depth += 1
-            try:
-                yield
-            finally:
-                self._depth -= 1
-                if self._depth == 0:
-                    self._release()
-
-    def _acquire(self) -> None:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        deadline = time.monotonic() + self.timeout
-        delay = 0.002
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                    os.close(fd)
-                    raise
-                if time.monotonic() > deadline:
-                    os.close(fd)
-                    raise IndexUnavailable(
-                        f"the search index is locked by another process for more than "
-                        f"{self.timeout:g} s ({self.path})"
-                    ) from None
-                time.sleep(delay)
-                delay = min(delay * 2, 0.05)
-        self._fd = fd
-
-    def _release(self) -> None:
-        if self._fd is not None:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
-            os.close(self._fd)
-            self._fd = None
 
 
 # --------------------------------------------------------------------------------------------
@@ -349,7 +194,7 @@ class SearchIndex:
         # the tests compare the in-memory evaluator with)
         self.fast = fast
         self._postings_budget = postings_budget
-        self._state: _SearchState | None = None  # what is derived from the current searcher
+        self._state: SearchState | None = None  # what is derived from the current searcher
         self._parser = self._make_parser(qparser.AndGroup)
         self._or_parser = self._make_parser(qparser.OrGroup.factory(0.9))
 
@@ -512,13 +357,13 @@ class SearchIndex:
                 old.close()
         return self._searcher
 
-    def _state_for(self, searcher: Any) -> _SearchState:
+    def _state_for(self, searcher: Any) -> SearchState:
         """The caches derived from `searcher`: kept while it is the current searcher, a
         throwaway set for an older one (a search that was already running when another thread
         reopened the index must neither use nor fill the new generation's caches)."""
         state = self._state
         if state is None or state.searcher is not searcher:
-            state = _SearchState(searcher, self._postings_budget)
+            state = SearchState(searcher, self._postings_budget)
             if searcher is self._searcher:
                 self._state = state
         return state
@@ -535,7 +380,7 @@ class SearchIndex:
             table: dict[str, frozenset[int]] = {}
             for term in searcher.reader().lexicon(field):
                 value = term.decode("utf-8") if isinstance(term, bytes) else term
-                table[value] = _term_docs(searcher, field, term) or frozenset(
+                table[value] = term_docs(searcher, field, term) or frozenset(
                     searcher.docs_for_query(query.Term(field, value))
                 )
             facet_sets[field] = {k: v for k, v in table.items() if v}
@@ -596,12 +441,12 @@ class SearchIndex:
         OR over the fields with their boosts, AND over the words, normalized. whoosh's
         tokenizing and plugin passes cost ~1 ms a query; tests check the two agree. None when
         the text is not plain: the parser handles it."""
-        if not _PLAIN.fullmatch(text):
+        if not PLAIN_QUERY.fullmatch(text):
             return None
         parser = self._parser
         words = []
         for word in text.split(" "):
-            if word.upper() in _OPERATOR_WORDS:
+            if word.upper() in OPERATOR_WORDS:
                 return None
             fields_ = []
             for fieldname, boost in FIELD_BOOSTS.items():
@@ -620,7 +465,7 @@ class SearchIndex:
                 parsed = parser.parse(text)
         except Exception as exc:  # whoosh's parser is forgiving; this is a last resort
             raise QueryError(f"cannot parse the query: {exc}") from None
-        _binary_unions(parsed)
+        binary_unions(parsed)
         exact = [_ident_key(text)]
         exact += [_ident_key(p) for p in _quoted(text)]
         extra = [
@@ -629,7 +474,7 @@ class SearchIndex:
         extra = [t for t in extra if t.text]
         if not extra:
             return parsed
-        return _binary_unions(query.Or([parsed, *extra]))
+        return binary_unions(query.Or([parsed, *extra]))
 
     def search(self, parsed: ParsedQuery, *, page: int = 1, per_page: int = 20) -> SearchPage:
         """One page of results. Every query is bounded by `self.limits` (see SearchLimits):
@@ -647,7 +492,7 @@ class SearchIndex:
             return _empty_page(parsed, page, per_page)
         # The ranking, the total and the facets all come from the same matches: docnum -> whoosh's
         # score, and the same docnums as a bit mask, built from per-word posting tables kept in
-        # memory for this index generation (see _Evaluator), so no posting is decoded per query.
+        # memory for this index generation (see Evaluator), so no posting is decoded per query.
         nbits = searcher.reader().doc_count_all()
         allowed_mask = self._allowed_mask(searcher, parsed)
         version_ok = self._version_ok(searcher, parsed)
@@ -661,7 +506,7 @@ class SearchIndex:
                 scores, mask = self._match(searcher, q, allowed, allowed_mask, budget)
             if version_ok is not None:
                 scores = {d: sc for d, sc in scores.items() if version_ok(d)}
-                mask = _mask(scores, nbits)
+                mask = mask_of(scores, nbits)
             top = _top(scores, first + per_page)[first:]
             total = len(scores)
         else:
@@ -672,7 +517,7 @@ class SearchIndex:
                 mask &= allowed_mask
             if version_ok is not None:
                 docs = [d for d in docs if version_ok(d)]
-                mask = _mask(docs, nbits)
+                mask = mask_of(docs, nbits)
             top = [(d, 0.0) for d in docs[first : first + per_page]]
             total = len(docs)
         facets = {
@@ -683,8 +528,8 @@ class SearchIndex:
             }
             for field in FACETS
         }
-        marker = _Marker(q) if text else None
-        hits = [_hit(searcher.stored_fields(docnum), score, marker) for docnum, score in top]
+        marker = Marker(q) if text else None
+        hits = [hit(searcher.stored_fields(docnum), score, marker) for docnum, score in top]
         return SearchPage(
             query=parsed.raw, total=total, page=page, per_page=per_page, results=hits, facets=facets
         )
@@ -695,18 +540,18 @@ class SearchIndex:
         q: Any,
         allowed: set[int] | None,
         allowed_mask: int | None,
-        budget: _Budget | None = None,
+        budget: Budget | None = None,
     ) -> tuple[dict[int, float], int]:
         """(docnum -> score, bit mask of those docnums) of every document matching q and passing
         `allowed`: exactly the documents and scores whoosh's own search(q, limit=None) gives,
         computed from cached per-word tables; query shapes the evaluator does not mirror go to
         whoosh itself. Over `budget` it stops with QueryError."""
         try:
-            scores, mask = _Evaluator(self, searcher, budget).run(q)
-        except _Unsupported:
+            scores, mask = Evaluator(self, searcher, budget).run(q)
+        except Unsupported:
             results = self._timed_search(searcher, q, budget, filter=allowed, limit=None)
             scores = {docnum: score for score, docnum in results.top_n}
-            return scores, _mask(scores, searcher.reader().doc_count_all())
+            return scores, mask_of(scores, searcher.reader().doc_count_all())
         if allowed is not None and allowed_mask is not None:
             scores = {d: sc for d, sc in scores.items() if d in allowed}
             mask &= allowed_mask
@@ -739,7 +584,7 @@ class SearchIndex:
                 continue
             if isinstance(leaf, query.Prefix | query.Wildcard):
                 text = leaf.text
-                literal = len(text) if isinstance(leaf, query.Prefix) else _literal_prefix(text)
+                literal = len(text) if isinstance(leaf, query.Prefix) else literal_prefix(text)
                 if literal < limits.min_wildcard_prefix:
                     shown = text + "*" if isinstance(leaf, query.Prefix) else text
                     raise QueryError(
@@ -755,16 +600,16 @@ class SearchIndex:
                 )
         return q
 
-    def _budget(self) -> _Budget:
-        return _Budget(self.limits.time_budget, search_cancelled.get())
+    def _budget(self) -> Budget:
+        return Budget(self.limits.time_budget, search_cancelled.get())
 
-    def _timed_search(self, searcher: Any, q: Any, budget: _Budget | None, **kw: Any) -> Any:
+    def _timed_search(self, searcher: Any, q: Any, budget: Budget | None, **kw: Any) -> Any:
         """searcher.search(q, **kw), stopped with QueryError once over `budget` (whoosh spends
         its time collecting matches: the check is per match)."""
         allow = kw.pop("filter", None)
         collector = searcher.collector(**kw)
         if budget is not None:
-            collector = _BudgetCollector(collector, budget)
+            collector = BudgetCollector(collector, budget)
         if allow:  # as searcher.collector() does: filtering wraps last, so it sees docs first
             collector = FilterCollector(collector, allow)
         try:
@@ -788,7 +633,7 @@ class SearchIndex:
         state = self._state_for(searcher)
         if state.all_mask is None:
             reader = searcher.reader()
-            state.all_mask = _mask(reader.all_doc_ids(), reader.doc_count_all())
+            state.all_mask = mask_of(reader.all_doc_ids(), reader.doc_count_all())
         return state.all_mask
 
     def _ids_in_order(self, searcher: Any) -> list[int]:
@@ -811,7 +656,7 @@ class SearchIndex:
         if masks is None:
             size = searcher.reader().doc_count_all()
             masks = {
-                value: _mask(docs, size)
+                value: mask_of(docs, size)
                 for value, docs in self._facet_docs(searcher, field).items()
             }
             facet_masks[field] = masks
@@ -849,9 +694,9 @@ class SearchIndex:
             for field in FACETS
         }
         first = (page - 1) * per_page
-        marker = _Marker(q) if text else None
+        marker = Marker(q) if text else None
         hits = [
-            _hit(searcher.stored_fields(docnum), score, marker)
+            hit(searcher.stored_fields(docnum), score, marker)
             for score, docnum in ranked[first : first + per_page]
         ]
         return SearchPage(
@@ -887,456 +732,6 @@ def _rank_key(item: tuple[int, float]) -> tuple[float, int]:
     return (-item[1], item[0])
 
 
-_BIT = tuple(1 << i for i in range(8))
-
-
-def _mask(docs: Iterable[int], size: int) -> int:
-    """A set of docnums as an int with bit n set for docnum n (counting is then & and
-    bit_count, both in C)."""
-    buf = bytearray((size >> 3) + 1)
-    for d in docs:
-        buf[d >> 3] |= _BIT[d & 7]
-    return int.from_bytes(buf, "little")
-
-
-# --------------------------------------------------------------------------------------------
-# the in-memory evaluator
-
-
-class _Unsupported(Exception):
-    """A query shape the evaluator does not mirror exactly; whoosh answers it instead."""
-
-
-class _SearchState:
-    """Everything derived from one searcher (one index generation), dropped with it."""
-
-    def __init__(self, searcher: Any, budget: int) -> None:
-        self.searcher = searcher
-        self.postings = _PostingsCache(budget)  # per-word tables
-        self.lengths: dict[Any, bytes | None] = {}  # (segment, field) -> field-length bytes
-        self.facet_sets: dict[str, dict[str, frozenset[int]]] = {}
-        self.facet_masks: dict[str, dict[str, int]] = {}
-        self.version_map: dict[int, str] | None = None
-        self.id_order: list[int] | None = None
-        self.all_mask: int | None = None
-
-
-class _Table:
-    """The matches of a (sub)query in one segment: segment docnum -> whoosh's score, whoosh's size
-    estimate for it, the class of the matcher whoosh would build for it (see _tree), and (made
-    when first needed) the docnums as a frozenset and as a bit mask."""
-
-    __slots__ = ("scores", "est", "nbits", "kind", "_keys", "_mask")
-
-    def __init__(
-        self,
-        scores: dict[int, float],
-        est: int,
-        nbits: int,
-        kind: type,
-        keys: frozenset[int] | None = None,
-        mask: int | None = None,
-    ) -> None:
-        self.scores, self.est, self.nbits, self.kind = scores, est, nbits, kind
-        self._keys, self._mask = keys, mask
-
-    @property
-    def keys(self) -> frozenset[int]:
-        if self._keys is None:
-            self._keys = frozenset(self.scores)
-        return self._keys
-
-    @property
-    def mask(self) -> int:
-        if self._mask is None:
-            self._mask = _mask(self.scores, self.nbits)
-        return self._mask
-
-    def complete(self) -> _Table:
-        """Make keys and mask now (before the table is shared through the cache)."""
-        _ = self.keys, self.mask
-        return self
-
-
-class _PostingsCache:
-    """(segment, term or per-word group) -> _Table, for one index generation; the least recently
-    used are dropped first once the tables hold more than `budget` postings in all."""
-
-    def __init__(self, budget: int) -> None:
-        self.budget = budget
-        self._items: OrderedDict[Any, _Table] = OrderedDict()
-        self._size = 0
-        self._lock = threading.Lock()
-
-    def get(self, key: Any) -> _Table | None:
-        with self._lock:
-            item = self._items.get(key)
-            if item is not None:
-                self._items.move_to_end(key)
-            return item
-
-    def put(self, key: Any, item: _Table) -> None:
-        with self._lock:
-            old = self._items.pop(key, None)
-            if old is not None:
-                self._size -= len(old.scores)
-            self._items[key] = item
-            self._size += len(item.scores)
-            while self._size > self.budget and len(self._items) > 1:
-                _, dropped = self._items.popitem(last=False)
-                self._size -= len(dropped.scores)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
-            self._size = 0
-
-    @property
-    def postings(self) -> int:
-        return self._size
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-
-class _Evaluator:
-    """Evaluates the And/Or/Term trees our parsers produce the way whoosh's matchers do, over
-    posting tables in memory instead of decoding postings in Python for every query.
-
-    For each segment whoosh builds the same huffman-like tree of Union/Intersection matchers
-    (weighted by its size estimates), a union scores a document with the sum of its children
-    that contain it, an intersection with the sum of both, a boost multiplies; float addition is
-    commutative, so following the same tree gives bit-identical scores. A term's table is
-    (segment docnum -> the score whoosh's scorer gives that posting); the OR of one word over the
-    fields (what MultifieldParser makes of each word: Terms on distinct fields) is kept as one
-    table. An AND first intersects its children's docnum sets (in C), then sums scores along the
-    tree for those documents only. Anything else (phrases, wildcards, NOT, an Or with a
-    coordination scale, a custom weighting) raises _Unsupported: whoosh answers those."""
-
-    def __init__(self, owner: SearchIndex, searcher: Any, budget: _Budget | None = None) -> None:
-        self.budget = budget
-        state = owner._state_for(searcher)
-        self.cache = state.postings
-        self.schema = searcher.schema
-        self.weighting = searcher.weighting
-        if self.weighting.use_final:
-            raise _Unsupported
-        self.segments = searcher.leaf_searchers()
-        self.lengths = state.lengths
-
-    def run(self, q: Any) -> tuple[dict[int, float], int]:
-        """(top-level docnum -> score, bit mask of those docnums) of every match of q."""
-        if len(self.segments) == 1 and self.segments[0][1] == 0:
-            table = self._node(0, self.segments[0][0], q)
-            return table.scores, table.mask
-        scores: dict[int, float] = {}
-        mask = 0
-        for n, (sub, offset) in enumerate(self.segments):
-            table = self._node(n, sub, q)
-            scores.update((d + offset, sc) for d, sc in table.scores.items())
-            mask |= table.mask << offset
-        return scores, mask
-
-    def _node(self, seg: int, sub: Any, q: Any) -> _Table:
-        cls = type(q)
-        if cls is query.Term:
-            key = (seg, q.fieldname, q.text, q.boost)
-            item = self.cache.get(key)
-            if item is None:
-                if self.budget is not None:
-                    self.budget.check()
-                item = self._term(sub, q).complete()
-                self.cache.put(key, item)
-            return item
-        if cls is not query.Or and cls is not query.And:
-            raise _Unsupported
-        subs = q.subqueries
-        if not subs:
-            raise _Unsupported
-        if cls is query.Or and (
-            q.minmatch or q.scale or q.matcher_type != query.Or.DEFAULT_MATCHER
-        ):
-            raise _Unsupported
-        if len(subs) == 1:  # whoosh uses the child's matcher as it is (no boost)
-            return self._node(seg, sub, subs[0])
-        group = None
-        # one word over several fields (its text may differ per field: stemmed or not)
-        one_word = all(type(c) is query.Term for c in subs) and len(
-            {c.fieldname for c in subs}
-        ) == len(subs)
-        if cls is query.Or and one_word:
-            group = (seg, tuple((c.fieldname, c.text, c.boost) for c in subs), q.boost)
-            item = self.cache.get(group)
-            if item is not None:
-                return item
-        if group is not None:
-            children = [self._term(sub, c) for c in subs]  # not cached one by one
-        else:
-            children = [self._node(seg, sub, c) for c in subs]
-        nbits = children[0].nbits
-        if cls is query.Or:
-            est = min(sum(c.est for c in children), sub.reader().doc_count())
-            scores = _tree(UnionMatcher, _union, [(c.est, c) for c in children])
-            mask: int | None = None  # made from the scores when needed, unless it is cheap now
-            if all(c._mask is not None for c in children):
-                mask = 0
-                for c in children:
-                    mask |= c.mask
-            keys = None
-            kind: type = UnionMatcher
-        else:
-            est = min(c.est for c in children)
-            ordered = sorted(children, key=lambda c: len(c.scores))
-            keys = ordered[0].keys
-            mask = ordered[0].mask
-            for c in ordered[1:]:
-                keys &= c.keys
-                mask &= c.mask
-
-            def both(a: dict[int, float], b: dict[int, float]) -> dict[int, float]:
-                return {d: a[d] + b[d] for d in keys}
-
-            scores = _tree(IntersectionMatcher, both, [(0 - c.est, c) for c in children])
-            kind = IntersectionMatcher
-        if q.boost != 1.0:
-            boost = q.boost
-            scores = {d: sc * boost for d, sc in scores.items()}
-            kind = WrappingMatcher
-        item = _Table(scores, est, nbits, kind, keys, mask)
-        if group is not None:
-            self.cache.put(group, item.complete())
-        return item
-
-    def _lengths(self, sub: Any, fieldname: str) -> bytes | None:
-        """The segment's field-length bytes (one per docnum), read in one go, or None."""
-        key = (id(sub), fieldname)
-        if key not in self.lengths:
-            try:
-                col = sub.reader()._perdoc._cached_reader(_lenfield(fieldname), LENGTHS_COLUMN)
-                data = bytes(col._dbfile.get(col._basepos, col._count)) if col else None
-                ok = data is not None and col._fixedlen == 1 and len(data) == col._count
-                # docnums past the column's end read as its default, 0
-                pad = bytes(max(0, sub.reader().doc_count_all() - len(data or b"")))
-                self.lengths[key] = data + pad if ok and data is not None else None
-            except Exception:  # another codec or whoosh version: drain posting by posting
-                self.lengths[key] = None
-        return self.lengths[key]
-
-    def _term(self, sub: Any, q: Any) -> _Table:
-        """One term's postings in one segment as docnum -> score (boost applied), and whoosh's
-        size estimate (its document frequency)."""
-        if q.minquality:
-            raise _Unsupported
-        reader = sub.reader()
-        nbits = reader.doc_count_all()
-        fieldname = q.fieldname
-        if fieldname not in self.schema:
-            return _Table({}, 0, nbits, NullMatcherClass)
-        try:
-            text = self.schema[fieldname].to_bytes(q.text)
-        except ValueError:
-            return _Table({}, 0, nbits, NullMatcherClass)
-        est = reader.doc_frequency(fieldname, text)
-        if (fieldname, text) not in reader:
-            return _Table({}, est, nbits, NullMatcherClass)
-        m = sub.postings(fieldname, text, weighting=self.weighting)
-        kind: type = type(m)
-        boost = q.boost
-        if boost != 1.0:
-            kind = WrappingMatcher  # whoosh wraps the posting list to multiply its scores
-        scores = _drain_blocks(m, self._lengths(sub, fieldname), boost)
-        if scores is None:
-            scores = _drain(m)
-            if boost != 1.0:
-                scores = {d: sc * boost for d, sc in scores.items()}
-        return _Table(scores, est, nbits, kind)
-
-
-class _Budget:
-    """What one search may still spend: until a monotonic deadline, and only while whoever
-    asked still waits (the event kb.search_query.search_cancelled carries, when set)."""
-
-    __slots__ = ("seconds", "deadline", "cancel")
-
-    def __init__(self, seconds: float, cancel: threading.Event | None) -> None:
-        self.seconds = seconds
-        self.deadline = time.monotonic() + seconds
-        self.cancel = cancel
-
-    def over(self) -> bool:
-        return time.monotonic() > self.deadline or (
-            self.cancel is not None and self.cancel.is_set()
-        )
-
-    def check(self) -> None:
-        if self.over():
-            raise self.error()
-
-    def error(self) -> QueryError:
-        if self.cancel is not None and self.cancel.is_set():
-            return SearchCancelled("the search was cancelled: nobody waits for it any more")
-        return QueryError(
-            f"the search took longer than {self.seconds:g} s and was stopped: use longer "
-            "prefixes before * or ?, fewer words, or a filter such as platform: or tag:"
-        )
-
-
-class _BudgetCollector(WrappingCollector):
-    """Raises whoosh's TimeLimit once the budget is spent, checked between matches (inside
-    any FilterCollector, which iterates its child's matches itself). whoosh's
-    own TimeLimitCollector starts a timer thread per search (and SIGALRM, which only the main
-    thread may use); a clock read per match costs nothing by comparison."""
-
-    def __init__(self, child: Any, budget: _Budget) -> None:
-        super().__init__(child)
-        self.budget = budget
-
-    def matches(self) -> Iterator[int]:
-        over = self.budget.over
-        for sub_docnum in self.child.matches():
-            if over():
-                raise TimeLimit
-            yield sub_docnum
-
-
-def _literal_prefix(text: str) -> int:
-    """How many characters of a whoosh wildcard pattern come before its first * or ?."""
-    cut = [i for i in (text.find("*"), text.find("?")) if i >= 0]
-    return min(cut) if cut else len(text)
-
-
-def _drain_blocks(m: Any, lengths: bytes | None, boost: float) -> dict[int, float] | None:
-    """_drain for whoosh's own on-disk posting lists, a block at a time: a BM25F score depends
-    only on the posting's weight and the document's field-length byte, so each distinct pair is
-    scored once, by whoosh's scorer (times the term's boost), and reused. A segment with
-    deletions wraps the list in a FilterMatcher that skips deleted documents: those are dropped
-    afterwards. None (nothing read) when the matcher or scorer is not the kind this knows."""
-    deleted: Any = ()
-    if type(m) is FilterMatcher and m._exclude and m.boost == 1.0:
-        m, deleted = m.child, m._ids
-    scorer = getattr(m, "scorer", None)
-    if (
-        lengths is None
-        or type(m) is not W3LeafMatcher
-        or not isinstance(scorer, WeightLengthScorer)
-        or type(scorer).score is not WeightLengthScorer.score
-    ):
-        return None
-    score, dfl = scorer._score, scorer.dfl
-    memo: dict[tuple[float, int], float] = {}
-    get, length = memo.get, lengths.__getitem__
-    out: dict[int, float] = {}
-    while m.is_active():
-        if m._ids is None:  # what _read_ids does, with the delta decoding in C
-            if m._data is None:
-                m._read_data()
-            m._ids = m._data[0] if m._byteids else tuple(accumulate(m._data[0]))
-        if m._weights is None:
-            m._read_weights()
-        start = m._i
-        ids, weights = (m._ids[start:], m._weights[start:]) if start else (m._ids, m._weights)
-        keys = list(zip(weights, map(length, ids), strict=True))
-        scores = list(map(get, keys))
-        if None in scores:
-            for i, sc in enumerate(scores):
-                if sc is None:
-                    key = keys[i]
-                    sc = get(key)
-                    if sc is None:
-                        sc = score(key[0], dfl(ids[i]))
-                        if boost != 1.0:
-                            sc = sc * boost  # as whoosh's WrappingMatcher does, per posting
-                        memo[key] = sc
-                    scores[i] = sc
-        out.update(zip(ids, scores, strict=True))
-        m._i = m._blocklength
-        m._next_block()
-    for d in deleted:
-        out.pop(d, None)
-    return out
-
-
-def _term_docs(searcher: Any, field: str, term: bytes) -> frozenset[int] | None:
-    """The live documents with `term` in `field`, read a block at a time (no scoring), or None
-    when a posting list is not whoosh's own on-disk kind (the caller asks whoosh instead)."""
-    out: set[int] = set()
-    for sub, offset in searcher.leaf_searchers():
-        reader = sub.reader()
-        if (field, term) not in reader:
-            continue
-        m = reader.postings(field, term)
-        deleted: Any = ()
-        if type(m) is FilterMatcher and m._exclude:
-            m, deleted = m.child, m._ids
-        if type(m) is not W3LeafMatcher:
-            return None
-        docs: set[int] = set()
-        while m.is_active():
-            if m._ids is None:
-                if m._data is None:
-                    m._read_data()
-                m._ids = m._data[0] if m._byteids else tuple(accumulate(m._data[0]))
-            docs.update(m._ids[m._i :])
-            m._i = m._blocklength
-            m._next_block()
-        docs.difference_update(deleted)
-        out.update((d + offset for d in docs) if offset else docs)
-    return frozenset(out)
-
-
-def _drain(m: Any) -> dict[int, float]:
-    out: dict[int, float] = {}
-    while m.is_active():
-        out[m.id()] = m.score()
-        m.next()
-    return out
-
-
-def _tree(joined: type, fn: Any, items: list[tuple[int, _Table]]) -> dict[int, float]:
-    """Combine the children's scores along the tree whoosh.util.make_weighted_tree builds for
-    their matchers. Its order depends on comparing (weight, matcher) tuples, and at equal weights
-    on the matchers' own comparisons, which depend on their classes (a WrappingMatcher sorts
-    before a FilterMatcher, its subclass, and never-less otherwise), so stand-ins of the same
-    classes go through whoosh's own function."""
-
-    def join(a: Any, b: Any) -> Any:
-        return _stand_in(joined, fn(a.perfkb_scores, b.perfkb_scores))
-
-    root = make_weighted_tree(join, [(w, _stand_in(t.kind, t.scores)) for w, t in items])
-    return root.perfkb_scores
-
-
-def _stand_in(kind: type, scores: dict[int, float]) -> Any:
-    obj = kind.__new__(kind)  # never initialised or used as a matcher: compared, and carries scores
-    obj.perfkb_scores = scores
-    return obj
-
-
-def _union(a: dict[int, float], b: dict[int, float]) -> dict[int, float]:
-    if not b or not a:  # tables are never changed in place, so one can stand for the union
-        return a or b
-    out = a | b
-    for d in a.keys() & b.keys():  # only documents in both need a Python step
-        out[d] = a[d] + b[d]
-    return out
-
-
-# plain text for SearchIndex._plain_query: words of these characters separated by single spaces
-_PLAIN = re.compile(r"[\w.$#-]+(?: [\w.$#-]+)*", re.ASCII)
-_OPERATOR_WORDS = frozenset({"AND", "OR", "NOT", "ANDNOT", "ANDMAYBE", "REQUIRE"})
-
-
-def _binary_unions(q: Any) -> Any:
-    """On indexes under 5,000 documents whoosh answers an OR of 3+ terms with an array matcher
-    that zeroes a 2,048-slot array in Python for every segment, which made each search cost
-    about 1 ms per segment; the plain union matcher is cheaper at our sizes."""
-    if isinstance(q, query.Or):
-        q.matcher_type = query.Or.DEFAULT_MATCHER
-    for child in q.children():
-        _binary_unions(child)
-    return q
-
-
 @lru_cache(maxsize=65536)
 def _affected_json(
     versions_json: str, wanted: tuple[tuple[str, ...], ...], products: frozenset[str]
@@ -1364,109 +759,3 @@ def _quoted(text: str) -> list[str]:
         parts = text.split(quote)
         out += [p for p in parts[1:-1:2] if p.strip()]
     return out
-
-
-def _split(value: str | None) -> list[str]:
-    return [v for v in (value or "").split(",") if v]
-
-
-class _Marker:
-    """Builds the highlighted fragment of a hit: the ~240-character window of a stored field
-    holding most of the query's words, HTML-escaped, hits in <mark>. whoosh's highlighter
-    re-analyses every field of every hit and cost more than the search itself."""
-
-    WIDTH = 240
-    BEFORE = 50
-
-    def __init__(self, q: Any) -> None:
-        self.stems: set[str] = set()
-        self.words: set[str] = set()
-        for field, term in q.iter_all_terms():
-            term = term.decode("utf-8", "replace") if isinstance(term, bytes) else str(term)
-            if field in SNIPPET_FIELDS or field == "keywords":
-                self.stems.add(term)
-            elif field in ("identifiers_text", "identifiers"):
-                self.words.add(term)
-        # tokens as written, already judged for this query: a query word or not
-        self._hits: set[str] = set()
-        self._judged: set[str] = set()
-
-    def spans(self, text: str) -> list[tuple[int, int]]:
-        # One split (in C) gives the tokens and, through the lengths of the pieces, where they
-        # are; set operations find the distinct tokens not judged yet for this query, and only
-        # those are lowercased and stemmed.
-        parts = _WORD_SPLIT.split(text)  # [gap, token, gap, token, ..., gap]
-        tokens = set(parts[1::2])
-        new = tokens - self._judged
-        if new:
-            self._judged |= new
-            for token in new:
-                word = token.lower()
-                if word in self.words or _stem(word) in self.stems:
-                    self._hits.add(token)
-        hits = tokens & self._hits
-        if not hits:
-            return []
-        ends = list(accumulate(map(len, parts)))
-        return [(ends[i - 1], ends[i]) for i in range(1, len(parts), 2) if parts[i] in hits]
-
-    def fragment(self, text: str) -> str | None:
-        spans = self.spans(text)
-        if not spans:
-            return None
-        best, best_count = 0, 0
-        ends = [e for _, e in spans]  # ascending: spans do not overlap
-        for i, (start, _) in enumerate(spans):
-            count = bisect.bisect_right(ends, start + self.WIDTH, lo=i) - i
-            if count > best_count:
-                best, best_count = i, count
-        lo = max(0, spans[best][0] - self.BEFORE)
-        if lo:
-            lo = text.find(" ", lo, spans[best][0]) + 1 or spans[best][0]
-        hi = min(len(text), lo + self.WIDTH)
-        if hi < len(text):
-            cut = text.rfind(" ", max(spans[best][1], hi - 40), hi)
-            hi = cut if cut > 0 else hi
-        pieces = ["… " if lo else ""]
-        pos = lo
-        for s, e in spans:
-            if s < lo or e > hi:
-                continue
-            pieces.append(html.escape(text[pos:s], quote=False))
-            pieces.append("<mark>" + html.escape(text[s:e], quote=False) + "</mark>")
-            pos = e
-        pieces.append(html.escape(text[pos:hi], quote=False))
-        pieces.append(" …" if hi < len(text) else "")
-        return "".join(pieces).replace("\n", " ")
-
-
-_WORD = re.compile(r"\w+(?:[.$#]\w+)*")
-_WORD_SPLIT = re.compile(rf"({_WORD.pattern})")
-
-
-@lru_cache(maxsize=50_000)
-def _stem(word: str) -> str:
-    return porter_stem(word)
-
-
-def _hit(stored: dict[str, Any], score: float, marker: _Marker | None) -> SearchHit:
-    snippet = None
-    if marker is not None:
-        for field in SNIPPET_FIELDS:
-            snippet = marker.fragment(stored.get(field, ""))
-            if snippet:
-                break
-    if not snippet:
-        symptom = " ".join(stored.get("symptom", "").split())
-        cut = symptom[:240].rsplit(" ", 1)[0] + " …" if len(symptom) > 240 else symptom
-        snippet = html.escape(cut, quote=False)
-    return SearchHit(
-        id=stored["id"],
-        title=stored.get("title", stored["id"]),
-        score=round(float(score), 4),
-        snippet_html=snippet,
-        platforms=_split(stored.get("platform")),
-        sources=_split(stored.get("source")),
-        tags=_split(stored.get("tag")),
-        products=_split(stored.get("product")),
-    )

@@ -27,12 +27,18 @@ from pydantic import BaseModel, Field, ValidationError
 from pydantic_core import PydanticSerializationError
 from whoosh import index as whoosh_index
 
-from kb.errors import BadQuery, EntryExists, EntryNotFound, StoreError, UnreadableEntry
-from kb.index import (
-    INDEX_SCHEMA_VERSION,
+from kb.errors import (
+    BadQuery,
+    EntryExists,
+    EntryNotFound,
     IndexUnavailable,
+    StoreError,
+    UnreadableEntry,
+)
+from kb.index import SearchIndex
+from kb.index_docs import (
+    INDEX_SCHEMA_VERSION,
     SearchHit,
-    SearchIndex,
     SearchPage,
     Stamp,
     doc_from_entry,

@@ -12,7 +12,8 @@ import pytest
 
 import kb
 from kb.entry_yaml import read_entries
-from kb.index import STAMP_FILE, doc_from_entry
+from kb.index import STAMP_FILE
+from kb.index_docs import doc_from_entry
 from kb.store import BadQuery, Store
 
 SEED_TOP_HITS = {

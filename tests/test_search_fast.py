@@ -17,16 +17,10 @@ from whoosh.query import Term
 
 from benchmarks.search import QUERIES
 from benchmarks.synth_kb import real_entries, synthetic_docs
-from kb.index import (
-    FACETS,
-    SNIPPET_FIELDS,
-    SearchIndex,
-    Stamp,
-    _Marker,
-    _stem,
-    _term_docs,
-    doc_from_entry,
-)
+from kb.index import FACETS, SearchIndex
+from kb.index_docs import Stamp, doc_from_entry
+from kb.index_fast import term_docs
+from kb.index_snippets import SNIPPET_FIELDS, Marker, _stem
 from kb.search_query import parse_query
 
 # the benchmark's queries plus filters, version ranges, no text, the OR fallback, phrases,
@@ -145,7 +139,7 @@ def test_fast_path_matches_whoosh_with_many_segments_and_deletions(tmp_path):
     for field in FACETS:
         for term in searcher.reader().lexicon(field):
             want = frozenset(searcher.docs_for_query(Term(field, term.decode())))
-            assert _term_docs(searcher, field, term) == want, (field, term)
+            assert term_docs(searcher, field, term) == want, (field, term)
     ix.close()
 
 
@@ -220,7 +214,7 @@ def test_operators_and_quotes_go_to_the_parser(synth_1k):
 _WORD = re.compile(r"\w+(?:[.$#]\w+)*")
 
 
-def _reference_spans(marker: _Marker, text: str) -> list[tuple[int, int]]:
+def _reference_spans(marker: Marker, text: str) -> list[tuple[int, int]]:
     """The token-by-token span finder the split-based one replaced."""
     out = []
     for m in _WORD.finditer(text):
@@ -234,7 +228,7 @@ def test_snippet_spans_match_the_token_by_token_finder(synth_1k):
     searcher = synth_1k._current_searcher()
     for text in QUERIES:
         q = synth_1k._text_query(synth_1k._parser, text)
-        marker = _Marker(q)
+        marker = Marker(q)
         for docnum in list(searcher.reader().all_doc_ids())[:60]:
             stored = searcher.stored_fields(docnum)
             for field in SNIPPET_FIELDS:
@@ -249,7 +243,7 @@ _ALPHABET = "abcdeflogsyncxé.$#_- \n\tİK"
 @given(st.lists(st.text(_ALPHABET, max_size=30), max_size=12))
 def test_snippet_spans_on_odd_text(pieces):
     unopened = SearchIndex(Path("unused"), Path("unused.lock"))  # only its parser is used
-    marker = _Marker(unopened._text_query(unopened._parser, "log file sync x.y a$b"))
+    marker = Marker(unopened._text_query(unopened._parser, "log file sync x.y a$b"))
     for text in [*pieces, " ".join(pieces)]:
         assert marker.spans(text) == _reference_spans(marker, text), text
 

@@ -1,0 +1,109 @@
+"""What the search index holds for an entry (IndexDoc, built from the entry; a digest that says
+when it changed), the stamp that says which SQLite revision the index reflects, and what a search
+returns (SearchHit, SearchPage: part of the Store interface, which re-exports them)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+
+from pydantic import BaseModel, Field
+
+from kb.models import Entry
+from kb.signatures import TextCondition, walk
+
+# --------------------------------------------------------------------------------------------
+# documents and stamps
+
+
+# Bump when the schema or what goes into a document changes: a different number forces a rebuild.
+INDEX_SCHEMA_VERSION = 3
+
+
+class IndexDoc(BaseModel):
+    """What the index holds for one entry."""
+
+    id: str
+    title: str
+    symptom: str = ""
+    root_cause: str = ""
+    fix: str = ""
+    commands: str = ""
+    identifiers: list[str] = Field(default_factory=list)
+    platforms: list[str] = Field(default_factory=list)
+    sources: list[str] = Field(default_factory=list)
+    products: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
+    versions: str = "[]"  # JSON list of VersionRange, for version: filtering
+    digest: str = ""  # of the entry JSON, so `check` can tell a stale document
+
+
+def entry_digest(entry: Entry) -> str:
+    return hashlib.sha256(entry.model_dump_json(by_alias=True).encode()).hexdigest()[:32]
+
+
+def entry_identifiers(entry: Entry) -> list[str]:
+    """Signature keys (syscalls, functions, events) plus the literal texts signatures look for."""
+    out = list(entry.searchable_identifiers())
+    for sig in entry.signatures:
+        for leaf in walk(sig.when):
+            if isinstance(leaf, TextCondition) and leaf.text and leaf.text not in out:
+                out.append(leaf.text)
+    return out
+
+
+def doc_from_entry(entry: Entry) -> IndexDoc:
+    commands = "\n".join(f"{c.command}\n{c.why}" for c in entry.next_commands)
+    products: list[str] = []
+    for r in entry.affected_versions:
+        if r.product.lower() not in products:
+            products.append(r.product.lower())
+    return IndexDoc(
+        id=entry.id,
+        title=entry.title,
+        symptom=entry.symptom,
+        root_cause=entry.root_cause,
+        fix=entry.fix,
+        commands=commands,
+        identifiers=entry_identifiers(entry),
+        platforms=list(entry.platforms),
+        sources=entry.sources(),
+        products=products,
+        tags=list(entry.tags),
+        versions=json.dumps([r.model_dump(mode="json") for r in entry.affected_versions]),
+        digest=entry_digest(entry),
+    )
+
+
+class Stamp(BaseModel):
+    """Which SQLite state the index reflects: every revision up to `rev` of store `store_id`."""
+
+    store_id: str
+    rev: int
+    schema_version: int = INDEX_SCHEMA_VERSION
+    build: str = Field(default_factory=lambda: uuid.uuid4().hex[:12])
+
+
+# --------------------------------------------------------------------------------------------
+# search results (kb.store re-exports these: they are part of the Store interface)
+
+
+class SearchHit(BaseModel):
+    id: str
+    title: str
+    score: float
+    snippet_html: str  # highlighted fragment, already HTML-escaped except <mark>
+    platforms: list[str] = Field(default_factory=list)
+    sources: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
+    products: list[str] = Field(default_factory=list)
+
+
+class SearchPage(BaseModel):
+    query: str
+    total: int
+    page: int
+    per_page: int
+    results: list[SearchHit] = Field(default_factory=list)
+    facets: dict[str, dict[str, int]] = Field(default_factory=dict)

@@ -1,0 +1,123 @@
+"""The highlighted fragment of a search hit: the window of a stored field that holds most of the
+query's words, HTML-escaped, the words in <mark>."""
+
+from __future__ import annotations
+
+import bisect
+import html
+import re
+from functools import lru_cache
+from itertools import accumulate
+from typing import Any
+
+from whoosh.lang.porter import stem as porter_stem
+
+from kb.index_docs import SearchHit
+
+SNIPPET_FIELDS = ("symptom", "root_cause", "fix", "commands", "title")
+
+
+def split_values(value: str | None) -> list[str]:
+    return [v for v in (value or "").split(",") if v]
+
+
+class Marker:
+    """Builds the highlighted fragment of a hit: the ~240-character window of a stored field
+    holding most of the query's words, HTML-escaped, hits in <mark>. whoosh's highlighter
+    re-analyses every field of every hit and cost more than the search itself."""
+
+    WIDTH = 240
+    BEFORE = 50
+
+    def __init__(self, q: Any) -> None:
+        self.stems: set[str] = set()
+        self.words: set[str] = set()
+        for field, term in q.iter_all_terms():
+            term = term.decode("utf-8", "replace") if isinstance(term, bytes) else str(term)
+            if field in SNIPPET_FIELDS or field == "keywords":
+                self.stems.add(term)
+            elif field in ("identifiers_text", "identifiers"):
+                self.words.add(term)
+        # tokens as written, already judged for this query: a query word or not
+        self._hits: set[str] = set()
+        self._judged: set[str] = set()
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        # One split (in C) gives the tokens and, through the lengths of the pieces, where they
+        # are; set operations find the distinct tokens not judged yet for this query, and only
+        # those are lowercased and stemmed.
+        parts = _WORD_SPLIT.split(text)  # [gap, token, gap, token, ..., gap]
+        tokens = set(parts[1::2])
+        new = tokens - self._judged
+        if new:
+            self._judged |= new
+            for token in new:
+                word = token.lower()
+                if word in self.words or _stem(word) in self.stems:
+                    self._hits.add(token)
+        hits = tokens & self._hits
+        if not hits:
+            return []
+        ends = list(accumulate(map(len, parts)))
+        return [(ends[i - 1], ends[i]) for i in range(1, len(parts), 2) if parts[i] in hits]
+
+    def fragment(self, text: str) -> str | None:
+        spans = self.spans(text)
+        if not spans:
+            return None
+        best, best_count = 0, 0
+        ends = [e for _, e in spans]  # ascending: spans do not overlap
+        for i, (start, _) in enumerate(spans):
+            count = bisect.bisect_right(ends, start + self.WIDTH, lo=i) - i
+            if count > best_count:
+                best, best_count = i, count
+        lo = max(0, spans[best][0] - self.BEFORE)
+        if lo:
+            lo = text.find(" ", lo, spans[best][0]) + 1 or spans[best][0]
+        hi = min(len(text), lo + self.WIDTH)
+        if hi < len(text):
+            cut = text.rfind(" ", max(spans[best][1], hi - 40), hi)
+            hi = cut if cut > 0 else hi
+        pieces = ["… " if lo else ""]
+        pos = lo
+        for s, e in spans:
+            if s < lo or e > hi:
+                continue
+            pieces.append(html.escape(text[pos:s], quote=False))
+            pieces.append("<mark>" + html.escape(text[s:e], quote=False) + "</mark>")
+            pos = e
+        pieces.append(html.escape(text[pos:hi], quote=False))
+        pieces.append(" …" if hi < len(text) else "")
+        return "".join(pieces).replace("\n", " ")
+
+
+_WORD = re.compile(r"\w+(?:[.$#]\w+)*")
+_WORD_SPLIT = re.compile(rf"({_WORD.pattern})")
+
+
+@lru_cache(maxsize=50_000)
+def _stem(word: str) -> str:
+    return porter_stem(word)
+
+
+def hit(stored: dict[str, Any], score: float, marker: Marker | None) -> SearchHit:
+    snippet = None
+    if marker is not None:
+        for field in SNIPPET_FIELDS:
+            snippet = marker.fragment(stored.get(field, ""))
+            if snippet:
+                break
+    if not snippet:
+        symptom = " ".join(stored.get("symptom", "").split())
+        cut = symptom[:240].rsplit(" ", 1)[0] + " …" if len(symptom) > 240 else symptom
+        snippet = html.escape(cut, quote=False)
+    return SearchHit(
+        id=stored["id"],
+        title=stored.get("title", stored["id"]),
+        score=round(float(score), 4),
+        snippet_html=snippet,
+        platforms=split_values(stored.get("platform")),
+        sources=split_values(stored.get("source")),
+        tags=split_values(stored.get("tag")),
+        products=split_values(stored.get("product")),
+    )

@@ -7,34 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-Format = Literal[
-    "tkprof",
-    "truss",
-    "strace",
-    "mpstat",
-    "stack",
-    "dtrace",
-    "waits",
-    "trace10046",
-    "hanganalyze",
-    "lgwr_trace",
-    "vdollar",
-    "vmstat",
-    "iostat",
-    "sar",
-    "pidstat",
-    "prstat",
-    "lockstat",
-    "perf",
-    "meminfo",
-    "pressure",
-    "netstat",
-    "free",
-    "uptime",
-    "top",
-    "procvmstat",
-    "unknown",
-]
+# Every evidence format, once: the parser registry's formats and "unknown" (text no parser
+# read). kb.signatures.Source (what a signature may read) is derived from this list.
 FORMATS: tuple[str, ...] = (
     "tkprof",
     "truss",
@@ -63,6 +37,7 @@ FORMATS: tuple[str, ...] = (
     "procvmstat",
     "unknown",
 )
+Format = Literal[FORMATS]  # type: ignore[valid-type]  # a Literal of the tuple's items
 Platform = Literal["solaris", "linux", "aix", "hpux", "windows", "any"]
 
 # A fact value is a number, a short string, or a table keyed by a name (syscall, event...).

@@ -29,36 +29,11 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ingest.facts import FACTS
+from ingest.model import FORMATS
 from kb.regex_safety import UnsafeRegex, check_regex
 
-Source = Literal[
-    "tkprof",
-    "truss",
-    "strace",
-    "mpstat",
-    "stack",
-    "dtrace",
-    "waits",
-    "trace10046",
-    "hanganalyze",
-    "lgwr_trace",
-    "vdollar",
-    "vmstat",
-    "iostat",
-    "sar",
-    "pidstat",
-    "prstat",
-    "lockstat",
-    "perf",
-    "meminfo",
-    "pressure",
-    "netstat",
-    "free",
-    "uptime",
-    "top",
-    "procvmstat",
-    "text",
-]
+# what a signature may read: every parsed format (not "unknown"), or the whole pasted text
+Source = Literal[tuple(f for f in FORMATS if f != "unknown") + ("text",)]  # type: ignore[valid-type]
 Op = Literal[">", ">=", "<", "<=", "==", "!="]
 
 OP_SYMBOL = {">": ">", ">=": "≥", "<": "<", "<=": "≤", "==": "=", "!=": "≠"}

@@ -18,6 +18,7 @@ tests/test_parse_<format>.py.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from typing import get_args
@@ -50,7 +51,8 @@ RUN_LINES = 400
 # numbers that broke parsers before (fuzz and hypothesis finds): overflow, nan, separators, units
 HOSTILE_NUMBERS = [
     "nan", "inf", "-1", "-0", "1e308", "1e309", "9" * 400, "1" + "0" * 300 + ".000",
-    "1,647,276", "0,125", ".5", "21.1K", "3.4ms", "268.69us", "²", "١٢٣", "0x7fffffff",
+    f"{10**400:,}", "1,647,276", "0,125", ".5", "21.1K", "1.2K", "3.4ms", "268.69us", "9us",
+    "5 s", "²", "١٢٣", "0x7fffffff", "---- -----", "~~~~", "%",
 ]  # fmt: skip
 PROSE = [
     "",
@@ -284,6 +286,29 @@ def test_finish_numbers_the_block_as_told(ptype):
 
 
 @every_parser
+def test_kept_text_stops_at_text_cap_and_says_so(ptype):
+    """The detector keeps each taken line through keep(): a long capture keeps a prefix of its
+    text up to TEXT_CAP, flagged, whatever the format."""
+    doc = SAMPLES[ptype.format][0]
+    p = ptype()
+    kept: list[str] = []
+    size = 0
+    while size <= TEXT_CAP:
+        for line in doc:
+            if p.feed(line):
+                p.lines += 1
+                p.keep(line)
+                kept.append(line)
+                size += len(line.encode("utf-8")) + 1
+        if not kept:
+            break
+    block = p.finish(1, len(kept))
+    assert block.text_truncated
+    assert len(block.text.encode("utf-8")) <= TEXT_CAP
+    assert "\n".join(kept).startswith(block.text)
+
+
+@every_parser
 def test_an_empty_parser_finishes_an_empty_valid_block(ptype):
     block = ptype().finish(1, 1)
     check_block(block, ptype, 1, 1, [])
@@ -292,12 +317,17 @@ def test_an_empty_parser_finishes_an_empty_valid_block(ptype):
 # -- random and damaged input ---------------------------------------------------------------
 
 
+@functools.cache
 def _random_lines(ptype: type[Parser]) -> st.SearchStrategy[list[str]]:
+    """Whole samples damaged (lines cut, split, repeated, dropped, salted), runs of a sample cut
+    off mid-line, and lines of a sample cut, salted, mixed with noise, with soups of the format's
+    own words and characters, with hostile numbers, and with other formats' lines."""
     docs = SAMPLES.get(ptype.format, [])
     if not docs:  # the first test says why; here, an input that still exercises the parser
         docs = [PROSE]
     sample = [line for doc in docs for line in doc] or [""]
     words = _tokens(sample) + HOSTILE_NUMBERS
+    alphabet = "".join(sorted({c for line in sample for c in line}))[:200] or "x"
     line = st.one_of(
         st.sampled_from(sample),
         cut_lines(sample, 120),
@@ -305,6 +335,7 @@ def _random_lines(ptype: type[Parser]) -> st.SearchStrategy[list[str]]:
         NOISE,
         token_lines(st.sampled_from(words), max_size=12),
         token_lines(st.sampled_from(words), sep="   ", max_size=8),
+        st.text(alphabet=alphabet, max_size=80),
         st.sampled_from(_foreign(ptype) + PROSE),
     )
     return st.one_of(

@@ -255,6 +255,7 @@ def test_start_score_of_any_text_is_0_1_or_2(ptype, line):
 def test_real_samples_keep_the_contract_and_give_facts(ptype):
     for doc in SAMPLES[ptype.format]:
         block = check_feeding(ptype, doc)
+        assert block.format == ptype.format, doc[:3]
         assert block.facts, doc[:3]  # the detector kept the block because it had facts
 
 

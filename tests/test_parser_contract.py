@@ -48,7 +48,8 @@ from ingest.parsers import PARSERS
 SAMPLES = fixture_samples()
 # the most lines a truncated run is cut from (the samples of a format one after the other)
 RUN_LINES = 400
-# numbers that broke parsers before (fuzz and hypothesis finds): overflow, nan, separators, units
+# numbers and number-like tokens that broke parsers before (fuzz and hypothesis finds): overflow,
+# nan, thousands separators, decimal commas, unit suffixes, rulers
 HOSTILE_NUMBERS = [
     "nan", "inf", "-1", "-0", "1e308", "1e309", "9" * 400, "1" + "0" * 300 + ".000",
     f"{10**400:,}", "1,647,276", "0,125", ".5", "21.1K", "1.2K", "3.4ms", "268.69us", "9us",
@@ -86,10 +87,12 @@ def _foreign(ptype: type[Parser]) -> list[str]:
 def _tokens(lines: Sequence[str]) -> list[str]:
     """The words a format is made of, as its samples print them (what a token soup is made of)."""
     words = sorted({w for line in lines for w in line.split()})
-    return words[:400] or ["x"]
+    return words[:: -(-len(words) // 400)] or ["x"]  # at most 400, spread over all of them
 
 
-_UNFIT = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")
+# what the detector never hands a parser: a newline inside a line, and the control characters
+# and lone surrogates it turns into spaces (a tab and a carriage return stay)
+_UNFIT = re.compile(r"[\n\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
 ALL_LINES = sorted({line for docs in SAMPLES.values() for doc in docs for line in doc})
 
 

@@ -74,6 +74,16 @@ def _ids(ptype: type[Parser]) -> str:
 every_parser = pytest.mark.parametrize("ptype", PARSERS, ids=_ids)
 
 
+def samples_of(ptype: type[Parser]) -> list[list[str]]:
+    """The parser's samples; a parser without any fails every test that needs one, saying why."""
+    docs = SAMPLES.get(ptype.format)
+    assert docs, (
+        f"no fixture under tests/fixtures gives a {ptype.format} block: add one (with its "
+        "provenance comment) so the parser contract covers this parser"
+    )
+    return docs
+
+
 def _foreign(ptype: type[Parser]) -> list[str]:
     """Lines of every other format's first sample (their first lines: headers and rows)."""
     return [
@@ -219,10 +229,7 @@ def check_feed_run(ptype: type[Parser], lines: Sequence[str], memo: dict, newlin
 
 @every_parser
 def test_every_parser_has_samples_in_the_fixtures(ptype):
-    assert SAMPLES.get(ptype.format), (
-        f"no fixture under tests/fixtures gives a {ptype.format} block: add one (with its "
-        "provenance comment) so the contract below covers this parser"
-    )
+    assert samples_of(ptype)
 
 
 def test_registered_parsers_are_distinct_formats():
@@ -244,7 +251,7 @@ def test_start_score_is_0_1_or_2_and_depends_on_the_line_alone(ptype):
     again = [ptype.start_score(line) for line in reversed(lines)]
     assert scores == again[::-1]
     # its own samples open blocks: somewhere in them a line it scores 2, or 1 on a run
-    assert any(s for s in (ptype.start_score(line) for d in SAMPLES[ptype.format] for line in d))
+    assert any(s for s in (ptype.start_score(line) for d in samples_of(ptype) for line in d))
 
 
 @every_parser
@@ -259,7 +266,7 @@ def test_start_score_of_any_text_is_0_1_or_2(ptype, line):
 
 @every_parser
 def test_real_samples_keep_the_contract_and_give_facts(ptype):
-    for doc in SAMPLES[ptype.format]:
+    for doc in samples_of(ptype):
         block = check_feeding(ptype, doc)
         assert block.format == ptype.format, doc[:3]
         assert block.facts, doc[:3]  # the detector kept the block because it had facts
@@ -270,7 +277,7 @@ def test_refusals_amid_real_samples_leave_no_trace(ptype):
     """Every line of a sample followed by a foreign line or prose: whatever is refused must
     leave the parser as it was, and the block must be the one the lines taken give."""
     foreign = PROSE + _foreign(ptype)
-    for doc in SAMPLES[ptype.format]:
+    for doc in samples_of(ptype):
         step = -(-len(foreign) // len(doc))  # every foreign line, spread over the sample
         mixed = []
         for i, line in enumerate(doc):
@@ -280,7 +287,7 @@ def test_refusals_amid_real_samples_leave_no_trace(ptype):
 
 @every_parser
 def test_finish_numbers_the_block_as_told(ptype):
-    doc = SAMPLES[ptype.format][0]
+    doc = samples_of(ptype)[0]
     p = ptype()
     kept = []
     for line in doc:
@@ -296,7 +303,7 @@ def test_finish_numbers_the_block_as_told(ptype):
 def test_kept_text_stops_at_text_cap_and_says_so(ptype):
     """The detector keeps each taken line through keep(): a long capture keeps a prefix of its
     text up to TEXT_CAP, flagged, whatever the format."""
-    doc = SAMPLES[ptype.format][0]
+    doc = samples_of(ptype)[0]
     p = ptype()
     kept: list[str] = []
     size = 0
@@ -365,7 +372,7 @@ def test_long_hostile_lines_stay_linear(ptype):
     first lines of samples (the state in which rows are read: a header, an open histogram, a
     stack), up to eight samples spread over the fixtures: about a millisecond each when the
     parsing is linear, 0.3 s or more when a regex backtracks."""
-    docs = SAMPLES[ptype.format]
+    docs = samples_of(ptype)
     preps: list[Sequence[str]] = [[]] + [doc[:12] for doc in docs[:: -(-len(docs) // 8)]]
     slowest = max(slowest_hostile_line(ptype, prep) for prep in preps)
     assert slowest < 0.1, slowest
@@ -381,7 +388,7 @@ def test_only_a_parser_that_says_fast_has_a_fast_path(ptype):
     overridden = ptype.feed_run is not Parser.feed_run
     assert overridden == ptype.fast
     if not ptype.fast:  # the default takes nothing, so the detector's ordinary path goes on
-        text = "\n".join(SAMPLES[ptype.format][0]) + "\n"
+        text = "\n".join(samples_of(ptype)[0]) + "\n"
         assert ptype().feed_run(text, 0, len(text), {}) == (0, 0)
 
 
@@ -395,7 +402,7 @@ def _overlong(doc: Sequence[str]) -> list[str]:
 @pytest.mark.parametrize("newline", ["\n", "\r\n"], ids=["lf", "crlf"])
 def test_feed_run_takes_exactly_what_feed_would(ptype, newline):
     by_run = 0
-    for doc in SAMPLES[ptype.format]:
+    for doc in samples_of(ptype):
         for lines in (doc, _overlong(doc)):
             # with the detector's memo (other formats asked), and with none (only its own lines)
             by_run += check_feed_run(ptype, lines, detector_memo(ptype, lines), newline)

@@ -370,12 +370,12 @@ def test_random_and_damaged_input_keeps_the_contract(ptype, data):
 def test_long_hostile_lines_stay_linear(ptype):
     """Lines of 4,000 characters built to make a backtracking regex blow up, alone and after the
     first lines of samples (the state in which rows are read: a header, an open histogram, a
-    stack), up to eight samples spread over the fixtures: about a millisecond each when the
+    stack), up to eight samples spread over the fixtures: a few milliseconds at most when the
     parsing is linear, 0.3 s or more when a regex backtracks."""
     docs = samples_of(ptype)
     preps: list[Sequence[str]] = [[]] + [doc[:12] for doc in docs[:: -(-len(docs) // 8)]]
     slowest = max(slowest_hostile_line(ptype, prep) for prep in preps)
-    assert slowest < 0.1, slowest
+    assert slowest < 0.05, slowest  # CPU seconds; the slowest today (waits) takes 0.02
 
 
 # -- the fast path --------------------------------------------------------------------------

@@ -375,7 +375,8 @@ def test_long_hostile_lines_stay_linear(ptype):
     docs = samples_of(ptype)
     preps: list[Sequence[str]] = [[]] + [doc[:12] for doc in docs[:: -(-len(docs) // 8)]]
     slowest = max(slowest_hostile_line(ptype, prep) for prep in preps)
-    assert slowest < 0.05, slowest  # CPU seconds; the slowest today (waits) takes 0.02
+    # CPU seconds: the slowest today (waits) takes 0.02, and went over 0.05 once under load
+    assert slowest < 0.1, slowest
 
 
 # -- the fast path --------------------------------------------------------------------------

@@ -11,12 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from parser_helpers import (
     FIXTURES,
-    NOISE,
     assert_facts_valid,
     drive_parser,
-    fixture_lines,
-    random_input_test,
-    truncated_runs,
 )
 
 from ingest.detect import parse_lines, parse_stream, parse_text
@@ -313,21 +309,6 @@ def test_idle_list():
 
 
 # -- robustness -----------------------------------------------------------------------------------
-
-REPORT_LINES = fixture_lines(TWIN_TXT) + STATSPACK_9I.splitlines() + COLLAPSED.splitlines()
-
-test_damaged_reports_never_raise = random_input_test(
-    drive,
-    truncated_runs(REPORT_LINES, cut_at_most=120),
-    assert_facts_valid,
-    config=settings(max_examples=150, deadline=None),
-)
-test_reports_mixed_with_noise_never_raise = random_input_test(
-    drive,
-    st.lists(st.one_of(NOISE, st.sampled_from(REPORT_LINES)), max_size=80),
-    assert_facts_valid,
-    config=settings(max_examples=150, deadline=None),
-)
 
 
 @settings(max_examples=150, deadline=None)

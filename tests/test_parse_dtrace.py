@@ -7,16 +7,10 @@ import math
 import time
 
 import pytest
-from hypothesis import strategies as st
 from parser_helpers import (
-    assert_facts_valid,
     assert_rejected_without_trace,
-    damaged_documents,
     drive_parser,
     fixture_lines,
-    mangled_lines,
-    random_input_test,
-    slowest_hostile_line,
 )
 
 from ingest.model import Block
@@ -338,70 +332,3 @@ def test_huge_numbers_stay_finite():
     for value in block.facts.values():
         values = value.values() if isinstance(value, dict) else [value]
         assert all(math.isfinite(v) for v in values)
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        "seeds/000_dtrace_counts_122.txt",
-        "seeds/000_dtrace_counts_121.txt",
-        "seeds/002_dtrace_flat.txt",
-        "seeds/002_dtrace_ustack.txt",
-        "seeds/004_dtrace_cladm_ustack.txt",
-        "seeds/004_dtrace_lquantize.txt",
-        "os/bpftrace_oracle_semtimedop.txt",
-    ],
-)
-def test_facts_are_in_the_catalogue_with_the_right_shape(name):
-    block, _ = run(fixture_lines(name))
-    assert block.facts
-    assert_facts_valid(block)
-
-
-# -- long hostile lines stay linear -----------------------------------------------------------
-
-_PREPS = [
-    [],
-    ["  x", "   value  ------------- Distribution ------------- count"],
-    ["@["],
-    ["# dtrace -n x"],
-]
-
-
-@pytest.mark.parametrize("prep", _PREPS)
-def test_long_hostile_lines_parse_in_linear_time(prep):
-    slowest = slowest_hostile_line(DtraceParser, prep)
-    assert slowest < 0.1  # linear: about a millisecond; a backtracking regex takes 0.3 s or more
-
-
-# -- property test --------------------------------------------------------------------------------
-
-_SAMPLE = (
-    fixture_lines("seeds/002_dtrace_ustack.txt")[:30]
-    + fixture_lines("seeds/002_dtrace_ustack.txt")[-6:]
-    + fixture_lines("seeds/004_dtrace_lquantize.txt")
-    + fixture_lines("seeds/000_dtrace_counts_121.txt")[:5]
-    + fixture_lines("os/bpftrace_oracle_semtimedop.txt")
-)
-_line = mangled_lines(
-    _SAMPLE,
-    cut_at_most=80,
-    words=["oracle", "kge", "1000002", "9" * 40, "|@@", "@[", "]:", "value", "<", "`"],
-)
-
-
-_DOCS = [
-    fixture_lines(n)
-    for n in (
-        "seeds/002_dtrace_ustack.txt",
-        "seeds/004_dtrace_lquantize.txt",
-        "seeds/000_dtrace_counts_121.txt",
-        "os/bpftrace_oracle_semtimedop.txt",
-        "seeds/002_dtrace_flat.txt",
-    )
-]
-
-
-test_random_input_never_raises_and_facts_stay_finite = random_input_test(
-    run, st.one_of(damaged_documents(_DOCS), st.lists(_line, max_size=40))
-)

@@ -4,16 +4,10 @@ since-boot first report, the %util caveat, locales, malformed rows, random input
 from __future__ import annotations
 
 import pytest
-from hypothesis import strategies as st
 from parser_helpers import (
-    assert_facts_valid,
     assert_rejected_without_trace,
-    damaged_documents,
     drive_parser,
     fixture_lines,
-    mangled_lines,
-    random_input_test,
-    slowest_hostile_line,
 )
 
 from ingest.detect import parse_text
@@ -165,38 +159,6 @@ def test_facts_midway_leave_the_parser_as_it_was():
         p.feed(line)
     whole, _ = run(lines)
     assert p.facts()[0] == whole.facts
-
-
-SAMPLES = [
-    fixture_lines(f"os/{name}.txt")
-    for name in (
-        "iostat_sysstat11_xt_nvme",
-        "iostat_sysstat9_dxmp",
-        "iostat_solaris_xnz_T",
-        "iostat_plain_decimal_comma",
-    )
-]
-WORDS = ["Device:", "avg-cpu:", "r/s", "w/s", "%util", "await", "sda", "device", "1,5", "0.0"]
-
-test_random_lines_never_raise = random_input_test(
-    run,
-    st.lists(
-        mangled_lines([line for doc in SAMPLES for line in doc], cut_at_most=120, words=WORDS),
-        max_size=20,
-    ),
-)
-test_damaged_captures_never_raise = random_input_test(run, damaged_documents(SAMPLES))
-
-
-def test_facts_are_in_the_catalogue():
-    for doc in SAMPLES:
-        block, _ = run(doc)
-        assert_facts_valid(block)
-
-
-def test_long_hostile_lines_parse_in_linear_time():
-    prep = fixture_lines("os/iostat_sysstat9_dxmp.txt")[2:3]
-    assert slowest_hostile_line(IostatParser, prep) < 0.05
 
 
 def test_oswatcher_iostat_archive_drops_each_snapshots_first_report():

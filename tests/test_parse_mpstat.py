@@ -3,16 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import strategies as st
 from parser_helpers import (
-    assert_facts_valid,
     assert_rejected_without_trace,
-    damaged_documents,
     drive_parser,
     fixture_lines,
-    mangled_lines,
-    random_input_test,
-    slowest_hostile_line,
 )
 
 from ingest.model import Block
@@ -274,67 +268,6 @@ def test_interval_details_are_capped():
     block, _ = run(lines)
     assert block.facts["cpu.intervals"] == MAX_INTERVALS + 49
     assert len(block.details["intervals"]) == MAX_INTERVALS
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        "seeds/001_mpstat.txt",
-        "os/mpstat_linux_pall.txt",
-        "os/mpstat_linux_healthy.txt",
-        "os/mpstat_linux_old.txt",
-        "os/mpstat_solaris_intervals.txt",
-    ],
-)
-def test_facts_are_in_the_catalogue_with_the_right_shape(name):
-    block, _ = run(fixture_lines(name))
-    assert block.facts
-    assert_facts_valid(block)
-
-
-# -- long hostile lines stay linear -----------------------------------------------------------
-
-_PREPS = [
-    [],
-    ["CPU minf mjf xcal  intr ithr  csw icsw migr smtx  srw syscl  usr sys  wt idl"],
-    ["10:00:00  CPU  %usr %nice %sys %iowait %irq %soft %steal %guest %gnice %idle"],
-]
-
-
-@pytest.mark.parametrize("prep", _PREPS)
-def test_long_hostile_lines_parse_in_linear_time(prep):
-    slowest = slowest_hostile_line(MpstatParser, prep)
-    assert slowest < 0.1  # linear: about a millisecond; a backtracking regex takes 0.3 s or more
-
-
-# -- property test --------------------------------------------------------------------------------
-
-_SAMPLE = (
-    fixture_lines("seeds/001_mpstat.txt")
-    + fixture_lines("os/mpstat_linux_pall.txt")
-    + fixture_lines("os/mpstat_solaris_intervals.txt")[:6]
-)
-_line = mangled_lines(
-    _SAMPLE,
-    cut_at_most=120,
-    words=["0", "-1", "1e308", "nan", "9" * 400, "100", "all", "CPU", "%idle", "12:00:00"],
-)
-
-
-_DOCS = [
-    fixture_lines(n)
-    for n in (
-        "seeds/001_mpstat.txt",
-        "os/mpstat_linux_pall.txt",
-        "os/mpstat_solaris_intervals.txt",
-        "os/mpstat_linux_old.txt",
-    )
-]
-
-
-test_random_input_never_raises_and_facts_stay_finite = random_input_test(
-    run, st.one_of(damaged_documents(_DOCS), st.lists(_line, max_size=40))
-)
 
 
 def test_vmstat_rows_are_not_headerless_solaris_mpstat():

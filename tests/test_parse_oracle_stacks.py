@@ -7,16 +7,12 @@ from __future__ import annotations
 import pytest
 
 from ingest.detect import parse_text
-from ingest.parsers.hanganalyze import HanganalyzeParser, duration_s
+from ingest.parsers.hanganalyze import duration_s
 from ingest.parsers.lgwr import LgwrTraceParser
-from ingest.parsers.stack import StackParser
 from tests.parser_helpers import (
     assert_facts_valid,
-    damaged_documents,
     drive_parser,
     fixture_lines,
-    random_input_test,
-    slowest_hostile_line,
 )
 
 SHORT = fixture_lines("oracle/short_stack_samples.txt")
@@ -88,14 +84,6 @@ def test_lgwr_warnings_broadcasts_switches_and_stamps():
     assert f["lgwr.ms_per_mb"] == pytest.approx(3100 / (2052 / 1024))
 
 
-test_damaged_stacks_never_raise = random_input_test(
-    lambda lines: drive_parser(StackParser(), lines), damaged_documents([SHORT, INCIDENT])
-)
-test_damaged_hanganalyze_never_raises = random_input_test(
-    lambda lines: drive_parser(HanganalyzeParser(), lines), damaged_documents([HANG])
-)
-
-
 def test_hanganalyze_10g_open_chains():
     f = _only(fixture_lines("oracle/hanganalyze_10g_open_chains.trc"), "hanganalyze").facts
     assert f["hang.chains"] == 2
@@ -104,23 +92,6 @@ def test_hanganalyze_10g_open_chains():
     assert f["hang.waiters"] == 1
     assert f["hang.waiter_event"] == "enq: TX - row lock contention"
     assert f["hang.event_count"]["db file sequential read"] == 1
-
-
-def test_hostile_lines_stay_fast():
-    assert slowest_hostile_line(HanganalyzeParser, HANG[:12]) < 0.5
-    assert slowest_hostile_line(LgwrTraceParser, []) < 0.5
-    assert slowest_hostile_line(StackParser, SHORT[:2]) < 0.5
-
-
-LGWR = [
-    "*** 2015-03-10 14:09:08.402",
-    "Warning: log write elapsed time 1232ms, size 652KB",
-    "Warning: log write broadcast wait time 700ms (SCN 0x0.2a)",
-    "kcrfw_update_adaptive_sync_mode: poll->post current_sched_delay=0 switch_sched_delay=1",
-]
-test_damaged_lgwr_never_raises = random_input_test(
-    lambda lines: drive_parser(LgwrTraceParser(), lines), damaged_documents([LGWR])
-)
 
 
 def test_repeated_pstacks_of_one_process_keep_the_frames_that_stay_put():

@@ -4,16 +4,10 @@ lines, malformed rows, random input."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import strategies as st
 from parser_helpers import (
-    assert_facts_valid,
     assert_rejected_without_trace,
-    damaged_documents,
     drive_parser,
     fixture_lines,
-    mangled_lines,
-    random_input_test,
-    slowest_hostile_line,
 )
 
 from ingest.detect import parse_text
@@ -102,30 +96,6 @@ def test_rejected_lines_leave_the_parser_unchanged():
 )
 def test_start_score(line, score):
     assert PrstatParser.start_score(line) == score
-
-
-SAMPLES = [fixture_lines(f"os/{name}.txt") for name in ("prstat_mL_screens", "prstat_plain_Z")]
-WORDS = ["PID", "USR", "LCK", "LAT", "oracle/1", "Total:", "12%", "50K", "1.5G", "0.0"]
-
-test_random_lines_never_raise = random_input_test(
-    run,
-    st.lists(
-        mangled_lines([line for doc in SAMPLES for line in doc], cut_at_most=90, words=WORDS),
-        max_size=20,
-    ),
-)
-test_damaged_captures_never_raise = random_input_test(run, damaged_documents(SAMPLES))
-
-
-def test_facts_are_in_the_catalogue():
-    for doc in SAMPLES:
-        block, _ = run(doc)
-        assert_facts_valid(block)
-
-
-def test_long_hostile_lines_parse_in_linear_time():
-    prep = fixture_lines("os/prstat_mL_screens.txt")[:1]
-    assert slowest_hostile_line(PrstatParser, prep) < 0.05
 
 
 def test_user_summary_of_prstat_a_is_not_read_as_processes():

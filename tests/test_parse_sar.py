@@ -5,16 +5,10 @@ input."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import strategies as st
 from parser_helpers import (
-    assert_facts_valid,
     assert_rejected_without_trace,
-    damaged_documents,
     drive_parser,
     fixture_lines,
-    mangled_lines,
-    random_input_test,
-    slowest_hostile_line,
 )
 
 from ingest.detect import parse_text
@@ -164,38 +158,6 @@ def test_rejected_lines_leave_the_parser_unchanged():
             "12:00:01 AM  CPU  %usr  %nice  %sys  %iowait  %irq  %soft  %steal  %guest  %gnice  %idle",
         ],
     )
-
-
-SAMPLES = [
-    fixture_lines(f"os/{name}.txt")
-    for name in (
-        "sar_u_q_r_restart",
-        "sar_net_tcp_edev",
-        "sar_B_W_d_sysstat12",
-        "sar_solaris_u_d_q",
-    )
-]
-WORDS = ["Average:", "AM", "PM", "12:00:01", "runq-sz", "DEV", "IFACE", "CPU", "all", "1,5"]
-
-test_random_lines_never_raise = random_input_test(
-    run,
-    st.lists(
-        mangled_lines([line for doc in SAMPLES for line in doc], cut_at_most=120, words=WORDS),
-        max_size=20,
-    ),
-)
-test_damaged_captures_never_raise = random_input_test(run, damaged_documents(SAMPLES))
-
-
-def test_facts_are_in_the_catalogue():
-    for doc in SAMPLES:
-        block, _ = run(doc)
-        assert_facts_valid(block)
-
-
-def test_long_hostile_lines_parse_in_linear_time():
-    prep = fixture_lines("os/sar_u_q_r_restart.txt")[10:11]
-    assert slowest_hostile_line(SarParser, prep) < 0.05
 
 
 def test_daily_reports_of_one_host_are_one_capture():

@@ -4,16 +4,10 @@ kernel prefix table it classifies functions with."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import strategies as st
 from parser_helpers import (
-    assert_facts_valid,
     assert_rejected_without_trace,
-    damaged_documents,
     drive_parser,
     fixture_lines,
-    mangled_lines,
-    random_input_test,
-    slowest_hostile_line,
 )
 
 from ingest.model import Block
@@ -262,62 +256,3 @@ def test_bad_prefix_table_is_a_clear_error(tmp_path):
         load_prefixes(bad)
     with pytest.raises(PrefixTableError, match="cannot read"):
         load_prefixes(tmp_path / "missing.tsv")
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        "seeds/000_pstack_122.txt",
-        "os/gdb_bt_oracle_semtimedop.txt",
-        "os/gdb_threads_tnslsnr.txt",
-        "os/eu_stack_oracle.txt",
-        "os/pstack_solaris_threads.txt",
-    ],
-)
-def test_facts_are_in_the_catalogue_with_the_right_shape(name):
-    block, _ = run(fixture_lines(name))
-    assert block.facts
-    assert_facts_valid(block)
-
-
-# -- long hostile lines stay linear -----------------------------------------------------------
-
-_PREPS = [[], ["#0  0x00007f00 in semtimedop () from /lib64/libc.so.6"]]
-
-
-@pytest.mark.parametrize("prep", _PREPS)
-def test_long_hostile_lines_parse_in_linear_time(prep):
-    slowest = slowest_hostile_line(StackParser, prep)
-    assert slowest < 0.1  # linear: about a millisecond; a backtracking regex takes 0.3 s or more
-
-
-# -- property test --------------------------------------------------------------------------------
-
-_SAMPLE = (
-    fixture_lines("seeds/000_pstack_122.txt")
-    + fixture_lines("os/gdb_threads_tnslsnr.txt")
-    + fixture_lines("os/pstack_solaris_threads.txt")
-    + fixture_lines("seeds/004_dtrace_cladm_ustack.txt")
-)
-_line = mangled_lines(
-    _SAMPLE,
-    cut_at_most=90,
-    words=["#0", "0x7f", "in", "()", "from", "`", "+0x1a/0x40", "kge", "??"],
-)
-
-
-_DOCS = [
-    fixture_lines(n)
-    for n in (
-        "seeds/000_pstack_122.txt",
-        "os/gdb_threads_tnslsnr.txt",
-        "os/pstack_solaris_threads.txt",
-        "os/eu_stack_oracle.txt",
-        "seeds/004_dtrace_cladm_ustack.txt",
-    )
-]
-
-
-test_random_input_never_raises_and_facts_stay_finite = random_input_test(
-    run, st.one_of(damaged_documents(_DOCS), st.lists(_line, max_size=40))
-)

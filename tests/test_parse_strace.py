@@ -5,14 +5,11 @@ of foreign lines, and robustness."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import strategies as st
 from parser_helpers import (
     FIXTURES,
     assert_facts_valid,
     assert_rejected_without_trace,
-    cut_lines,
     drive_parser,
-    random_input_test,
 )
 
 from ingest.model import Block
@@ -290,28 +287,3 @@ def test_truss_and_strace_fill_the_same_fact_names():
     linux, _, _ = parse_fixture("strace_listener_fork_r.txt")
     solaris_names = set(truss.finish(1, 1).facts)
     assert set(linux.facts) == solaris_names
-
-
-# -- robustness ---------------------------------------------------------------------------------
-
-_FIXTURE_LINES = [
-    line
-    for path in [SEEDS / "000_strace_c_19c.txt", *sorted(LINUX.glob("strace_*.txt"))]
-    for line in path.read_text().splitlines()
-]
-_line = st.one_of(
-    st.sampled_from(_FIXTURE_LINES),
-    cut_lines(_FIXTURE_LINES),
-    st.text(max_size=120),
-    st.text(alphabet="0123456789.:,<>[]()=-+ pidEAGINresumedunfinished", max_size=80),
-)
-
-
-def _check_random(block: Block) -> None:
-    check_valid(block)
-    assert block.facts["trace.calls"] >= 0
-
-
-test_random_truncated_and_mixed_input_never_breaks = random_input_test(
-    parse, st.lists(_line, max_size=40), _check_random
-)

@@ -5,19 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from parser_helpers import (
     FIXTURES,
-    NOISE,
     assert_facts_valid,
     assert_rejected_without_trace,
     drive_parser,
-    feed_checking_rejections,
     fixture_lines,
-    random_input_test,
-    token_lines,
-    truncated_runs,
 )
 
 from ingest.model import Block
@@ -438,39 +431,6 @@ def test_many_statements_keep_bounded_details_and_exact_totals(tmp_path):
     assert d["statements"][0]["elapsed_s"] == 0.96
     assert all(len(s["text"]) <= 300 for s in d["statements"])
     assert all(len(s["row_source"]) == 60 and s["row_source_lines"] == 70 for s in d["statements"])
-
-
-TKPROF_LINES = (
-    SEED.read_text().splitlines()
-    + fixture_lines(ORACLE / "tkprof_19c_orders.txt")
-    + fixture_lines(ORACLE / "tkprof_11201_separate_ids.txt")
-)
-number_line = token_lines(
-    st.sampled_from(["Parse", "Execute", "Fetch", "total", "  db file read", "SQL ID:"]),
-    st.integers(0, 10**400).map(str),
-    st.floats(allow_nan=False, allow_infinity=False).map(lambda x: f"{x:.2f}"),
-    sep="   ",
-    max_size=9,
-)
-
-
-test_random_and_mixed_lines_never_raise = random_input_test(
-    drive,
-    st.lists(st.one_of(NOISE, number_line, st.sampled_from(TKPROF_LINES)), max_size=60),
-    assert_valid,
-)
-test_truncated_reports_never_raise = random_input_test(
-    drive,
-    truncated_runs(TKPROF_LINES, cut_at_most=200),  # the paste stopped mid-line
-    assert_valid,
-    config=settings(max_examples=200, deadline=None),
-)
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.one_of(NOISE, number_line, st.sampled_from(TKPROF_LINES)), max_size=30))
-def test_a_rejected_line_leaves_the_parser_unchanged(lines):
-    feed_checking_rejections(TkprofParser(), lines)
 
 
 # -- hard parses by recursion, distinct statements, sequence refills (issue 14) ---------------

@@ -1,7 +1,8 @@
 """The raw 10046 parser on fixtures of my own in the shapes real traces have: an 8.1.7 trace in
 centiseconds, a 19c trace pasted with prompts, journal prefixes and a wrapped WAIT line, and a
-piece without header or PARSING IN CURSOR; the Method R accounting; the fast path; and the
-property tests every parser has (random or damaged input never raises)."""
+piece without header or PARSING IN CURSOR; the Method R accounting; and the fast path through
+the detector. What every parser owes (random or damaged input never raises, refusals leave no
+trace, feed_run = feed) is in tests/test_parser_contract.py."""
 
 from __future__ import annotations
 
@@ -11,21 +12,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import strategies as st
 
 from ingest import detect
 from ingest.detect import Detector, parse_lines, parse_stream, parse_text
 from ingest.parsers.trace10046 import PROFILE_CPU, PROFILE_UNACC_IN, Trace10046Parser
 from tests.parser_helpers import (
-    NOISE,
     assert_facts_valid,
     assert_rejected_without_trace,
-    damaged_documents,
     drive_parser,
     fixture_lines,
-    mangled_lines,
-    random_input_test,
-    slowest_hostile_line,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -150,30 +145,6 @@ def test_fast_path_gives_what_line_by_line_gives():
     block = [x for x in a.blocks if x.format == "trace10046"][0]
     assert block.facts["trace10046.fetch_count"] == 3000
     assert block.facts["event.count"]["db file sequential read"] == 3000
-
-
-def test_hostile_lines_stay_fast():
-    assert slowest_hostile_line(Trace10046Parser, PASTED[:6]) < 0.5
-
-
-WORDS = [
-    "WAIT",
-    "#1:",
-    "nam='x'",
-    "ela=",
-    "5",
-    "PARSE",
-    "EXEC",
-    "FETCH",
-    "c=1,e=2",
-    "tim=9",
-    "dep=0",
-]
-test_random_lines_never_raise = random_input_test(
-    run,
-    st.lists(st.one_of(NOISE, mangled_lines(CS + PASTED + PIECE, cut_at_most=120, words=WORDS))),
-)
-test_damaged_traces_never_raise = random_input_test(run, damaged_documents([CS, PASTED, PIECE]))
 
 
 def test_piece_starting_inside_a_call_reaches_its_parent():

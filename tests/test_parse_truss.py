@@ -6,14 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import strategies as st
 from parser_helpers import (
     FIXTURES,
     assert_facts_valid,
     assert_rejected_without_trace,
-    cut_lines,
     drive_parser,
-    random_input_test,
 )
 
 from ingest.model import Block
@@ -427,31 +424,6 @@ def test_state_stays_bounded_on_many_pids_names_and_calls():
     assert len(block.identifiers) <= syscalls.MAX_IDENTIFIERS
     assert len(block.details["syscalls"]) <= syscalls.MAX_ROWS
     check_valid(block)
-
-
-# -- robustness ---------------------------------------------------------------------------------
-
-_SEED_LINES = [
-    line
-    for path in sorted(SEEDS.glob("*truss*")) + sorted(SOLARIS.glob("*.txt"))
-    for line in path.read_text().splitlines()
-]
-_line = st.one_of(
-    st.sampled_from(_SEED_LINES),
-    cut_lines(_SEED_LINES),  # truncated
-    st.text(max_size=120),
-    st.text(alphabet="0123456789.:/ ()=,[]#-ErENOTsleeping", max_size=80),
-)
-
-
-def _check_random(block: Block) -> None:
-    check_valid(block)
-    assert block.facts["trace.calls"] >= 0
-
-
-test_random_truncated_and_mixed_input_never_breaks = random_input_test(
-    parse, st.lists(_line, max_size=40), _check_random
-)
 
 
 def test_fork_values_int_cannot_read_are_no_child_pid():

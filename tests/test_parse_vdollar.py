@@ -3,9 +3,7 @@ written for these tests in the shapes SQL*Plus prints (numbers made up)."""
 
 from __future__ import annotations
 
-from hypothesis import settings
-from hypothesis import strategies as st
-from parser_helpers import NOISE, assert_facts_valid, drive_parser, random_input_test
+from parser_helpers import assert_facts_valid, drive_parser
 
 from ingest.detect import parse_text
 from ingest.model import Block
@@ -135,16 +133,6 @@ def test_no_rows_selected_and_padded_lines():
 def test_prose_is_not_a_heading():
     assert VdollarParser.start_score("The SID was 152 and the EVENT was a lock") == 0
     assert VdollarParser.start_score("SID EVENT STATE") == 2
-
-
-LINES = (SESSION_WAIT + VLOCK + ASH_HIST + ASH_SAMPLES).splitlines()
-
-test_random_lines_never_raise = random_input_test(
-    drive,
-    st.lists(st.one_of(NOISE, st.sampled_from(LINES)), max_size=60),
-    assert_facts_valid,
-    config=settings(max_examples=150, deadline=None),
-)
 
 
 SESSION_EVENT_BY_USER = """SQL> select s.username, e.sid, e.event, e.total_waits, e.time_waited, e.average_wait

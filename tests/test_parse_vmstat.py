@@ -4,16 +4,10 @@ first sample; pasted prefixes; malformed rows; random input."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import strategies as st
 from parser_helpers import (
-    assert_facts_valid,
     assert_rejected_without_trace,
-    damaged_documents,
     drive_parser,
     fixture_lines,
-    mangled_lines,
-    random_input_test,
-    slowest_hostile_line,
 )
 
 from ingest.detect import parse_text
@@ -195,39 +189,6 @@ def test_series_stay_bounded_on_a_long_capture():
     assert facts["cpu.intervals"] == 19999
     assert all(len(v) <= 241 for v in details["series"].values())
     assert len(details["rows"]) <= 5
-
-
-SAMPLES = [
-    fixture_lines(f"os/{name}.txt")
-    for name in (
-        "vmstat_linux_swapping_SM",
-        "vmstat_linux_wide_t",
-        "vmstat_solaris_memory_short",
-        "vmstat_oswatcher",
-        "vmstat_aix",
-    )
-]
-WORDS = ["r", "b", "w", "swpd", "free", "si", "so", "in", "cs", "us", "sy", "id", "sr", "0", "99"]
-
-test_random_lines_never_raise = random_input_test(
-    run,
-    st.lists(
-        mangled_lines([line for doc in SAMPLES for line in doc], cut_at_most=90, words=WORDS),
-        max_size=20,
-    ),
-)
-test_damaged_captures_never_raise = random_input_test(run, damaged_documents(SAMPLES))
-
-
-def test_facts_are_in_the_catalogue():
-    for doc in SAMPLES:
-        block, _ = run(doc)
-        assert_facts_valid(block)
-
-
-def test_long_hostile_lines_parse_in_linear_time():
-    prep = fixture_lines("os/vmstat_linux_swapping_SM.txt")[1:3]
-    assert slowest_hostile_line(VmstatParser, prep) < 0.05
 
 
 def test_solaris_p_anonymous_paging_is_swapping():

@@ -5,19 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from parser_helpers import (
     FIXTURES,
-    NOISE,
     assert_facts_valid,
     assert_rejected_without_trace,
     drive_parser,
-    feed_checking_rejections,
     fixture_lines,
-    random_input_test,
-    token_lines,
-    truncated_runs,
 )
 
 from ingest.model import Block
@@ -378,40 +371,3 @@ def test_many_statistics_stay_bounded(tmp_path):
     assert len(block.facts["stat.value"]) == MAX_KEYS
     assert block.details["dropped_rows"] == 500
     assert block.facts["stat.value"]["made up statistic 001234"] == 1234
-
-
-# -- property tests -----------------------------------------------------------------------------
-
-WAITS_LINES = (
-    (SEEDS / "003_waits_basicfile.txt").read_text().splitlines()
-    + fixture_lines(ORACLE / "awr_19c_top10_db_file_sequential_read.txt")
-    + fixture_lines(ORACLE / "statspack_top5_log_file_sync.txt")
-    + AWR_122_TOP_AND_FULL.splitlines()
-)
-row_like = token_lines(
-    st.sampled_from(["db file read", "enq: TX - x", "CF", "-", "~~~~", "Waits", "Csec", "%"]),
-    st.integers(0, 10**400).map(lambda n: f"{n:,}"),
-    st.floats(allow_nan=False, allow_infinity=False).map(lambda x: f"{x:.3f}"),
-    st.sampled_from(["1.2K", "3.4ms", "5 s", "9us", "---- -----"]),
-    sep="   ",
-    max_size=8,
-)
-
-
-test_random_and_mixed_lines_never_raise = random_input_test(
-    drive,
-    st.lists(st.one_of(NOISE, row_like, st.sampled_from(WAITS_LINES)), max_size=60),
-    assert_valid,
-)
-test_truncated_tables_never_raise = random_input_test(
-    drive,
-    truncated_runs(WAITS_LINES, cut_at_most=120),
-    assert_valid,
-    config=settings(max_examples=200, deadline=None),
-)
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.one_of(NOISE, row_like, st.sampled_from(WAITS_LINES)), max_size=30))
-def test_a_rejected_line_leaves_the_parser_unchanged(lines):
-    feed_checking_rejections(WaitsParser(), lines)

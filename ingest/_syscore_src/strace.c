@@ -553,7 +553,7 @@ PyObject *Core_strace_run(Core *c, PyObject *const *args, Py_ssize_t nargs)
     if (PyErr_Occurred())
         return NULL;
     StraceState st;
-    long long n = 0, n0;
+    long long n = 0, n0, events = 0; /* events: signal and exit lines, which are no call */
     int status = 0;
     if (PyUnicode_KIND(text) != PyUnicode_1BYTE_KIND)
         return Py_BuildValue("(nii)", pos, 0, 2);
@@ -732,6 +732,7 @@ PyObject *Core_strace_run(Core *c, PyObject *const *args, Py_ssize_t nargs)
                 break;
             }
             n++;
+            events++;
             pos = e + 1;
             continue;
         }
@@ -835,7 +836,7 @@ PyObject *Core_strace_run(Core *c, PyObject *const *args, Py_ssize_t nargs)
     Py_DECREF(unfinished);
     if (write_state(parser, &st, n) < 0)
         return NULL;
-    if (n != n0) {
+    if (n - n0 > events) { /* as feed: a signal or an exit line alone is not a call seen */
         if (PyObject_SetAttrString(parser, "_seen_call", Py_True) < 0)
             return NULL;
     }

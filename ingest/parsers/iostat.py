@@ -239,6 +239,15 @@ class IostatParser(Parser):
     # -- feeding --------------------------------------------------------------------------------
 
     def feed(self, line: str) -> bool:
+        # A refused line leaves the parser as it was (base.Parser.feed): a pending wrapped row,
+        # the malformed count and the avg-cpu state are put back when the line is not ours.
+        partial, malformed, in_cpu = self.partial, self.malformed, self.in_cpu
+        if self._feed(line):
+            return True
+        self.partial, self.malformed, self.in_cpu = partial, malformed, in_cpu
+        return False
+
+    def _feed(self, line: str) -> bool:
         if len(line) > MAX_LINE:
             return False
         text = clean(line).strip()

@@ -132,7 +132,10 @@ class PrstatParser(Parser):
         if self.in_summary:
             if tokens[0].isdigit():
                 return True  # a zone/user/project summary row: not read
+            if not self._row(tokens):
+                return False  # refused: still in the summary (base.Parser.feed: no trace)
             self.in_summary = False
+            return True
         return self._row(tokens)
 
     def _row(self, tokens: list[str]) -> bool:

@@ -221,10 +221,12 @@ class SarParser(Parser):
         if self.section is not None and rest and num(rest[-1]) is not None:
             return self._row(label, secs, rest)  # the common line: headers end in a name
         if rest and _RESTART.search(" ".join(rest)):
+            if not label:
+                return False  # refused before anything is counted (base.Parser.feed: no trace)
             self.restarts += 1
             if m := _CPUS.search(text):
                 self.restart_cpus = int(m.group(1))
-            return bool(label)
+            return True
         if header := _header(rest):
             key, names = header
             sig = tuple(names)

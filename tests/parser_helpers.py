@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from ingest.base import Parser
@@ -50,14 +50,6 @@ def assert_rejected_without_trace(parser: Parser, lines: Sequence[str]) -> tuple
         assert parser.feed(line) is False, line
     assert parser.facts() == before
     return before
-
-
-def feed_checking_rejections(parser: Parser, lines: Sequence[str]) -> None:
-    """Feed lines; whichever the parser refuses must leave its facts unchanged."""
-    for line in lines:
-        before = parser.facts()
-        if not parser.feed(line):
-            assert parser.facts() == before, line
 
 
 # -- fixtures -------------------------------------------------------------------------------------
@@ -156,25 +148,6 @@ HOSTILE_PREFIXES = [
 HOSTILE_FILLERS = [" ", "\t", "1 ", "a ", ") ", "@ ", ", ", ":"]
 
 
-def random_input_test(
-    parse: Callable[[list[str]], tuple[Block, list]],
-    lines: st.SearchStrategy[list[str]],
-    check: Callable[[Block], None] = assert_facts_valid,
-    *,
-    config: settings = PROPERTY,
-) -> Callable[[list[str]], None]:
-    """The "random input never raises" property test: whatever `lines` draws, `parse` returns a
-    block that passes `check`. Bind the result to a `test_...` name in the test module."""
-
-    @config
-    @given(lines)
-    def test(lines: list[str]) -> None:
-        block, _ = parse(lines)
-        check(block)
-
-    return test
-
-
 # -- hypothesis strategies ------------------------------------------------------------------------
 
 # any one-line text, surrogates and line breaks taken out
@@ -206,19 +179,6 @@ def salted_lines(sample: Sequence[str], at_most: int = 120) -> st.SearchStrategy
     return st.tuples(
         st.sampled_from(sample), st.integers(0, at_most), st.sampled_from(INSERTS)
     ).map(lambda t: t[0][: t[1]] + t[2] + t[0][t[1] :])
-
-
-def mangled_lines(
-    sample: Sequence[str], *, cut_at_most: int, words: Sequence[str]
-) -> st.SearchStrategy[str]:
-    """A real line whole, cut or salted; random text; or a soup of the format's own words."""
-    return st.one_of(
-        st.sampled_from(sample),
-        cut_lines(sample, cut_at_most),
-        salted_lines(sample),
-        st.text(max_size=60),
-        token_lines(st.sampled_from(words)),
-    )
 
 
 @st.composite

@@ -35,15 +35,16 @@ import numpy as np
 
 from ingest.detect import CHUNK, line_chunks, parse_chunks
 from ingest.model import Block, Evidence
+from kb import command_fill
 from kb.evaluate import evaluate, quick
 from kb.literals import grams, probe, rarest_grams
 from kb.models import Entry
-from kb.platform import fill, translate
-from kb.playbook import render_step, suggestions
+from kb.platform import translate
 from kb.results import AnalysisResult, Match, SignatureOutcome, SuggestedCommand
 from kb.sigindex import HELD, SignatureIndex, View
 from kb.sigindex import select as _select
 from kb.signatures import Signature, walk
+from kb.triage import Triage, evidence_fill_values, triage
 
 HIGH, MEDIUM = 0.60, 0.30
 MIN_SCORE = 0.05
@@ -606,22 +607,24 @@ def _full_text(evidence: Evidence) -> str:
 
 
 def next_commands(
-    evidence: Evidence, matches: list[Match], entries: Mapping[str, Entry]
+    evidence: Evidence,
+    matches: list[Match],
+    entries: Mapping[str, Entry],
+    found: Triage | None = None,
 ) -> list[SuggestedCommand]:
+    """The strong matches' own commands for the platform, then (when nothing is high) the triage
+    rules' (kb/rules/triage.yaml). Unknown platform: Oracle commands once as 'any', OS commands
+    for Solaris and for Linux, each labelled."""
     platform = evidence.context.platform
     targets = [platform] if platform in ("solaris", "linux") else ["solaris", "linux"]
+    values = evidence_fill_values(evidence)
     out: list[SuggestedCommand] = []
-    seen: set[str] = set()
+    seen: set[tuple[str, str]] = set()
 
-    def add(
-        command: str, plat: str, why: str, source: str, extra: Mapping[str, object] | None = None
-    ) -> None:
-        # The one place a suggested command is filled: kb/command_fill.py validates each value
-        # for its kind and quotes it for where it stands (or leaves the placeholder's name).
-        command = fill(command, evidence, extra)
-        if command in seen or len(out) >= MAX_COMMANDS:
+    def add(command: str, plat: str, why: str, source: str) -> None:
+        if (command, plat) in seen or len(out) >= MAX_COMMANDS:
             return
-        seen.add(command)
+        seen.add((command, plat))
         out.append(SuggestedCommand(command=command, platform=plat, why=why, source=source))
 
     strong = [m for m in matches if m.confidence in ("high", "medium") and not m.related_only][:3]
@@ -629,24 +632,23 @@ def next_commands(
         entry = entries.get(m.id)
         if entry is None:
             continue
+        for c in entry.next_commands:
+            if c.platform == "any":
+                add(command_fill.fill(c.command, values), "any", c.why_with_caveats(), entry.id)
         for plat in targets:
-            own = [c for c in entry.next_commands if c.platform in (plat, "any")]
+            own = [c for c in entry.next_commands if c.platform == plat]
             if not own:
                 other = [c for c in entry.next_commands if c.platform not in (plat, "any")]
                 own = [c.model_copy(update={"command": translate(c.command, plat)}) for c in other]
             for c in own:
-                add(
-                    c.command,
-                    plat if c.platform != "any" else "any",
-                    c.why_with_caveats(),
-                    entry.id,
-                )
+                # The one place an entry's command is filled: kb/command_fill.py validates each
+                # value for its kind and quotes it for where it stands (or leaves its name).
+                add(command_fill.fill(c.command, values), plat, c.why_with_caveats(), entry.id)
+    if found is None:
+        found = triage(evidence, command_fill.fill)
     if not any(m.confidence == "high" for m in matches):
-        for rule, block in suggestions(evidence.blocks):
-            for step in rule.steps:
-                for plat in targets:
-                    command, why, values = render_step(step, rule, block, plat)
-                    add(command, plat, why, "playbook", values)
+        for c in found.commands:
+            add(c.command, c.platform, c.why, f"triage:{c.rule}")
     return out
 
 
@@ -721,10 +723,12 @@ def analyze_evidence(
     bm25 = store.similar(sorted(evidence_terms(evidence))) if store is not None else None
     matches = matcher.match(evidence, full_text=_full_text(evidence), feedback=feedback, bm25=bm25)
     by_id = {m.id: matcher.entries[matcher.position[m.id]] for m in matches}
-    commands = next_commands(evidence, matches, by_id)
+    found = triage(evidence, command_fill.fill)
+    commands = next_commands(evidence, matches, by_id, found)
     return AnalysisResult(
         blocks=evidence.blocks,
         context=evidence.context,
+        findings=found.findings,
         matches=matches,
         next_commands=commands,
         platform=evidence.context.platform,

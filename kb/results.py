@@ -42,14 +42,24 @@ class Match(BaseModel):
 
 class SuggestedCommand(BaseModel):
     command: str
-    platform: str
+    platform: str = Field(description="solaris, linux, or any (Oracle commands run anywhere)")
     why: str
-    source: str = Field("playbook", description="entry id or 'playbook'")
+    source: str = Field("triage", description="entry id, or 'triage:RULE' (kb/rules/triage.yaml)")
+
+
+class Finding(BaseModel):
+    """One sentence of triage (kb/triage.py): what the evidence says, in words."""
+
+    text: str
+    source: str = Field("facts", description="'facts', or the triage rule that wrote it")
+    format: str | None = None
+    lines: str | None = Field(None, description="lines of the paste it is about, 'first-last'")
 
 
 class AnalysisResult(BaseModel):
     blocks: list[Block] = Field(default_factory=list)
     context: Context = Field(default_factory=Context)
+    findings: list[Finding] = Field(default_factory=list, description="triage sentences")
     matches: list[Match] = Field(default_factory=list)
     next_commands: list[SuggestedCommand] = Field(default_factory=list)
     platform: str | None = None

@@ -1,0 +1,204 @@
+"""Triage (kb/triage.py, kb/rules/triage.yaml): sentences for every paste, and next commands for
+the evidence's platform chosen by rules written as data."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from pydantic import ValidationError
+from typer.testing import CliRunner
+
+from ingest.detect import parse_lines
+from ingest.model import Block, Context, Evidence
+from kb import command_fill
+from kb.cli import app
+from kb.matcher import analyze_evidence, analyze_text
+from kb.triage import RULES_PATH, RuleBook, is_idle, load_rules, triage
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT.parent / "shared" / "corpus"
+FIXTURES = ROOT / "tests" / "fixtures"
+
+
+def _labels() -> dict[str, dict]:
+    assert (CORPUS / "labels.yaml").is_file(), f"corpus missing at {CORPUS}"
+    return {Path(x["file"]).name: x for x in yaml.safe_load((CORPUS / "labels.yaml").read_text())}
+
+
+def _for_platform(commands, platform: str | None) -> list:
+    """Commands a person on this platform can run: Oracle ('any') and their OS's."""
+    wanted = {"any", platform} if platform in ("solaris", "linux") else {"any", "solaris", "linux"}
+    return [c for c in commands if c.platform in wanted]
+
+
+def test_every_corpus_snippet_gets_sentences_and_problems_get_commands():
+    labels = _labels()
+    snippets = sorted((CORPUS / "snippets").iterdir())
+    assert len(snippets) >= 50
+    for path in snippets:
+        result = analyze_text(path.read_text(errors="replace"))
+        assert result.findings, path.name
+        assert all(f.text.strip() and "{" not in f.text for f in result.findings), path.name
+        assert len(result.findings) <= 6, path.name
+        if labels[path.name]["problem_shown"]:
+            assert _for_platform(result.next_commands, result.platform), path.name
+
+
+def test_every_fixture_gets_at_least_one_sentence():
+    files = [p for p in sorted(FIXTURES.rglob("*")) if p.is_file()]
+    assert len(files) >= 50
+    for path in files:
+        result = analyze_text(path.read_text(errors="replace"))
+        assert result.findings and result.findings[0].text, path.name
+        assert result.next_commands, path.name
+
+
+def test_unknown_platform_gets_oracle_once_and_os_commands_for_both():
+    text = (CORPUS / "snippets" / "43_mpstat_I-intr-comma-decimal-all-overflow.txt").read_text()
+    result = analyze_text(text)
+    assert result.platform is None
+    platforms = {c.platform for c in result.next_commands}
+    assert platforms == {"any", "solaris", "linux"}
+    # the Oracle command appears once, not once per OS
+    oracle = [c.command for c in result.next_commands if "sqlplus" in c.command]
+    assert len(oracle) == len(set(oracle)) >= 1
+
+
+def test_known_platform_gets_only_its_own_os_commands():
+    text = (
+        CORPUS / "snippets" / "41_mpstat_linux-4cpu-pgio-async-cpu-busy-no-iowait.txt"
+    ).read_text()
+    result = analyze_text(text)
+    assert result.platform == "linux"
+    assert {c.platform for c in result.next_commands} <= {"linux", "any"}
+    assert any(c.command.startswith("pidstat") for c in result.next_commands)
+    assert any("system" in f.text and "41.96 %" in f.text for f in result.findings)
+
+
+def test_pid_from_a_pstack_header_fills_the_command():
+    stack = "\n".join(
+        [
+            "pid 23456: ora_j000_PROD",
+            "#0  0x00007f0 in semtimedop () from /lib64/libc.so.6",
+            "#1  0x0000001 in sskgpwwait ()",
+            "#2  0x0000002 in skgpwwait ()",
+            "#3  0x0000003 in ksliwat ()",
+            "#4  0x0000004 in kslwaitctx ()",
+            "#5  0x0000005 in ksqcmi ()",
+            "#6  0x0000006 in opiodr ()",
+        ]
+    )
+    result = analyze_text(stack)
+    assert result.blocks[0].format == "stack"
+    commands = [c.command for c in result.next_commands]
+    assert any("23456" in c for c in commands), commands
+    assert not any("PID" in c for c in commands if "stack" in c)
+
+
+def _waits_block(events: dict[str, tuple[float, float]], **extra) -> Block:
+    """Two-event wait table: name -> (seconds waited, waits); numbers of our own invention."""
+    total = sum(s for s, _ in events.values())
+    top = max(events, key=lambda e: events[e][0])
+    facts = {
+        "event.waited_s": {e: s for e, (s, _) in events.items()},
+        "event.count": {e: n for e, (_, n) in events.items()},
+        "event.avg_ms": {e: 1000 * s / n for e, (s, n) in events.items()},
+        "event.pct_of_waited": {e: 100 * s / total for e, (s, _) in events.items()},
+        "waits.total_s": total,
+        "waits.events": float(len(events)),
+        "waits.top_event": top,
+        "waits.top_pct": 100 * events[top][0] / total,
+        **extra,
+    }
+    return Block(format="waits", start_line=1, end_line=5, facts=facts)
+
+
+def test_no_ash_query_on_an_idle_event():
+    idle = _waits_block(
+        {"SQL*Net message from client": (900.0, 3000), "db file sequential read": (12.0, 4000)}
+    )
+    assert is_idle("SQL*Net message from client")
+    result = analyze_evidence(Evidence(blocks=[idle]), entries=[])
+    assert not any("active_session_history" in c.command for c in result.next_commands)
+    assert any("idle" in f.text for f in result.findings)
+    busy = _waits_block({"log file sync": (300.0, 40000), "db file sequential read": (12.0, 4000)})
+    result = analyze_evidence(Evidence(blocks=[busy]), entries=[])
+    ash = [c.command for c in result.next_commands if "active_session_history" in c.command]
+    assert len(ash) == 1 and "event = 'log file sync'" in ash[0]
+    assert any("'log file sync'" in f.text and "7.5 ms" in f.text for f in result.findings)
+
+
+def test_hostile_event_name_stays_a_sql_literal():
+    hostile = "x'; drop user sys; --"
+    block = _waits_block({hostile: (300.0, 10), "db file sequential read": (1.0, 10)})
+    result = analyze_evidence(Evidence(blocks=[block]), entries=[])
+    ash = [c.command for c in result.next_commands if "active_session_history" in c.command]
+    assert ash and "'x''; drop user sys; --'" in ash[0]
+
+
+def test_a_trace_that_blocks_for_seconds_is_said_and_the_fd_is_looked_at():
+    trace = "\n".join(
+        [
+            "4321  10:00:00.000100 connect(9, {sa_family=AF_INET, sin_port=htons(1521)}, 16) = 0 <0.000300>",
+            '4321  10:00:00.000500 write(9, "ping", 4) = 4 <0.000020>',
+            "4321  10:00:00.000600 poll([{fd=9, events=POLLIN}], 1, 30000) = 0 (Timeout) <30.001000>",
+            "4321  10:00:30.002000 close(9) = 0 <0.000010>",
+        ]
+    )
+    result = analyze_evidence(
+        Evidence(blocks=parse_lines(trace.splitlines()).blocks, context=Context(platform="linux")),
+        entries=[],
+    )
+    text = " ".join(f.text for f in result.findings)
+    assert "poll" in text and "30,001 ms" in text
+    commands = [c.command for c in result.next_commands]
+    assert "lsof -n -P -p 4321" in commands, commands
+
+
+def test_nothing_recognised_is_one_plain_sentence_and_a_baseline():
+    result = analyze_text("hello, the database is slow since this morning, any idea?\n")
+    assert len(result.findings) == 1
+    assert "recognised no capture" in result.findings[0].text
+    assert {c.platform for c in result.next_commands} == {"any", "solaris", "linux"}
+
+
+def test_rules_file_is_valid_and_every_rule_has_commands():
+    book = load_rules()
+    assert len(book.rules) >= 10
+    for rule in [*book.rules, book.baseline]:
+        assert rule.commands, rule.name
+        for c in rule.commands:
+            # every placeholder is one the single filler knows
+            assert command_fill.placeholders(c.command) is not None
+
+
+def test_a_rule_naming_an_unknown_fact_is_refused(tmp_path):
+    data = yaml.safe_load(RULES_PATH.read_text())
+    data["rules"][0]["when"] = {"fact": "tkprof.elapsd_s", "op": ">=", "value": 1}
+    with pytest.raises(ValidationError, match="unknown fact"):
+        RuleBook.model_validate(data)
+    data = yaml.safe_load(RULES_PATH.read_text())
+    data["rules"][0]["finding"] = "it took {tkprof.no_such}"
+    with pytest.raises(ValidationError, match="unknown fact"):
+        RuleBook.model_validate(data)
+
+
+def test_findings_in_analyze_json(settings):
+    text = CORPUS / "snippets" / "16_tkprof_11gR1-bitmap-index-cold-cache-single-block-reads.txt"
+    runner = CliRunner()
+    out = runner.invoke(app, ["--data-dir", str(settings.data_dir), "analyze", str(text), "--json"])
+    assert out.exit_code == 0, out.output
+    body = json.loads(out.stdout)
+    assert set(body) >= {"findings", "blocks", "matches", "next_commands"}
+    assert any("99,722 single-block reads" in f["text"] for f in body["findings"])
+    assert all({"command", "platform"} <= set(c) for c in body["next_commands"])
+
+
+def test_triage_runs_without_the_matcher():
+    ev = parse_lines((CORPUS / "snippets" / "25_hanganalyze_19c-row-lock-chains.txt").open())
+    found = triage(ev, command_fill.fill)
+    assert any("root blocker is session" in f.text for f in found.findings)
+    assert "hang-blocker" in found.fired

@@ -862,12 +862,6 @@ def _fact_summary(
     return rows
 
 
-def _findings(block: Any) -> list[str]:
-    """The parser's plain sentences about the block (what a slow call was on, hot CPUs)."""
-    found = block.details.get("findings") if isinstance(block.details, dict) else None
-    return [str(f) for f in found[:6]] if isinstance(found, list) else []
-
-
 def _num(value: Any) -> str:
     from ingest.facts import number
 
@@ -901,6 +895,19 @@ def _render_profile(details: dict[str, Any]) -> None:
     out.print(table)
 
 
+def _plural(n: int, word: str, plural: str | None = None) -> str:
+    return f"{number(n)} {word if n == 1 else (plural or word + 's')}"
+
+
+def _plain(text: str, style: str | None = None) -> None:
+    """One line printed as it is: never wrapped, cut with an ellipsis or read as markup, so a
+    command can be copied whole whatever the terminal width."""
+    out.print(Text(text, style=style or ""), soft_wrap=True, overflow="ignore", crop=False)
+
+
+_PLATFORM_LABEL = {"any": "Oracle (any platform)", "solaris": "Solaris", "linux": "Linux"}
+
+
 def _render_result(result: Any) -> None:
     from rich.table import Table
     from rich.text import Text
@@ -909,51 +916,70 @@ def _render_result(result: Any) -> None:
     from ingest.model import FORMATS
 
     if not result.blocks:
-        out.print(
-            "no evidence blocks recognised (perfkb reads: "
+        _plain(
+            "No evidence perfkb can read was found in this input (it reads: "
             + ", ".join(f for f in FORMATS if f != "unknown")
-            + ")"
+            + ")."
         )
+    if result.findings:
+        out.print(Text("What the evidence says", style="bold"))
+        for f in result.findings:
+            _plain("- " + f.text)
+        out.print()
     for n, block in enumerate(result.blocks, 1):
+        if not block.facts:
+            continue
         title = f"block {n}: {block.format}"
         if block.platform:
             title += f" ({block.platform})"
         title += f", lines {block.start_line}-{block.end_line}"
         if block.malformed_lines:
-            title += f", {block.malformed_lines} lines not understood"
+            title += f", {_plural(block.malformed_lines, 'line')} not understood"
         if block.facts.get("os.since_boot") == 1:
             title += ", counters since boot (totals, not rates)"
         table = Table(title=title, title_justify="left", show_header=False)
-        table.add_column("fact", style="cyan")
-        table.add_column("value")
+        table.add_column("fact", style="cyan", overflow="fold")
+        table.add_column("value", overflow="fold")
         for name, value in _fact_summary(block.facts, first=HEADLINE.get(block.format, ())):
             table.add_row(name, Text(value))
         out.print(table)
         if block.format == "trace10046":
             _render_profile(block.details)
-        for finding in _findings(block):
-            out.print(Text("  • " + finding))
-    if result.matches:
+    shown = [m for m in result.matches if not m.related_only]
+    related = [m for m in result.matches if m.related_only]
+    if shown:
         out.print(Text("\nMatches", style="bold"))
-        for n, m in enumerate(result.matches, 1):
+        for n, m in enumerate(shown, 1):
             line = Text(f"{n}. ")
             line.append(m.id, style="bold cyan")
             line.append(f"  {m.confidence} confidence, score {m.score:.2f}")
-            if m.related_only:
-                line.append("  (related by text only)", style="dim")
             out.print(line)
-            out.print(Text("   " + m.title))
+            _plain("   " + m.title)
+            if m.reason:
+                _plain("   why " + m.reason)
             for why in m.evidence + m.versions:
-                out.print(Text("   - " + why, style="dim"))
-    else:
-        out.print("no known incident matches this evidence")
+                _plain("   - " + why, "dim")
+            for miss in m.near_misses:
+                _plain("   - " + miss, "dim")
+    if related:
+        words = [f"{m.id} ({', '.join(m.mentions)})" if m.mentions else m.id for m in related]
+        _plain("also mentions: " + "; ".join(words), "dim")
+    if not result.matches:
+        _plain("No known incident matches this evidence.")
     if result.next_commands:
-        table = Table(title="Next commands", title_justify="left", show_lines=True)
-        for col in ("platform", "command", "why"):
-            table.add_column(col)
-        for c in result.next_commands:
-            table.add_row(c.platform, Text(c.command), Text(c.why))
-        out.print(table)
+        out.print(Text("\nNext commands", style="bold"))
+        order = ["any", "solaris", "linux"]
+        platforms = sorted(
+            {c.platform for c in result.next_commands},
+            key=lambda p: order.index(p) if p in order else len(order),
+        )
+        for plat in platforms:
+            _plain(f"{_PLATFORM_LABEL.get(plat, plat)}:", "bold")
+            for c in (c for c in result.next_commands if c.platform == plat):
+                _plain("# " + c.why, "dim")
+                for line in c.command.splitlines():
+                    _plain(line)
+            out.print()
 
 
 def _refuse_binary(name: str, head: bytes) -> None:

@@ -498,7 +498,7 @@ class Matcher:
         )
         candidates, upper = self._vector_scores(tried, best, terms, feedback, bm25)
         versions = evidence.context.versions
-        ranked: list[tuple[float, str, int, str, list[str], dict]] = []
+        ranked: list[tuple[float, str, int, str, list[str], dict, bool]] = []
         floor, floor_id = -1.0, ""  # the tenth of the top ten so far
         for i, top in zip(candidates.tolist(), upper.tolist(), strict=True):
             entry = self.entries[i]
@@ -523,7 +523,9 @@ class Matcher:
                 confidence = "medium"
             else:
                 confidence = "low"
-            ranked.append((round(score, 4), entry.id, i, confidence, verdict_lines, dict(votes)))
+            ranked.append(
+                (round(score, 4), entry.id, i, confidence, verdict_lines, dict(votes), excluded)
+            )
             if len(ranked) >= MAX_MATCHES:
                 ranked.sort(key=lambda r: (-r[0], r[1]))
                 del ranked[MAX_MATCHES:]
@@ -533,7 +535,7 @@ class Matcher:
 
     def _shown(self, r: tuple, s: _Scores, evidence: Evidence, full_text: str) -> Match:
         """A ranked entry with its explanation: each tried signature on its best view."""
-        score, entry_id, i, confidence, verdict_lines, votes = r
+        score, entry_id, i, confidence, verdict_lines, votes, excluded = r
         es = _EntryScore()
         for g in self.entry_sigs[i]:
             if s.tried[g]:
@@ -550,17 +552,73 @@ class Matcher:
                 if c.held and c.observed not in evidence_lines:
                     evidence_lines.append(c.observed)
         tried = [outcomes[id(t)] for t in es.tried]
-        return Match(
-            id=entry_id,
-            title=self.entries[i].title,
-            score=score,
-            confidence=confidence,
-            evidence=evidence_lines[:10],
-            versions=verdict_lines,
-            signatures=sorted(tried, key=lambda o: (not o.held, -o.weight)),
-            related_only=not es.held,
-            feedback=votes,
+        entry = self.entries[i]
+        terms = evidence_terms(evidence)
+        mentions = [k for k in entry.searchable_identifiers() if k.lower() in terms][:6]
+        return explained(
+            Match(
+                id=entry_id,
+                title=self.entries[i].title,
+                score=score,
+                confidence=confidence,
+                evidence=evidence_lines[:10],
+                versions=verdict_lines,
+                signatures=sorted(tried, key=lambda o: (not o.held, -o.weight)),
+                related_only=not es.held,
+                feedback=votes,
+                mentions=mentions,
+            ),
+            demoted=excluded,
         )
+
+
+MAX_NEAR_MISSES = 3
+
+
+def explained(m: Match, demoted: bool = False) -> Match:
+    """The match with its confidence said in one line, and its near misses: the conditions
+    that kept a signature from holding, when only one or two did (a signature that missed on
+    everything is not near)."""
+    held = [sig for sig in m.signatures if sig.held]
+    specific = [sig for sig in held if sig.specific]
+    wrong = m.feedback.get("wrong", 0)
+    score = f"score {m.score:.2f}"
+    if m.confidence == "high":
+        sig = specific[0] if specific else held[0]
+        m.reason = (
+            f"high: signature '{sig.name}' held ({len(held)} of {len(m.signatures)}), {score} ≥ "
+            f"{HIGH:.2f}"
+        )
+    elif held and demoted:
+        m.reason = f"{m.confidence}: signatures held, but your Oracle version is outside the "
+        m.reason += "entry's affected range, so its score was halved"
+    elif held and wrong:
+        m.reason = f"{m.confidence}: signatures held, but {wrong} 'wrong cause' vote(s) halved it"
+    elif held and not specific and m.score >= HIGH:
+        m.reason = f"{m.confidence}: only generic signatures held ('{held[0].name}'); "
+        m.reason += "a generic symptom alone is never called high"
+    elif held:
+        needed = HIGH if m.confidence == "medium" else MEDIUM
+        m.reason = (
+            f"{m.confidence}: '{held[0].name}' held, but its weight gives {score} "
+            f"(needs ≥ {needed:.2f} for {'high' if m.confidence == 'medium' else 'medium'})"
+        )
+    elif m.mentions:
+        m.reason = f"low: no signature held; the evidence only names {', '.join(m.mentions)}"
+    else:
+        m.reason = f"{m.confidence}: no signature held; related by its text ({score})"
+    near: list[str] = []
+    for sig in m.signatures:
+        if sig.held:
+            continue
+        missed = [c for c in sig.conditions if not c.held]
+        if not missed or len(missed) > 2 or not all(c.wanted for c in missed):
+            continue
+        near.append("would match if " + " and ".join(c.wanted for c in missed))
+        if len(near) >= MAX_NEAR_MISSES:
+            break
+    m.near_misses = near
+    return m
 
 
 def evidence_terms(evidence: Evidence) -> set[str]:

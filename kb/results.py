@@ -17,6 +17,9 @@ class ConditionOutcome(BaseModel):
     condition: str  # readable form of the condition
     held: bool
     observed: str  # "shmdt: 10 calls, avg 24.2 ms ≥ 5 ms"
+    wanted: str = Field(
+        "", description="for a fact leaf that did not hold: what would make it hold, in words"
+    )
 
 
 class SignatureOutcome(BaseModel):
@@ -38,6 +41,13 @@ class Match(BaseModel):
     signatures: list[SignatureOutcome] = Field(default_factory=list)
     related_only: bool = Field(False, description="surfaced by text similarity, no signature held")
     feedback: dict[str, int] = Field(default_factory=dict)
+    reason: str = Field("", description="why this confidence, in one line a person can follow")
+    near_misses: list[str] = Field(
+        default_factory=list, description="'would match if ...; it is ...' for the closest misses"
+    )
+    mentions: list[str] = Field(
+        default_factory=list, description="names of this entry the evidence mentions (text only)"
+    )
 
 
 class SuggestedCommand(BaseModel):

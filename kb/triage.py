@@ -445,13 +445,33 @@ def _generic(block: Block) -> list[str]:
     return [f"The {block.format} capture shows {', '.join(shown)}."]
 
 
+def parser_sentences(block: Block) -> list[str]:
+    """What the parser itself said in words (details['findings']: what a slow call was on, which
+    CPU interrupts take over), as sentences. The parser knows things the facts do not carry (the
+    file or peer behind an fd), so its words come first."""
+    found = block.details.get("findings") if isinstance(block.details, Mapping) else None
+    if not isinstance(found, list):
+        return []
+    out = []
+    for item in found:
+        words = str(item).strip().rstrip(".")
+        if words:
+            out.append(words[0].upper() + words[1:] + ".")
+    return out
+
+
 def describe(block: Block) -> list[str]:
-    """Sentences about one block, from its facts."""
+    """Sentences about one block: the parser's own words, then those read from its facts."""
     if block.format == "unknown" or not block.facts:
         return []
-    out: list[str] = []
+    out = parser_sentences(block)
+    said_slowest = any(s.startswith("Slowest call:") for s in out)
     for describer in _DESCRIBERS:
-        out += describer(block.facts)
+        out += [
+            s
+            for s in describer(block.facts)
+            if not (said_slowest and s.startswith("The slowest single call"))
+        ]
     out += _stack(block.facts, block.details) if block.format == "stack" else []
     return out or _generic(block)
 
@@ -609,7 +629,7 @@ def triage(evidence: Evidence, fill) -> Triage:
         )
 
     for block in _described_blocks(blocks)[:MAX_BLOCKS_DESCRIBED]:
-        for s in describe(block)[:3]:
+        for s in describe(block)[:4]:
             add_finding(s, "facts", block)
 
     rule_findings: list[tuple[str, str, Block]] = []

@@ -202,3 +202,94 @@ def test_triage_runs_without_the_matcher():
     found = triage(ev, command_fill.fill)
     assert any("root blocker is session" in f.text for f in found.findings)
     assert "hang-blocker" in found.fired
+
+
+def _analyze_cli(settings, path: Path, columns: str) -> str:
+    runner = CliRunner()
+    out = runner.invoke(
+        app,
+        ["--data-dir", str(settings.data_dir), "analyze", str(path)],
+        env={"COLUMNS": columns},
+    )
+    assert out.exit_code == 0, out.output
+    return out.stdout
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "02_awr-text_11201-linux-2cpu-db-file-sequential-read-184ms-log-file-sync.txt",
+        "43_mpstat_I-intr-comma-decimal-all-overflow.txt",
+        "30_strace_oracle-server-process-ttt-T-sqltrace-writes.txt",
+    ],
+)
+def test_cli_prints_every_command_whole_on_its_own_lines_at_40_columns(settings, name):
+    path = CORPUS / "snippets" / name
+    text = _analyze_cli(settings, path, "40")
+    lines = text.splitlines()
+    from kb.store import Store
+
+    with Store(settings) as store:
+        result = analyze_evidence(parse_lines(path.open(errors="replace")), store)
+    assert result.next_commands
+    for c in result.next_commands:
+        for part in c.command.splitlines():
+            assert part in lines, (part, text)
+    assert "…" not in text
+    assert "e+0" not in text
+    assert " 1 entries" not in text
+
+
+def test_cli_unknown_platform_labels_both_and_never_a_lone_solaris_heading(settings):
+    path = CORPUS / "snippets" / "43_mpstat_I-intr-comma-decimal-all-overflow.txt"
+    lines = _analyze_cli(settings, path, "120").splitlines()
+    assert "Solaris:" in lines and "Linux:" in lines and "Oracle (any platform):" in lines
+
+
+def test_cli_empty_input_is_one_sentence(settings, tmp_path):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n")
+    text = _analyze_cli(settings, empty, "80")
+    assert "No evidence perfkb can read was found in this input." in text
+    assert "┏" not in text and "┌" not in text  # no empty box
+
+
+def _near_entry(make_entry):
+    return make_entry(
+        "lfs-near",
+        title="Commits wait on log file sync",
+        signatures=[
+            {
+                "name": "slow-commits",
+                "sources": ["waits"],
+                "weight": 0.8,
+                "when": {
+                    "all": [
+                        {"fact": "event.avg_ms", "key": "log file sync", "op": "<=", "value": 5},
+                        {
+                            "fact": "event.pct_of_waited",
+                            "key": "log file sync",
+                            "op": ">=",
+                            "value": 30,
+                        },
+                    ]
+                },
+            }
+        ],
+    )
+
+
+def test_near_miss_and_reason_are_said_in_words(make_entry):
+    # 'log file sync' at 7.1 ms average, 71 % of the waited time: our own numbers
+    block = _waits_block({"log file sync": (71.0, 10000), "db file sequential read": (29.0, 9000)})
+    result = analyze_evidence(Evidence(blocks=[block]), entries=[_near_entry(make_entry)])
+    m = result.matches[0]
+    assert m.related_only and m.confidence == "low"
+    assert m.near_misses == ["would match if 'log file sync' avg were ≤ 5 ms; it is 7.1 ms"]
+    assert m.reason.startswith("low: no signature held")
+    assert "log file sync" in m.reason
+    fast = _waits_block({"log file sync": (30.0, 10000), "db file sequential read": (29.0, 9000)})
+    held = analyze_evidence(Evidence(blocks=[fast]), entries=[_near_entry(make_entry)])
+    assert held.matches[0].confidence == "high"
+    assert held.matches[0].reason.startswith("high: signature 'slow-commits' held")
+    assert held.matches[0].near_misses == []

@@ -112,12 +112,18 @@ def _sort_key(v: Any) -> float:
         return 0.0
 
 
+PLATFORM_LABELS = {"any": "Oracle (any platform)", "solaris": "Solaris", "linux": "Linux"}
+
+
 def group_commands(commands: list[Any]) -> list[tuple[str, list[Any]]]:
-    """Next commands grouped per platform, in the order platforms first appear."""
+    """Next commands grouped under a label per platform: Oracle ('any') first, then Solaris and
+    Linux (both, each labelled, when the platform is unknown); others in order of appearance."""
     groups: dict[str, list[Any]] = {}
     for c in commands:
         groups.setdefault(c.platform, []).append(c)
-    return list(groups.items())
+    order = list(PLATFORM_LABELS)
+    keys = sorted(groups, key=lambda p: order.index(p) if p in order else len(order))
+    return [(PLATFORM_LABELS.get(p, p), groups[p]) for p in keys]
 
 
 TEMPLATE_HELPERS = {

@@ -356,8 +356,11 @@ async def analyze_post(request: Request) -> Response:
 
 def _not_saved_note(request: Request) -> str:
     """Why a reader's analysis got no permalink, and what to do about it, in plain words."""
-    if auth_configured(web(request).settings):
+    settings = web(request).settings
+    if settings.api_token:
         return "Not saved: log in (top right) to get a permalink you can share."
+    if auth_configured(settings):
+        return "Not saved: sign in through your team's login proxy to get a permalink to share."
     return (
         "Not saved: this perfkb has no login set up, so only its own machine can save. From "
         "here you can search, read entries and analyze evidence; to save and share, an admin "

@@ -324,6 +324,7 @@ HELP = (
     "I answer in the thread.\n"
     "•  `/perfkb search QUERY`: search the knowledge base "
     "(filters: `platform:solaris`, `source:truss`, `version:12.2`, `tag:numa`).\n"
+    "•  `/perfkb show ID`: one entry's symptom, cause, fix and commands.\n"
     "•  `/perfkb analyze`: paste evidence into a form; the analysis comes back in a DM.\n"
     "•  `/perfkb add`: write up a new incident.\n"
     "•  Message menu ⋮ → *Add to knowledge base*: an entry prefilled from a thread's evidence.\n"
@@ -372,3 +373,95 @@ def render_search(page: Any, base_url: str) -> Message:
             body += "\n" + clip(_snippet(hit.snippet_html), 600)
         blocks.append(section(body))
     return Message(text=f"perfkb: {page.total} result(s) for {text(page.query)}", blocks=blocks)
+
+
+# -- one entry, the App Home, link previews ----------------------------------------------------------
+
+
+def _excerpt(value: str, limit: int) -> str:
+    return text(clip(" ".join(value.split()), limit))
+
+
+def render_entry(entry: Any, base_url: str, *, commands: int = 4) -> Message:
+    """`/perfkb show ID`: an entry's symptom, cause and fix, with its first commands."""
+    head = f"*{link(entry_url(base_url, entry.id), entry.title)}*"
+    tags = " · ".join(x for x in (", ".join(entry.platforms), ", ".join(entry.tags)) if x)
+    if tags:
+        head += f"\n_{text(tags)}_"
+    blocks = [
+        section(head, block_id=f"entry:{entry.id}"),
+        section(f"*Symptom*\n{_excerpt(entry.symptom, 700)}"),
+        section(f"*Root cause*\n{_excerpt(entry.root_cause, 700)}"),
+        section(f"*Fix*\n{_excerpt(entry.fix, 700)}"),
+    ]
+    shown = entry.next_commands[:commands]
+    if shown:
+        lines = ["*Next commands*"]
+        for c in shown:
+            where = _PLATFORM_LABEL.get(c.platform, c.platform)
+            lines.append(f"_{text(where)}:_ {text(clip(c.why, 200))}")
+            lines.append(f"```{code_block(clip(c.command, 500))}```")
+        blocks.append(section("\n".join(lines)))
+    when = entry.updated.date().isoformat()
+    blocks.append(context(f"updated {when} · " + link(entry_url(base_url, entry.id), "open")))
+    return Message(text=f"perfkb: {text(clip(entry.title, 200))}", blocks=blocks)
+
+
+def _analysis_line(analysis_id: str, created: str, result_json: str, base_url: str) -> str:
+    """One saved analysis as a line: its top match (or what its evidence was), when, a link."""
+    try:
+        data = json.loads(result_json)
+    except ValueError:
+        data = {}
+    matches = [m for m in data.get("matches") or [] if not m.get("related_only")]
+    formats = sorted({b.get("format") for b in data.get("blocks") or [] if b.get("format")})
+    formats = [f for f in formats if f != "unknown"]
+    if matches:
+        what = f"{matches[0].get('title', '?')} ({matches[0].get('confidence', '?')})"
+    else:
+        what = "no known incident · " + (", ".join(formats) or "no evidence")
+    when = created[:16].replace("T", " ")
+    return f"•  {link(analysis_url(base_url, analysis_id), when)} {text(clip(what, 200))}"
+
+
+def render_home(
+    analyses: list[tuple[str, str, str]], entries: list[Any], base_url: str, days: int = 30
+) -> dict[str, Any]:
+    """The App Home tab: recent analyses and the entries added in the last `days` days."""
+    blocks: list[dict[str, Any]] = [
+        section(
+            "*perfkb* names known Oracle and OS performance incidents in the evidence you paste. "
+            "Paste a capture in a channel I am in, DM me, or use `/perfkb analyze`."
+        ),
+        DIVIDER,
+        section("*Recent analyses*"),
+    ]
+    if analyses:
+        lines = [_analysis_line(*a, base_url) for a in analyses[:10]]
+        blocks.append(section("\n".join(lines)))
+    else:
+        blocks.append(context("No analyses yet."))
+    blocks += [DIVIDER, section(f"*Entries added in the last {days} days*")]
+    if entries:
+        lines = [f"•  {link(entry_url(base_url, e.id), e.title)}" for e in entries[:15]]
+        blocks.append(section("\n".join(lines)))
+    else:
+        blocks.append(context(f"No entries added in the last {days} days."))
+    blocks.append(context(link(base_url.rstrip("/") + "/", "Open the knowledge base")))
+    return {"type": "home", "blocks": blocks[:MAX_BLOCKS]}
+
+
+def unfurl_entry(entry: Any, base_url: str) -> dict[str, Any]:
+    """A link to an entry, previewed: its title and symptom."""
+    body = f"*{link(entry_url(base_url, entry.id), entry.title)}*\n{_excerpt(entry.symptom, 300)}"
+    return {"blocks": [section(body)]}
+
+
+def unfurl_analysis(analysis_id: str, result: AnalysisResult, base_url: str) -> dict[str, Any]:
+    """A link to a saved analysis, previewed: what its evidence says and its top match."""
+    said = [f"•  {text(clip(f.text, 300))}" for f in result.findings[:3]]
+    strong = [m for m in result.matches if not m.related_only]
+    head = f"*{link(analysis_url(base_url, analysis_id), 'perfkb analysis')}*"
+    if strong:
+        head += f" · {text(clip(strong[0].title, 200))} ({strong[0].confidence})"
+    return {"blocks": [section("\n".join([head, *said]))]}

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ingest.facts import FACTS, number, show, spec_of
 from ingest.model import Block, Evidence
-from ingest.parsers.tkprof import IDLE_EVENTS
+from ingest.oracle_events import is_idle as _oracle_idle
 from kb.evaluate import quick
 from kb.platform import evidence_values, translate
 from kb.results import Finding
@@ -36,14 +36,17 @@ from kb.signatures import Condition, Signature, Source
 RULES_PATH = Path(__file__).with_name("rules") / "triage.yaml"
 MAX_FINDINGS = 6  # sentences a person reads mid-incident; more is a report, not a triage
 MAX_BLOCKS_DESCRIBED = 4  # distinct blocks whose facts are put into words
+MAX_PER_BLOCK = 5  # sentences about one block (one block: it may fill the triage)
+RULE_SENTENCES = 1  # places kept for what the rules say to do (the commands say the rest)
 OS_PLATFORMS = ("solaris", "linux")
 
 CommandPlatform = Literal["any", "solaris", "linux"]
 
 
 def is_idle(event: str) -> bool:
-    """An idle wait event: the session waits for work, not for the database (never query on it)."""
-    return event in IDLE_EVENTS
+    """An idle wait event: the session waits for work, not for the database (never query on it).
+    The one list is ingest/oracle_events.py's."""
+    return _oracle_idle(event)
 
 
 # -- the rules, as data ---------------------------------------------------------------------------
@@ -195,10 +198,17 @@ def _events(f: Mapping) -> list[str]:
     out: list[str] = []
     busy = top_key(waited, skip_idle=True)
     idle_top = top_key(waited)
-    if idle_top and is_idle(idle_top) and (busy is None or waited[idle_top] > waited[busy]):
+    report = "event.pct_of_db_time" in f  # a report ranks by DB time, where idle waits are noise
+    bigger = busy is None or waited.get(idle_top or "", 0) > waited[busy]
+    if idle_top and is_idle(idle_top) and bigger and not report:
+        why = (
+            "the session waiting for its client"
+            if "from client" in idle_top.lower()
+            else "the session sleeping or waiting for work"
+        )
         out.append(
             f"'{idle_top}' has the most time ({_s('event.waited_s', waited[idle_top])}), but it "
-            "is idle time: the session waiting for its client, not for the database."
+            f"is an idle event: {why}, not for the database."
         )
     if busy:
         share = _num(f, "event.pct_of_db_time", busy)
@@ -427,7 +437,132 @@ def _dtrace(f: Mapping) -> list[str]:
     return out
 
 
-_DESCRIBERS = (_events, _tkprof, _trace10046, _syscalls, _cpu, _hang, _lgwr, _dtrace)
+_REPORT_KIND = {"awr": "AWR report", "statspack": "Statspack report"}
+
+
+def _report(f: Mapping) -> list[str]:
+    """An AWR/Statspack report's header: how long, how busy."""
+    db_time = _num(f, "report.db_time_s")
+    elapsed = _num(f, "report.elapsed_s")
+    if db_time is None or not elapsed:
+        return []
+    kind = _REPORT_KIND.get(str(f.get("report.kind") or "").lower(), "report")
+    text = (
+        f"The {kind} covers {_s('report.elapsed_s', elapsed)} with "
+        f"{_s('report.db_time_s', db_time)} of DB time"
+    )
+    aas, cpus = _num(f, "report.aas"), _num(f, "report.cpus")
+    if aas is not None:
+        text += f": {number(aas)} sessions active on average"
+        if cpus:
+            text += f" on {_plural(cpus, 'CPU')}"
+    return [text + "."]
+
+
+def _report_detail(f: Mapping) -> list[str]:
+    """What the report's DB time was made of: CPU and the top wait class, then the load."""
+    out: list[str] = []
+    db_time = _num(f, "report.db_time_s")
+    cpu = _num(f, "report.db_cpu_s")
+    parts = []
+    if cpu is not None and db_time:
+        parts.append(f"DB CPU is {number(100 * cpu / db_time)} % of DB time")
+    classes = _table(f, "wait_class.pct_of_db_time")
+    top = top_key({k: v for k, v in classes.items() if k not in ("DB CPU", "Idle")})
+    if top:
+        parts.append(f"the top wait class is {top} with {number(classes[top])} %")
+    if parts:
+        text = "; ".join(parts)
+        out.append(text[0].upper() + text[1:] + ".")
+    load = f.get("load.per_s")
+    if isinstance(load, Mapping) and load:
+        shown = [
+            f"{k} {number(v)}" for k, v in list(load.items())[:4] if isinstance(v, int | float)
+        ]
+        if shown:
+            out.append("Load Profile per second: " + ", ".join(shown) + ".")
+    return out
+
+
+def _report_sql(f: Mapping) -> list[str]:
+    elapsed = _table(f, "sql.elapsed_s")
+    top = top_key(elapsed)
+    if not top:
+        return []
+    text = f"SQL {top} took the most elapsed time, {_s('sql.elapsed_s', elapsed[top])}"
+    execs = _num(f, "sql.executions", top)
+    if execs:
+        each = _num(f, "sql.elapsed_per_exec_s", top)
+        text += f" over {_plural(execs, 'execution')}"
+        if each:
+            text += f" ({_s('sql.elapsed_per_exec_s', each)} each)"
+    return [text + "."]
+
+
+def _time_model(f: Mapping) -> list[str]:
+    pct = _num(f, "time_model.pct_of_db_time", "hard parse elapsed time")
+    if pct is None or pct < 20:
+        return []
+    return [f"Hard parsing takes {number(pct)} % of DB time (Time Model)."]
+
+
+def _ash(f: Mapping) -> list[str]:
+    total = _num(f, "ash.total_s")
+    top = f.get("ash.top_event")
+    if total is None or not isinstance(top, str):
+        return []
+    pct = _num(f, "ash.top_pct")
+    share = f" ({_s('ash.top_pct', pct)})" if pct is not None else ""
+    out = [f"In {_s('ash.total_s', total)} of ASH samples, '{top}' has the most time{share}."]
+    flags = _table(f, "ash.flag_seconds")
+    busy = top_key({k: v for k, v in flags.items() if k not in ("IN_SQL_EXECUTION",)})
+    if busy and flags[busy] >= 0.5 * total:
+        out.append(f"{number(100 * flags[busy] / total)} % of that time is {busy}.")
+    chain, chain_s = f.get("ash.top_chain"), _num(f, "ash.top_chain_s")
+    if isinstance(chain, str) and chain_s:
+        out.append(f"The longest wait chain is {chain} ({_s('ash.top_chain_s', chain_s)}).")
+    return out
+
+
+def _sessions(f: Mapping) -> list[str]:
+    out: list[str] = []
+    waiters = _table(f, "lock.waiters")
+    kind = top_key(waiters)
+    if kind:
+        longest = _num(f, "lock.ctime_max_s", kind)
+        verb = "requests" if waiters[kind] == 1 else "request"
+        text = f"{_plural(waiters[kind], 'session')} {verb} a {kind} lock"
+        if longest is not None:
+            text += f", the longest for {_s('lock.ctime_max_s', longest)}"
+        out.append(text + ": someone holds it and has not committed or rolled back.")
+    counts = _table(f, "session.count")
+    event = top_key(counts, skip_idle=True)
+    if event:
+        longest = _num(f, "session.seconds_in_wait_max", event)
+        verb = "waits" if counts[event] == 1 else "wait"
+        text = f"{_plural(counts[event], 'session')} {verb} on '{event}'"
+        if longest is not None:
+            text += f", the longest for {_s('session.seconds_in_wait_max', longest)}"
+        out.append(text + ".")
+    return out
+
+
+_DESCRIBERS = (
+    _report,
+    _events,
+    _report_detail,
+    _report_sql,
+    _time_model,
+    _tkprof,
+    _trace10046,
+    _syscalls,
+    _cpu,
+    _hang,
+    _lgwr,
+    _dtrace,
+    _ash,
+    _sessions,
+)
 
 
 def _generic(block: Block) -> list[str]:
@@ -589,6 +724,12 @@ def evidence_fill_values(evidence: Evidence) -> dict[str, object]:
     return values
 
 
+def _richness(block: Block) -> tuple[bool, int]:
+    """Which of two blocks of one format to put into words: the one ranking events by DB time,
+    else the one with more facts."""
+    return ("event.pct_of_db_time" in block.facts, len(block.facts))
+
+
 def _described_blocks(blocks: list[Block]) -> list[Block]:
     """One block per format, in paste order: an AWR report is many event tables and the reader
     wants the one that ranks by DB time (Top Timed Events), not four tables in a row."""
@@ -597,9 +738,7 @@ def _described_blocks(blocks: list[Block]) -> list[Block]:
         if block.format == "unknown" or not block.facts:
             continue
         best = chosen.get(block.format)
-        if best is None or (
-            "event.pct_of_db_time" in block.facts and "event.pct_of_db_time" not in best.facts
-        ):
+        if best is None or _richness(block) > _richness(best):
             chosen[block.format] = block
     return list(chosen.values())
 
@@ -629,7 +768,7 @@ def triage(evidence: Evidence, fill) -> Triage:
         )
 
     for block in _described_blocks(blocks)[:MAX_BLOCKS_DESCRIBED]:
-        for s in describe(block)[:4]:
+        for s in describe(block)[:MAX_PER_BLOCK]:
             add_finding(s, "facts", block)
 
     rule_findings: list[tuple[str, str, Block]] = []
@@ -657,7 +796,7 @@ def triage(evidence: Evidence, fill) -> Triage:
             break  # each rule once: its first block that holds
 
     # Rule sentences say what to do; the fact sentences what was seen. Keep room for both.
-    result.findings = result.findings[: MAX_FINDINGS - min(2, len(rule_findings))]
+    result.findings = result.findings[: MAX_FINDINGS - min(RULE_SENTENCES, len(rule_findings))]
     for text, name, block in rule_findings[: MAX_FINDINGS - len(result.findings)]:
         add_finding(text, name, block)
 

@@ -322,10 +322,11 @@ def _report_import(counts: Counter[str], problems: list[str], where: str) -> Non
         sys.stderr.write(f"perfkb: error: {problem}\n")
     total = sum(counts.values())
     out.print(
-        f"{total} entries from {where}: {counts['created']} created, {counts['updated']} updated, "
+        f"{_plural(total, 'entry', 'entries')} from {where}: {counts['created']} created, "
+        f"{counts['updated']} updated, "
         f"{counts['unchanged']} unchanged, {counts['kept-newer']} kept "
         "(newer or edited here)"
-        + (f", {counts['conflict']} conflicts" if counts["conflict"] else "")
+        + (f", {_plural(counts['conflict'], 'conflict')}" if counts["conflict"] else "")
     )
     if problems:
         raise typer.Exit(1)
@@ -355,7 +356,8 @@ def init(
         counts, problems = _import_files(
             store, files, keep_local_edits=True, restore_deleted=False, author="perfkb init"
         )
-        out.print(f"store ready in {store.settings.data_dir} ({store.count()} entries)")
+        n = store.count()
+        out.print(f"store ready in {store.settings.data_dir} ({_plural(n, 'entry', 'entries')})")
     _report_import(counts, problems, str(source))
 
 
@@ -385,7 +387,8 @@ def search(
     first = (page - 1) * per_page + 1
     last = first + len(result.results) - 1
     about = f" for {text!r}" if text else ""
-    out.print(Text(f"{result.total} entries{about}, showing {first}-{last}", style="bold"))
+    total = _plural(result.total, "entry", "entries")
+    out.print(Text(f"{total}{about}, showing {first}-{last}", style="bold"))
     for n, hit in enumerate(result.results, first):
         line = Text(f"\n{n}. ")
         line.append(hit.id, style="bold cyan")
@@ -408,11 +411,13 @@ def _describe(cond: Any, depth: int = 0) -> list[str]:
 
 
 def _render_entry(entry: Entry) -> None:
-    from rich.panel import Panel
     from rich.table import Table
     from rich.text import Text
 
-    out.print(Panel(Text(entry.title, style="bold"), title=entry.id, expand=False))
+    # the id and title whole, on their own lines: a Panel clipped long titles on narrow terminals
+    _plain(entry.id, "dim")
+    _plain(entry.title, "bold")
+    out.print()
     for label, value in (("Symptom", entry.symptom), ("Root cause", entry.root_cause)):
         out.print(Text(label, style="bold underline"))
         out.print(Text(value), "")
@@ -437,13 +442,13 @@ def _render_entry(entry: Entry) -> None:
         for ref in entry.references:
             out.print(Text(ref))
     if entry.next_commands:
-        table = Table(title="Next commands", title_justify="left")
-        table.add_column("platform")
-        table.add_column("command")
-        table.add_column("why")
+        out.print(Text("\nNext commands", style="bold underline"))
         for c in entry.next_commands:
-            table.add_row(c.platform, Text(c.command), Text(c.why_with_caveats()))
-        out.print(table)
+            _plain(
+                f"{_PLATFORM_LABEL.get(c.platform, c.platform)}: # {c.why_with_caveats()}", "dim"
+            )
+            for line in c.command.splitlines():
+                _plain(line)
     for sig in entry.signatures:
         head = f"signature {sig.name} (weight {sig.weight:g}, sources {', '.join(sig.sources)}"
         head += ")" if sig.specific else ", generic)"
@@ -610,7 +615,7 @@ def export(directory: Path = typer.Argument(..., metavar="DIR")) -> None:
         )
     for entry in entries:
         write_entry(entry, directory)
-    out.print(f"exported {len(entries)} entries to {directory}")
+    out.print(f"exported {_plural(len(entries), 'entry', 'entries')} to {directory}")
 
 
 @command()
@@ -619,7 +624,9 @@ def reindex() -> None:
     started = time.perf_counter()
     with _store() as store:
         count = store.reindex()
-    out.print(f"indexed {count} entries in {time.perf_counter() - started:.2f} s")
+    out.print(
+        f"indexed {_plural(count, 'entry', 'entries')} in {time.perf_counter() - started:.2f} s"
+    )
 
 
 @command()
@@ -701,8 +708,9 @@ def restore(
         info = store.restore_backup(Path(target))
         report = store.check(repair=True)
     out.print(
-        f"restored {info.entries} entries ({info.revisions} revisions) from {target}; "
-        f"index rebuilt ({report.indexed} documents). The KB it replaced is in {kept}"
+        f"restored {_plural(info.entries, 'entry', 'entries')} "
+        f"({_plural(info.revisions, 'revision')}) from {target}; "
+        f"index rebuilt ({_plural(report.indexed, 'document')}). The KB it replaced is in {kept}"
     )
 
 
@@ -722,7 +730,8 @@ def backup(
     with _store() as store:
         info = store.backup(file, overwrite=force)
     out.print(
-        f"backed up {info.entries} entries ({info.revisions} revisions, "
+        f"backed up {_plural(info.entries, 'entry', 'entries')} "
+        f"({_plural(info.revisions, 'revision')}, "
         f"{info.size_bytes / 1048576:.1f} MB) to {file} in {time.perf_counter() - started:.2f} s"
     )
     if info.unreadable:
@@ -764,7 +773,10 @@ def check(
     if as_json:
         _print_json(report.model_dump() | {"ok": report.ok})
     else:
-        out.print(f"database: {report.entries} entries; index: {report.indexed} documents")
+        out.print(
+            f"database: {_plural(report.entries, 'entry', 'entries')}; "
+            f"index: {_plural(report.indexed, 'document')}"
+        )
         if report.database != "ok":
             out.print(f"database integrity: {report.database} (restore it from a backup)")
         if report.index_problem:
@@ -896,12 +908,16 @@ def _render_profile(details: dict[str, Any]) -> None:
 
 
 def _plural(n: int, word: str, plural: str | None = None) -> str:
+    from ingest.facts import number
+
     return f"{number(n)} {word if n == 1 else (plural or word + 's')}"
 
 
 def _plain(text: str, style: str | None = None) -> None:
     """One line printed as it is: never wrapped, cut with an ellipsis or read as markup, so a
     command can be copied whole whatever the terminal width."""
+    from rich.text import Text
+
     out.print(Text(text, style=style or ""), soft_wrap=True, overflow="ignore", crop=False)
 
 

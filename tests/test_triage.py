@@ -304,3 +304,32 @@ def test_near_miss_and_reason_are_said_in_words(make_entry):
     assert held.matches[0].confidence == "high"
     assert held.matches[0].reason.startswith("high: signature 'slow-commits' held")
     assert held.matches[0].near_misses == []
+
+
+def test_cli_show_prints_the_title_and_commands_whole_and_counts_in_words(settings, make_entry):
+    from kb.store import Store
+
+    title = "Listener forks slowly because cladm is called for every connection on the cluster"
+    entry = make_entry(
+        "long-title-entry",
+        title=title,
+        next_commands=[
+            {
+                "platform": "solaris",
+                "command": "truss -f -d -D -E -o /tmp/listener-with-a-long-name.truss -p PID",
+                "why": "Time each connect from accept to the child's reply.",
+            }
+        ],
+    )
+    with Store(settings) as store:
+        store.add(entry, author="test")
+    runner = CliRunner()
+    base = ["--data-dir", str(settings.data_dir)]
+    shown = runner.invoke(app, [*base, "show", "long-title-entry"], env={"COLUMNS": "40"})
+    assert shown.exit_code == 0, shown.output
+    lines = shown.stdout.splitlines()
+    assert title in lines
+    assert "truss -f -d -D -E -o /tmp/listener-with-a-long-name.truss -p PID" in lines
+    found = runner.invoke(app, [*base, "search", "cladm"], env={"COLUMNS": "120"})
+    assert found.exit_code == 0, found.output
+    assert "1 entry" in found.stdout and "1 entries" not in found.stdout

@@ -177,3 +177,21 @@ def test_prose_is_not_saved_and_a_remote_reader_is_told_what_to_do(server: str):
         assert r.status_code == 200  # a page, not a redirect to a saved permalink
         assert "Not saved: perfkb found no capture it can read in this input." in r.text
         assert "recognised no capture" in r.text  # the triage sentence
+
+
+def test_search_sorts_by_recently_updated(server: str):
+    entry_id = "tx-row-lock-contention"
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    with httpx.Client(base_url=server, timeout=30) as client:
+        entry = client.get(f"/api/entries/{entry_id}").json()
+        entry["fix"] += " Commit sooner."
+        r = client.put(f"/api/entries/{entry_id}", json=entry, headers=headers)
+        assert r.status_code == 200, r.text
+        page = client.get("/search", params={"sort": "updated"}).text
+        relevance = client.get("/search").text
+    first = re.search(r'<article class="hit">\s*<h2><a href="/entries/([^"]+)"', page)
+    assert first and first.group(1) == entry_id
+    assert "recently updated</strong>" in page and "updated 20" in page
+    assert re.search(r'<article class="hit">\s*<h2><a href="/entries/([^"]+)"', relevance)[1] != (
+        entry_id
+    )

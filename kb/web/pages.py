@@ -102,19 +102,52 @@ def _page_numbers(page: int, pages: int) -> list[int]:
     return out
 
 
-def _search(request: Request, q: str, page: int) -> Response:
+SORTS = ("relevance", "updated")
+SORT_MAX = 1000  # hits ordered by date at most; past that, relevance decides what is shown
+
+
+def _by_updated(store: Any, q: str, page: int, first: Any) -> tuple[Any, dict[str, str]]:
+    """The search's hits, most recently updated first (SORT_MAX of them at most), as the page
+    `page` of a SearchPage like the store's; and each shown hit's updated date."""
+    hits = list(first.results)
+    n = 2
+    while len(hits) < min(first.total, SORT_MAX):
+        more = store.search(q, page=n, per_page=100)
+        if not more.results:
+            break
+        hits += more.results
+        n += 1
+    times = store.updated_times([h.id for h in hits])
+    hits.sort(key=lambda h: times.get(h.id, ""), reverse=True)
+    pages = max(1, math.ceil(len(hits) / PER_PAGE))
+    page = min(page, pages)
+    shown = hits[(page - 1) * PER_PAGE : page * PER_PAGE]
+    result = first.model_copy(update={"results": shown, "page": page, "per_page": PER_PAGE})
+    return result, {h.id: times.get(h.id, "")[:10] for h in shown}
+
+
+def _search(request: Request, q: str, page: int, sort: str = "relevance") -> Response:
     store = web(request).store
     q = q.strip()[:MAX_QUERY]
+    sort = sort if sort in SORTS else "relevance"
     error = None
+    updated: dict[str, str] = {}
+    per_page = 100 if sort == "updated" else PER_PAGE
     try:
-        result = store.search(q, page=page, per_page=PER_PAGE)
+        result = store.search(q, page=1 if sort == "updated" else page, per_page=per_page)
     except (StoreError, ValueError) as exc:
         error = f"{exc} — showing everything instead."
-        result = store.search("", page=1, per_page=PER_PAGE)
-    pages = max(1, math.ceil(result.total / PER_PAGE))
-    if page > pages and result.total:  # an old link past the last page: show the last one
-        result = store.search(q, page=pages, per_page=PER_PAGE)
+        q = ""
+        result = store.search("", page=1, per_page=per_page)
+    if sort == "updated":
+        result, updated = _by_updated(store, q, page, result)
+    shown_total = min(result.total, SORT_MAX) if sort == "updated" else result.total
+    pages = max(1, math.ceil(shown_total / PER_PAGE))
+    if page > pages and result.total and sort != "updated":
+        result = store.search(q, page=pages, per_page=PER_PAGE)  # an old link past the end
     ctx = {
+        "sort": sort,
+        "updated": updated,
         "q": q,
         "error": error,
         "results": result.results,
@@ -207,13 +240,17 @@ async def search_csv(request: Request, q: str = "") -> Response:
 
 
 @router.get("/")
-async def home(request: Request, q: str = "", page: int = Query(1, ge=1, le=10_000)) -> Response:
-    return await while_connected(request, _search, request, q, page)
+async def home(
+    request: Request, q: str = "", page: int = Query(1, ge=1, le=10_000), sort: str = ""
+) -> Response:
+    return await while_connected(request, _search, request, q, page, sort)
 
 
 @router.get("/search")
-async def search(request: Request, q: str = "", page: int = Query(1, ge=1, le=10_000)) -> Response:
-    return await while_connected(request, _search, request, q, page)
+async def search(
+    request: Request, q: str = "", page: int = Query(1, ge=1, le=10_000), sort: str = ""
+) -> Response:
+    return await while_connected(request, _search, request, q, page, sort)
 
 
 # ---- entries --------------------------------------------------------------------------------------

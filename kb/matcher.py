@@ -45,6 +45,7 @@ from kb.sigindex import HELD, SignatureIndex, View
 from kb.sigindex import select as _select
 from kb.signatures import Signature, walk
 from kb.triage import Triage, evidence_fill_values, triage
+from kb.triage import targets as os_targets
 
 HIGH, MEDIUM = 0.60, 0.30
 MIN_SCORE = 0.05
@@ -673,8 +674,7 @@ def next_commands(
     """The strong matches' own commands for the platform, then (when nothing is high) the triage
     rules' (kb/rules/triage.yaml). Unknown platform: Oracle commands once as 'any', OS commands
     for Solaris and for Linux, each labelled."""
-    platform = evidence.context.platform
-    targets = [platform] if platform in ("solaris", "linux") else ["solaris", "linux"]
+    targets = os_targets(evidence.context.platform)
     values = evidence_fill_values(evidence)
     out: list[SuggestedCommand] = []
     seen: set[tuple[str, str]] = set()

@@ -657,8 +657,11 @@ def _held(rule: TriageRule, block: Block) -> bool:
 
 
 def targets(platform: str | None) -> tuple[str, ...]:
-    """The OS platforms to show commands for: the known one, else both (labelled)."""
-    return (platform,) if platform in OS_PLATFORMS else OS_PLATFORMS
+    """The OS platforms to show commands for: the known one; none for Windows (no command here
+    runs there, the Oracle ones do); else (unknown, AIX, HP-UX) both, each labelled."""
+    if platform in OS_PLATFORMS:
+        return (platform,)
+    return () if platform == "windows" else OS_PLATFORMS
 
 
 def _rule_commands(
@@ -691,8 +694,22 @@ def _needs_idle_event(rule: TriageRule, values: Mapping[str, object]) -> bool:
     return uses_event and (not isinstance(event, str) or is_idle(event))
 
 
+_SQL_ID = re.compile(r"^[0-9a-z]{13}$")
+_SESSION = re.compile(r"^(\d{1,10})\.(\d{1,10})$")
+
+
+def _top_sql_id(table: object) -> str | None:
+    """The key with the largest value that is a sql_id (tables also hold old hash values and
+    'cursor #...' names, which no command can use)."""
+    if not isinstance(table, Mapping):
+        return None
+    ids = {k: v for k, v in table.items() if isinstance(k, str) and _SQL_ID.match(k)}
+    return top_key(ids)
+
+
 def block_values(block: Block) -> dict[str, object]:
-    """Placeholder values one block supplies (a pstack/gdb header's pid, a tkprof's sql_id)."""
+    """Placeholder values one block supplies: a pstack/gdb header's pid, a 10046 trace's OS pid
+    and SID.SERIAL, the statement that took the most time (tkprof, 10046, AWR, ASH)."""
     values: dict[str, object] = {}
     details = block.details if isinstance(block.details, Mapping) else {}
     for stack in details.get("stacks") or []:
@@ -701,11 +718,23 @@ def block_values(block: Block) -> dict[str, object]:
         if m:
             values["pid"] = int(m.group(1))
             break
-    for st in details.get("statements") or []:
-        sql_id = st.get("sql_id") if isinstance(st, Mapping) else None
-        if isinstance(sql_id, str) and sql_id:
-            values["sql_id"] = sql_id
-            break
+    pid = details.get("pid")
+    if isinstance(pid, int | str) and str(pid).isdigit():
+        values.setdefault("pid", int(pid))
+    session = details.get("session")
+    if isinstance(session, str) and (m := _SESSION.match(session.strip())):
+        values["sid"], values["serial"] = int(m.group(1)), int(m.group(2))
+    sql_id = None
+    for table in ("statement.elapsed_s", "sql.elapsed_s", "ash.sql_seconds"):
+        sql_id = sql_id or _top_sql_id(block.facts.get(table))
+    if sql_id is None:
+        for st in details.get("statements") or []:
+            candidate = st.get("sql_id") if isinstance(st, Mapping) else None
+            if isinstance(candidate, str) and _SQL_ID.match(candidate):
+                sql_id = candidate
+                break
+    if sql_id:
+        values["sql_id"] = sql_id
     return values
 
 

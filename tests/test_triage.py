@@ -333,3 +333,30 @@ def test_cli_show_prints_the_title_and_commands_whole_and_counts_in_words(settin
     found = runner.invoke(app, [*base, "search", "cladm"], env={"COLUMNS": "120"})
     assert found.exit_code == 0, found.output
     assert "1 entry" in found.stdout and "1 entries" not in found.stdout
+
+
+def test_values_from_headers_fill_sid_serial_and_sql_id():
+    # a 10046 trace's '*** SESSION ID:(450.21030)' header fills the baseline's trace command
+    trace = CORPUS / "snippets" / "20_trace10046_12c-rac-cursor-pin-s-wait-on-x-at-parse.txt"
+    commands = [c.command for c in analyze_text(trace.read_text()).next_commands]
+    assert any("session_trace_enable(450, 21030, waits => true)" in c for c in commands)
+    # an AWR's top SQL by elapsed time names the statement whose plans to look at
+    awr = CORPUS / "snippets" / "09_awr-html_solaris-ebs-11g-log-file-sync.html"
+    commands = [c.command for c in analyze_text(awr.read_text()).next_commands]
+    assert any("dbms_xplan.display_awr('0fy66841qq8s8')" in c for c in commands)
+
+
+def test_windows_evidence_gets_no_unix_commands():
+    trace = CORPUS / "snippets" / "22_trace10046_10201-windows-insert-returning-sequence.txt"
+    result = analyze_text(trace.read_text())
+    assert result.platform == "windows"
+    assert result.next_commands and {c.platform for c in result.next_commands} == {"any"}
+
+
+def test_ash_on_cpu_is_never_queried_as_an_event():
+    ash = CORPUS / "snippets" / "14_ash_12201-on-cpu-in-cursor-close-no-sql-id.txt"
+    result = analyze_text(ash.read_text())
+    commands = [c.command for c in result.next_commands]
+    assert not any("event = 'ON CPU'" in c for c in commands)
+    assert any("session_state = " in c for c in commands)
+    assert any("on CPU, not waiting" in f.text for f in result.findings)

@@ -360,3 +360,13 @@ def test_ash_on_cpu_is_never_queried_as_an_event():
     assert not any("event = 'ON CPU'" in c for c in commands)
     assert any("session_state = " in c for c in commands)
     assert any("on CPU, not waiting" in f.text for f in result.findings)
+
+
+def test_one_number_format_on_every_surface():
+    from ingest.facts import number
+    from kb.web.charts import _fmt
+    from kb.web.render import num
+
+    for value in (0, 0.000123, 0.5, 1.23456, 49460.0, 1234567.891, -7.25):
+        assert num(value) == _fmt(value) == number(value)
+    assert "e+" not in number(4.946e4) and number(4.946e4) == "49,460"

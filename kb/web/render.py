@@ -12,6 +12,7 @@ from fastapi.responses import HTMLResponse
 from jinja2.utils import url_quote
 from markupsafe import Markup, escape
 
+from ingest.facts import number
 from kb.web import csrf
 from kb.web.auth import auth_banner, page_identity
 from kb.web.charts import block_charts
@@ -84,11 +85,11 @@ def condition_tree(cond: Any) -> dict[str, Any]:
 
 
 def num(v: Any) -> str:
+    """A value on the page: numbers through ingest.facts.number, the one number format (the CLI
+    and the Slack reply print the same digits)."""
     if isinstance(v, bool) or not isinstance(v, int | float):
         return str(v)
-    if isinstance(v, int) or float(v).is_integer():
-        return f"{int(v):,}"
-    return f"{v:,.3f}".rstrip("0").rstrip(".") if abs(v) < 1000 else f"{v:,.1f}"
+    return number(v)
 
 
 def split_facts(facts: dict[str, Any]) -> tuple[list[tuple[str, Any]], list[tuple[str, list]]]:

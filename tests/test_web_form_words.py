@@ -69,3 +69,35 @@ def test_messages_in_words():
         "Too long: at most 200 characters."
     )
     assert in_words("unknown fact 'nope'", "signatures") == "unknown fact 'nope'"
+
+
+def test_a_remote_reader_without_any_login_configured_is_told_what_they_can_do(tmp_path):
+    """No token, no proxy: a teammate on another machine meets no dead end, but a plain account
+    of what works from there and what the admin sets to open writes."""
+    import asyncio
+
+    from kb.web.app import create_app
+
+    settings = Settings(data_dir=tmp_path, api_token=None, proxy_user_header=None, secret_key=None)
+    seed_entries(settings)
+    app = create_app(settings)
+    evidence = "18.4807 shmdt(0x380000000) = 0\n18.5050 shmdt(0x390000000) = 0\n"
+
+    async def run():
+        transport = httpx.ASGITransport(app=app, client=("10.9.8.7", 51000))
+        async with httpx.AsyncClient(transport=transport, base_url="http://perfkb.example") as c:
+            refused = await c.get("/entries/new")
+            assert refused.status_code == 401
+            assert "no login set up" in refused.text and "PERFKB_API_TOKEN" in refused.text
+            assert "proxy you are signed in automatically" not in refused.text
+            form = await c.get("/analyze")
+            token = TOKEN_RE.search(form.text)[1]
+            r = await c.post("/analyze", data={"csrf_token": token, "text": evidence})
+            assert r.status_code == 200
+            assert "Not saved: this perfkb has no login set up" in r.text
+            assert "an admin sets PERFKB_API_TOKEN" in r.text
+
+    try:
+        asyncio.run(run())
+    finally:
+        app.state.web.store.close()

@@ -30,6 +30,7 @@ def render(
         "identity": page_identity(request),
         "auth_banner": auth_banner(request),
         "login_available": bool(st.settings.api_token),
+        "proxy_login": bool(st.settings.proxy_user_header),
         "csrf_field": csrf.FIELD,
         "csrf_token": _LazyToken(request),
         "path": request.url.path,

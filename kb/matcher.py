@@ -554,8 +554,7 @@ class Matcher:
                     evidence_lines.append(c.observed)
         tried = [outcomes[id(t)] for t in es.tried]
         entry = self.entries[i]
-        terms = evidence_terms(evidence)
-        mentions = [k for k in entry.searchable_identifiers() if k.lower() in terms][:6]
+        mentions = [k for k in entry.searchable_identifiers() if k.lower() in s.order][:6]
         return explained(
             Match(
                 id=entry_id,

@@ -16,6 +16,7 @@ command to run. So every analysis gets `findings`, matched or not:
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
@@ -157,14 +158,18 @@ def _num(facts: Mapping, name: str, key: str | None = None) -> float | None:
         value = value.get(key) if isinstance(value, Mapping) else None
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return float(value)
+    return float(value) if math.isfinite(value) else None
 
 
 def _table(facts: Mapping, name: str) -> dict[str, float]:
     value = facts.get(name)
     if not isinstance(value, Mapping):
         return {}
-    return {str(k): float(v) for k, v in value.items() if isinstance(v, int | float)}
+    return {
+        str(k): float(v)
+        for k, v in value.items()
+        if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+    }
 
 
 def top_key(table: object, *, skip_idle: bool = False) -> str | None:
@@ -173,7 +178,9 @@ def top_key(table: object, *, skip_idle: bool = False) -> str | None:
         return None
     best: tuple[float, str] | None = None
     for k, v in table.items():
-        if not isinstance(v, int | float) or (skip_idle and is_idle(str(k))):
+        if not isinstance(v, int | float) or not math.isfinite(v):
+            continue
+        if skip_idle and is_idle(str(k)):
             continue
         if best is None or v > best[0]:
             best = (float(v), str(k))
@@ -376,7 +383,8 @@ def _stack(f: Mapping, details: Mapping) -> list[str]:
     layers = _table(f, "layer.count")
     layer = top_key(layers)
     if layer:
-        meaning = details.get("layers", {}).get(layer, {}) if isinstance(details, Mapping) else {}
+        layers_detail = details.get("layers") if isinstance(details, Mapping) else None
+        meaning = layers_detail.get(layer) if isinstance(layers_detail, Mapping) else None
         name = meaning.get("layer") if isinstance(meaning, Mapping) else None
         text += f", and most Oracle frames are in the {layer} ({name or 'kernel'}) layer"
     out.append(text[0].upper() + text[1:] + ".")
@@ -571,6 +579,8 @@ def _generic(block: Block) -> list[str]:
     for name, value in block.facts.items():
         if name not in FACTS or isinstance(value, Mapping):
             continue
+        if isinstance(value, float) and not math.isfinite(value):
+            continue
         spec = spec_of(name)
         shown.append(f"{spec.label} {spec.show(value)}")
         if len(shown) >= 4:
@@ -628,7 +638,8 @@ def _finding_text(rule: TriageRule, facts: Mapping, values: Mapping[str, object]
             value = facts.get(name)
             if key is not None:
                 value = value.get(key) if isinstance(value, Mapping) else None
-            if value is None or isinstance(value, Mapping):
+            bad = isinstance(value, float) and not math.isfinite(value)
+            if value is None or isinstance(value, Mapping) or bad:
                 missing = True
                 return ""
             return show(name, value)
@@ -695,6 +706,14 @@ def _needs_idle_event(rule: TriageRule, values: Mapping[str, object]) -> bool:
 
 
 _SQL_ID = re.compile(r"^[0-9a-z]{13}$")
+
+
+def _items(details: Mapping, key: str) -> list:
+    """details[key] when it is a list (a parser's details are read, never trusted)."""
+    value = details.get(key)
+    return value if isinstance(value, list) else []
+
+
 _SESSION = re.compile(r"^(\d{1,10})\.(\d{1,10})$")
 
 
@@ -712,9 +731,9 @@ def block_values(block: Block) -> dict[str, object]:
     and SID.SERIAL, the statement that took the most time (tkprof, 10046, AWR, ASH)."""
     values: dict[str, object] = {}
     details = block.details if isinstance(block.details, Mapping) else {}
-    for stack in details.get("stacks") or []:
+    for stack in _items(details, "stacks"):
         label = stack.get("label") if isinstance(stack, Mapping) else None
-        m = _PID_LABEL.search(label or "")
+        m = _PID_LABEL.search(label if isinstance(label, str) else "")
         if m:
             values["pid"] = int(m.group(1))
             break
@@ -728,7 +747,7 @@ def block_values(block: Block) -> dict[str, object]:
     for table in ("statement.elapsed_s", "sql.elapsed_s", "ash.sql_seconds"):
         sql_id = sql_id or _top_sql_id(block.facts.get(table))
     if sql_id is None:
-        for st in details.get("statements") or []:
+        for st in _items(details, "statements"):
             candidate = st.get("sql_id") if isinstance(st, Mapping) else None
             if isinstance(candidate, str) and _SQL_ID.match(candidate):
                 sql_id = candidate

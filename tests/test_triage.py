@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
@@ -370,3 +372,34 @@ def test_one_number_format_on_every_surface():
     for value in (0, 0.000123, 0.5, 1.23456, 49460.0, 1234567.891, -7.25):
         assert num(value) == _fmt(value) == number(value)
     assert "e+" not in number(4.946e4) and number(4.946e4) == "49,460"
+
+
+_NUMBERS = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(-(10**12), 10**12),
+)
+_KEYS = st.sampled_from(
+    ["read", "SQL*Net message from client", "db file sequential read", "ON CPU", "0", "x'; --"]
+)
+_FACT = st.sampled_from(sorted(__import__("ingest.facts", fromlist=["FACTS"]).FACTS))
+_VALUE = st.one_of(_NUMBERS, st.text(max_size=20), st.dictionaries(_KEYS, _NUMBERS, max_size=4))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    fmt=st.sampled_from(["waits", "tkprof", "strace", "truss", "mpstat", "stack", "vdollar"]),
+    facts=st.dictionaries(_FACT, _VALUE, max_size=12),
+    details=st.dictionaries(
+        st.sampled_from(["stacks", "statements", "session", "pid", "findings", "layers"]),
+        st.one_of(st.text(max_size=10), st.integers(), st.lists(st.text(max_size=10), max_size=3)),
+        max_size=4,
+    ),
+)
+def test_any_facts_give_sentences_and_never_raise(fmt, facts, details):
+    block = Block(format=fmt, start_line=1, end_line=2, facts={}, details=details)
+    block.facts.update(facts)  # as a parser could leave them, unchecked
+    found = triage(Evidence(blocks=[block]), command_fill.fill)
+    assert found.findings and found.commands
+    for f in found.findings:
+        assert "nan" not in f.text.split() and "inf" not in f.text.split()
+        assert "{" not in f.text

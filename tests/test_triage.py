@@ -382,7 +382,8 @@ _KEYS = st.sampled_from(
     ["read", "SQL*Net message from client", "db file sequential read", "ON CPU", "0", "x'; --"]
 )
 _FACT = st.sampled_from(sorted(__import__("ingest.facts", fromlist=["FACTS"]).FACTS))
-_VALUE = st.one_of(_NUMBERS, st.text(max_size=20), st.dictionaries(_KEYS, _NUMBERS, max_size=4))
+_TEXT = st.text(st.characters(blacklist_characters="{}"), max_size=20)  # braces: templates only
+_VALUE = st.one_of(_NUMBERS, _TEXT, st.dictionaries(_KEYS, _NUMBERS, max_size=4))
 
 
 @settings(max_examples=300, deadline=None)
@@ -391,7 +392,7 @@ _VALUE = st.one_of(_NUMBERS, st.text(max_size=20), st.dictionaries(_KEYS, _NUMBE
     facts=st.dictionaries(_FACT, _VALUE, max_size=12),
     details=st.dictionaries(
         st.sampled_from(["stacks", "statements", "session", "pid", "findings", "layers"]),
-        st.one_of(st.text(max_size=10), st.integers(), st.lists(st.text(max_size=10), max_size=3)),
+        st.one_of(_TEXT, st.integers(), st.lists(_TEXT, max_size=3)),
         max_size=4,
     ),
 )
@@ -402,4 +403,4 @@ def test_any_facts_give_sentences_and_never_raise(fmt, facts, details):
     assert found.findings and found.commands
     for f in found.findings:
         assert "nan" not in f.text.split() and "inf" not in f.text.split()
-        assert "{" not in f.text
+        assert "{" not in f.text  # no placeholder of a rule's sentence left unfilled

@@ -574,20 +574,30 @@ _DESCRIBERS = (
 
 
 def _generic(block: Block) -> list[str]:
-    """Facts no describer knows (a format newer than this module): the first few, as labelled."""
+    """Facts no describer knows (a format newer than this module): the first few values as the
+    catalogue labels them, and the largest entry of the first table."""
     shown: list[str] = []
+    table_text = ""
     for name, value in block.facts.items():
-        if name not in FACTS or isinstance(value, Mapping):
+        if name not in FACTS:
+            continue
+        spec = spec_of(name)
+        if isinstance(value, Mapping):
+            top = top_key(value) if not table_text else None
+            if top is not None:
+                what = f"{spec.label} ({spec.keyed_by})" if spec.keyed_by else spec.label
+                table_text = f"{what} is highest for {top}: {spec.show(float(value[top]))}"
             continue
         if isinstance(value, float) and not math.isfinite(value):
             continue
-        spec = spec_of(name)
-        shown.append(f"{spec.label} {spec.show(value)}")
-        if len(shown) >= 4:
-            break
-    if not shown:
-        return []
-    return [f"The {block.format} capture shows {', '.join(shown)}."]
+        if len(shown) < 4:
+            shown.append(f"{spec.label} {spec.show(value)}")
+    out = []
+    if shown:
+        out.append(f"The {block.format} capture shows {', '.join(shown)}.")
+    if table_text:
+        out.append(table_text[0].upper() + table_text[1:] + ".")
+    return out
 
 
 def parser_sentences(block: Block) -> list[str]:
@@ -754,7 +764,21 @@ def block_values(block: Block) -> dict[str, object]:
                 break
     if sql_id:
         values["sql_id"] = sql_id
+    device = _top_device(block.facts)
+    if device:
+        values["device"] = device
     return values
+
+
+def _top_device(facts: Mapping) -> str | None:
+    """The device a command should look at: the largest key of the block's first table keyed by
+    device (in catalogue order, which lists latency before counts)."""
+    for name, spec in FACTS.items():
+        if spec.keyed_by == "device" and name in facts:
+            top = top_key(facts.get(name))
+            if top:
+                return top
+    return None
 
 
 # The stack parser labels a stack from its header: 'pid 1234: cmd' (pstack, core), 'PID 1234 - x'

@@ -404,3 +404,18 @@ def test_any_facts_give_sentences_and_never_raise(fmt, facts, details):
     for f in found.findings:
         assert "nan" not in f.text.split() and "inf" not in f.text.split()
         assert "{" not in f.text  # no placeholder of a rule's sentence left unfilled
+
+
+def test_facts_no_describer_knows_are_still_said():
+    # a format newer than the describers: its values as the catalogue labels them
+    from kb.triage import _generic
+
+    block = Block(
+        format="mpstat",
+        start_line=1,
+        end_line=3,
+        facts={"cpu.intervals": 12.0, "cpu.intr": {"0": 120.0, "1": 5400.0, "2": 90.0}},
+    )
+    said = _generic(block)
+    assert said[0] == "The mpstat capture shows intervals 12."
+    assert said[1] == "Intr (cpu) is highest for 1: 5,400."

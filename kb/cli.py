@@ -977,11 +977,11 @@ def _render_result(result: Any) -> None:
                 _plain("   - " + why, "dim")
             for miss in m.near_misses:
                 _plain("   - " + miss, "dim")
+    if not shown:
+        _plain("No known incident matches this evidence.")
     if related:
         words = [f"{m.id} ({', '.join(m.mentions)})" if m.mentions else m.id for m in related]
         _plain("also mentions: " + "; ".join(words), "dim")
-    if not result.matches:
-        _plain("No known incident matches this evidence.")
     if result.next_commands:
         out.print(Text("\nNext commands", style="bold"))
         order = ["any", "solaris", "linux"]

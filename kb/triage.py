@@ -329,6 +329,20 @@ def _syscalls(f: Mapping) -> list[str]:
             f"The slowest single call was {slowest} at "
             f"{_s('syscall.max_ms', _num(f, 'syscall.max_ms', slowest) or 0)}."
         )
+    repeats = _table(f, "repeat.count")
+    same = top_key(repeats)
+    if same and repeats[same] >= 100:
+        where = [
+            f"{word} {number(v)}"
+            for word, v in (
+                ("fd", _num(f, "repeat.fd", same)),
+                ("size", _num(f, "repeat.size", same)),
+            )
+            if v is not None
+        ]
+        text = f"{_plural(repeats[same], 'identical ' + same + ' call')}"
+        text += f" ({', '.join(where)})" if where else ""
+        out.append(text + ": the same small call in a loop, where one larger call would do.")
     errors = _num(f, "trace.errors")
     if errors:
         errno = top_key(_table(f, "errno.count"))

@@ -419,3 +419,22 @@ def test_facts_no_describer_knows_are_still_said():
     said = _generic(block)
     assert said[0] == "The mpstat capture shows intervals 12."
     assert said[1] == "Intr (cpu) is highest for 1: 5,400."
+
+
+def test_a_loop_of_identical_calls_is_said():
+    # 40,000 one-byte reads on fd 9: numbers of our own invention, in a truss summary's shape
+    block = Block(
+        format="truss",
+        start_line=1,
+        end_line=9,
+        facts={
+            "syscall.count": {"read": 40000.0, "close": 1.0},
+            "syscall.share_pct": {"read": 99.0, "close": 1.0},
+            "repeat.count": {"read": 40000.0},
+            "repeat.fd": {"read": 9.0},
+            "repeat.size": {"read": 1.0},
+            "trace.calls": 40001.0,
+        },
+    )
+    said = [f.text for f in triage(Evidence(blocks=[block]), command_fill.fill).findings]
+    assert any(s.startswith("40,000 identical read calls (fd 9, size 1)") for s in said), said

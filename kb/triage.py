@@ -71,6 +71,12 @@ class FillFrom(_Strict):
     key: str | None = None
     top_of: str | None = None
     at_least: float | None = Field(None, description="top_of: only a key whose value is this high")
+    pattern: str | None = Field(
+        None,
+        max_length=200,
+        description="a regex with one group that takes the value out of a string fact "
+        "('oracle/1 (12077/1)' -> 12077)",
+    )
 
     @model_validator(mode="after")
     def _one(self) -> FillFrom:
@@ -81,9 +87,18 @@ class FillFrom(_Strict):
             raise ValueError(f"unknown fact '{name}'")
         if self.top_of and not FACTS[self.top_of].keyed_by:
             raise ValueError(f"top_of needs a table fact; '{self.top_of}' is a single value")
+        if self.pattern is not None and re.compile(self.pattern).groups != 1:
+            raise ValueError("pattern needs exactly one group: the value")
         return self
 
     def value(self, facts: Mapping) -> object | None:
+        found = self._value(facts)
+        if self.pattern is None or found is None:
+            return found
+        m = re.search(self.pattern, str(found))
+        return None if m is None else (int(m.group(1)) if m.group(1).isdigit() else m.group(1))
+
+    def _value(self, facts: Mapping) -> object | None:
         if self.top_of is not None:
             table = facts.get(self.top_of)
             key = top_key(table, skip_idle=FACTS[self.top_of].keyed_by == "event")
@@ -624,8 +639,12 @@ def parser_sentences(block: Block) -> list[str]:
     out = []
     for item in found:
         words = str(item).strip().rstrip(".")
-        if words:
-            out.append(words[0].upper() + words[1:] + ".")
+        if not words:
+            continue
+        first = words.split()[0]
+        if first.isalpha() and first.islower():  # 'slowest call:', not 'oracle/1' or '%util'
+            words = words[0].upper() + words[1:]
+        out.append(words + ".")
     return out
 
 
@@ -739,6 +758,7 @@ def _items(details: Mapping, key: str) -> list:
 
 
 _SESSION = re.compile(r"^(\d{1,10})\.(\d{1,10})$")
+_PRSTAT_PID = re.compile(r"\((\d{1,10})/\d+\)")
 
 
 def _top_sql_id(table: object) -> str | None:
@@ -764,6 +784,9 @@ def block_values(block: Block) -> dict[str, object]:
     pid = details.get("pid")
     if isinstance(pid, int | str) and str(pid).isdigit():
         values.setdefault("pid", int(pid))
+    top = block.facts.get("proc.top_cpu")  # prstat: 'oracle/1 (12011/1)', the busiest process
+    if isinstance(top, str) and (m := _PRSTAT_PID.search(top)):
+        values.setdefault("pid", int(m.group(1)))
     session = details.get("session")
     if isinstance(session, str) and (m := _SESSION.match(session.strip())):
         values["sid"], values["serial"] = int(m.group(1)), int(m.group(2))

@@ -263,7 +263,7 @@ def test_cli_empty_input_is_one_sentence(settings, tmp_path):
     empty = tmp_path / "empty.txt"
     empty.write_text("\n")
     text = _analyze_cli(settings, empty, "80")
-    assert "No evidence perfkb can read was found in this input." in text
+    assert "No evidence perfkb can read was found in this input (it reads tkprof" in text
     assert "┏" not in text and "┌" not in text  # no empty box
 
 
@@ -438,3 +438,14 @@ def test_a_loop_of_identical_calls_is_said():
     )
     said = [f.text for f in triage(Evidence(blocks=[block]), command_fill.fill).findings]
     assert any(s.startswith("40,000 identical read calls (fd 9, size 1)") for s in said), said
+
+
+def test_prstat_names_the_process_the_commands_look_at():
+    from parser_helpers import fixture_lines
+
+    result = analyze_text("\n".join(fixture_lines("os/prstat_mL_screens.txt")))
+    commands = [c.command for c in result.next_commands]
+    # the thread waiting on user locks (LCK), not the busiest one, for the lock commands
+    assert "plockstat -A -e 10 -p 12077" in commands and "pstack 12077" in commands
+    # the parser's own words keep the process name as written
+    assert any(f.text.startswith("oracle/1 (12077/1): 68 %") for f in result.findings)

@@ -263,7 +263,7 @@ def test_cli_empty_input_is_one_sentence(settings, tmp_path):
     empty = tmp_path / "empty.txt"
     empty.write_text("\n")
     text = _analyze_cli(settings, empty, "80")
-    assert "No evidence perfkb can read was found in this input (it reads tkprof" in text
+    assert "No evidence perfkb can read was found in this input (it reads: tkprof" in text
     assert "┏" not in text and "┌" not in text  # no empty box
 
 

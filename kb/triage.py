@@ -916,8 +916,8 @@ def triage(evidence: Evidence, fill) -> Triage:
         add_finding(_nothing_read(evidence), "facts", None)
     elif not result.fired:
         add_finding(
-            "No triage rule found anything abnormal in these numbers: by perfkb's thresholds "
-            "this looks normal; compare with a capture from a bad moment.",
+            "None of perfkb's triage rules fired on these numbers: beyond what is said above, "
+            "nothing crosses its thresholds; compare with a capture from a good or a bad moment.",
             "facts",
             None,
         )

@@ -25,6 +25,17 @@ CORPUS = ROOT.parent / "shared" / "corpus"
 FIXTURES = ROOT / "tests" / "fixtures"
 
 
+@pytest.fixture(autouse=True)
+def _fresh_console():
+    """The CLI's console is made on first use and keeps the width it saw then: these tests run
+    it at 40 columns, so each gets its own and leaves none behind for the next test."""
+    import kb.cli
+
+    kb.cli.out._console = kb.cli.err._console = None
+    yield
+    kb.cli.out._console = kb.cli.err._console = None
+
+
 def _labels() -> dict[str, dict]:
     assert (CORPUS / "labels.yaml").is_file(), f"corpus missing at {CORPUS}"
     return {Path(x["file"]).name: x for x in yaml.safe_load((CORPUS / "labels.yaml").read_text())}

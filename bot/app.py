@@ -19,7 +19,7 @@ from slack_sdk.http_retry.builtin_handlers import (
     RateLimitErrorRetryHandler,
 )
 
-from bot import commands, feedback, files, messages, shortcuts
+from bot import commands, feedback, files, home, messages, shortcuts
 from bot.common import CONTEXT_KEY, BotDeps, ack_now, log, redact
 from bot.events import EventLog
 from bot.modals import ADD_CALLBACK, ANALYZE_CALLBACK
@@ -63,6 +63,8 @@ def register(app: App) -> None:
     app.event("message")(ack=ack_now, lazy=[messages.handle_message])
     app.event("app_mention")(ack=ack_now, lazy=[messages.handle_mention])
     app.event("file_shared")(ack=ack_now, lazy=[files.handle_file_shared])
+    app.event("app_home_opened")(ack=ack_now, lazy=[home.publish_home])
+    app.event("link_shared")(ack=ack_now, lazy=[home.unfurl_links])
     app.command("/perfkb")(ack=commands.ack_command, lazy=[commands.run_command])
     app.view(ANALYZE_CALLBACK)(ack=commands.ack_analyze, lazy=[commands.run_analyze])
     app.shortcut(shortcuts.SHORTCUT_CALLBACK)(ack=ack_now, lazy=[shortcuts.open_add_from_message])

@@ -1,4 +1,4 @@
-"""`/perfkb search QUERY | analyze | add | help`, and the analyze modal's submission.
+"""`/perfkb search QUERY | show ID | analyze | add | help`, and the analyze modal's submission.
 
 The ack answers what needs no work (help, usage errors); searches and modals happen in the lazy
 listener so the 3-second ack always holds.
@@ -6,6 +6,7 @@ listener so the 3-second ack always holds.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from slack_sdk import WebClient
@@ -13,10 +14,11 @@ from slack_sdk import WebClient
 from bot import escape
 from bot.common import analyze, deps, log, post, redact, reply_analysis, report_failure
 from bot.modals import ANALYZE_CALLBACK, Origin, add_entry_view, analyze_view, field
-from bot.render import has_evidence, render_help, render_search
-from kb.store import StoreError
+from bot.render import has_evidence, render_entry, render_help, render_search
+from kb.store import EntryNotFound, StoreError
 
-SUBCOMMANDS = ("search", "analyze", "add", "help")
+SUBCOMMANDS = ("search", "show", "analyze", "add", "help")
+_ENTRY_LINK = re.compile(r"/entries/([a-z0-9][a-z0-9-]{0,99})/?>?$")
 __all__ = ["ANALYZE_CALLBACK", "ack_command", "run_command", "ack_analyze", "run_analyze"]
 
 
@@ -33,13 +35,15 @@ def ack_command(ack: Any, command: dict[str, Any]) -> None:
         ack(**render_help(f"`{escape.code(sub, 40)}` is not a perfkb command.").model_dump())
     elif sub == "search" and not rest:
         ack(text="Give a query: `/perfkb search shmdt platform:solaris`")
+    elif sub == "show" and not rest:
+        ack(text="Give an entry id: `/perfkb show numa-shmdt-disconnect-storm`")
     else:
         ack()
 
 
 def run_command(command: dict[str, Any], client: WebClient, respond: Any, context: Any) -> None:
     sub, rest = split(command.get("text"))
-    if sub not in ("search", "analyze", "add") or (sub == "search" and not rest):
+    if sub not in ("search", "show", "analyze", "add") or (sub in ("search", "show") and not rest):
         return  # answered by the ack
     d = deps(context)
     origin = Origin(channel=command.get("channel_id", ""))
@@ -52,6 +56,8 @@ def run_command(command: dict[str, Any], client: WebClient, respond: Any, contex
                 return
             message = render_search(page, d.settings.base_url)
             respond(text=message.text, blocks=message.blocks, response_type="ephemeral")
+        elif sub == "show":
+            show(rest, respond, d)
         elif sub == "analyze":
             client.views_open(trigger_id=command["trigger_id"], view=analyze_view(origin))
         else:
@@ -62,6 +68,27 @@ def run_command(command: dict[str, Any], client: WebClient, respond: Any, contex
             respond(text=f"perfkb could not run `{escape.code(sub, 40)}`; the error is logged.")
         except Exception as inner:  # response_url expired or unreachable
             log.error("response_url failed too: %s", redact(inner))
+
+
+def entry_id_of(words: str) -> str:
+    """The id in `/perfkb show ID`, also when a link to the entry was pasted instead."""
+    first = words.split()[0] if words.split() else ""
+    m = _ENTRY_LINK.search(first.split("|")[0])
+    return (m.group(1) if m else first).strip("<>").lower()
+
+
+def show(words: str, respond: Any, d: Any) -> None:
+    entry_id = entry_id_of(words)
+    try:
+        entry = d.store.get(entry_id)
+    except EntryNotFound:
+        respond(
+            text=f"No entry `{escape.code(entry_id, 100)}`. Try `/perfkb search` to find its id.",
+            response_type="ephemeral",
+        )
+        return
+    message = render_entry(entry, d.settings.base_url)
+    respond(text=message.text, blocks=message.blocks, response_type="ephemeral")
 
 
 def ack_analyze(ack: Any, view: dict[str, Any]) -> None:

@@ -30,6 +30,10 @@ from bot.escape import code
 from bot.render import has_evidence, render_help
 
 MAX_FILES_PER_MESSAGE = 3
+# From this size on, reading and analysing a file takes long enough that people wonder whether
+# perfkb saw it: an :eyes: reaction on their message says it is being read, removed when done.
+EYES_FROM_BYTES = 512 * 1024
+READING = "eyes"
 TEXT_FILETYPES = {"text", "txt", "log", "csv", "tsv", "markdown", "shell", "sql", "plain", "diff"}
 TEXT_SUFFIXES = (".txt", ".log", ".out", ".trc", ".prf", ".lst", ".csv", ".tsv", ".html", ".md")
 
@@ -57,6 +61,28 @@ def share_ts(file: dict[str, Any], channel: str) -> str | None:
     return None
 
 
+def shared_message_ts(file: dict[str, Any], channel: str) -> str | None:
+    """The ts of the message itself that shared `file` in `channel` (where a reaction goes)."""
+    shares = file.get("shares") or {}
+    for kind in ("public", "private"):
+        for share in (shares.get(kind) or {}).get(channel) or []:
+            return share.get("ts")
+    return None
+
+
+def _react(client: WebClient, add: bool, channel: str, ts: str | None) -> None:
+    """Add or remove the :eyes: reaction; a failure only costs the sign, never the analysis."""
+    if not ts:
+        return
+    try:
+        if add:
+            client.reactions_add(channel=channel, timestamp=ts, name=READING)
+        else:
+            client.reactions_remove(channel=channel, timestamp=ts, name=READING)
+    except (SlackApiError, SlackClientError) as exc:
+        log.info("reaction %s on %s/%s: %s", READING, channel, ts, api_error(exc))
+
+
 def handle_file_shared(event: dict[str, Any], client: WebClient, context: Any) -> None:
     """Lazy listener for `file_shared`: look the file up, then analyse it like an attachment."""
     d = deps(context)
@@ -74,7 +100,15 @@ def handle_file_shared(event: dict[str, Any], client: WebClient, context: Any) -
         say_short(client, channel, "perfkb could not look up that file (files.info failed).")
         return
     dm = channel.startswith("D")
-    analyze_file(d, client, info, channel=channel, thread_ts=share_ts(info, channel), dm=dm)
+    analyze_file(
+        d,
+        client,
+        info,
+        channel=channel,
+        thread_ts=share_ts(info, channel),
+        dm=dm,
+        message_ts=shared_message_ts(info, channel),
+    )
 
 
 def handle_message_files(event: dict[str, Any], text: str, client: WebClient, context: Any) -> bool:
@@ -98,7 +132,16 @@ def handle_message_files(event: dict[str, Any], text: str, client: WebClient, co
                 handled = True
                 continue
         if is_text(file) or dm:  # analyse it, or say in the DM why not
-            analyze_file(d, client, file, channel=channel, thread_ts=thread_ts, dm=dm, prefix=text)
+            analyze_file(
+                d,
+                client,
+                file,
+                channel=channel,
+                thread_ts=thread_ts,
+                dm=dm,
+                prefix=text,
+                message_ts=event["ts"],
+            )
             handled = True
     return handled
 
@@ -112,6 +155,7 @@ def analyze_file(
     thread_ts: str | None,
     dm: bool,
     prefix: str = "",
+    message_ts: str | None = None,
 ) -> None:
     raw_name = str(file.get("name") or file.get("id") or "file")
     name = code(raw_name)  # the name as it may stand in our `code spans` (bot/escape.py)
@@ -128,6 +172,32 @@ def analyze_file(
     if not url:
         say_short(client, channel, f"Slack gave no download link for `{name}`.", thread_ts)
         return
+    big = isinstance(size, int) and size >= EYES_FROM_BYTES
+    if big:
+        _react(client, True, channel, message_ts)
+    try:
+        _read_and_answer(
+            d, client, file, url, channel=channel, thread_ts=thread_ts, dm=dm, prefix=prefix
+        )
+    finally:
+        if big:
+            _react(client, False, channel, message_ts)
+
+
+def _read_and_answer(
+    d: BotDeps,
+    client: WebClient,
+    file: dict[str, Any],
+    url: str,
+    *,
+    channel: str,
+    thread_ts: str | None,
+    dm: bool,
+    prefix: str,
+) -> None:
+    raw_name = str(file.get("name") or file.get("id") or "file")
+    name = code(raw_name)
+    cap = d.settings.max_file_bytes
     token = d.settings.slack_bot_token or ""
     try:
         lines = iter_lines(

@@ -17,7 +17,7 @@ from urllib.parse import quote
 from pydantic import BaseModel
 
 from bot.escape import code, code_block, esc, label, text
-from ingest.facts import FACTS, HEADLINE, number
+from ingest.facts import number
 from ingest.model import Block as EvidenceBlock
 from kb.results import AnalysisResult, Match
 
@@ -25,39 +25,6 @@ MAX_BLOCKS = 50
 MAX_TEXT = 3000
 MAX_MESSAGE = 12_000
 FALLBACK_TEXT = 300
-
-# Tables worth showing as "top keys" when summarising a block, most telling first.
-_TABLES = (
-    "trace10046.profile_pct",
-    "syscall.total_ms",
-    "syscall.count",
-    "event.waited_s",
-    "probe.count",
-    "symbol.self_pct",
-    "lock.count",
-    "proc.cpu_pct",
-    "psi.avg10_pct",
-    "frame.top",
-    "frame.count",
-    "enqueue.requests",
-    "ash.seconds",
-    "lock.request_mode",
-    "dev.await_ms",
-    "proc.cpu_pct",
-    "proc.lck_pct",
-    "proc.kb_wr_per_s",
-    "proc.cswch_per_s",
-    "net.rx_kb_per_s",
-    "hist.p50",
-)
-# what a DBA reads first off an AWR / Statspack report: the top events and the load profile
-_REPORT_TABLES = (
-    ("event.pct_of_db_time", "Top events, % DB time", 5),
-    ("load.per_s", "Load Profile per second", 6),
-)
-_FACT_ORDER = {name: i for i, name in enumerate(FACTS)}
-# formats whose own facts lead their line (R before the shared event.* / waits.* facts)
-_OWN_GROUP = {"trace10046": "trace10046.", "hanganalyze": "hang.", "lgwr_trace": "lgwr."}
 
 
 class Message(BaseModel):
@@ -74,7 +41,7 @@ class Detail(BaseModel):
     """How much to show; render_analysis tries these from most to least."""
 
     blocks_listed: int
-    facts_per_block: int
+    findings: int
     matches: int
     evidence_lines: int
     commands: int
@@ -82,11 +49,11 @@ class Detail(BaseModel):
 
 
 DETAILS = (
-    Detail(blocks_listed=8, facts_per_block=6, matches=5, evidence_lines=5, commands=6),
-    Detail(blocks_listed=4, facts_per_block=3, matches=3, evidence_lines=2, commands=3),
+    Detail(blocks_listed=8, findings=6, matches=5, evidence_lines=5, commands=6),
+    Detail(blocks_listed=4, findings=3, matches=3, evidence_lines=2, commands=3),
     Detail(
         blocks_listed=2,
-        facts_per_block=0,
+        findings=1,
         matches=3,
         evidence_lines=0,
         commands=0,
@@ -140,57 +107,17 @@ DIVIDER: dict[str, Any] = {"type": "divider"}
 # -- evidence --------------------------------------------------------------------------------------
 
 
-def key_facts(block: EvidenceBlock, limit: int) -> list[str]:
-    """The scalar facts first (catalogue order), then the top keys of the most telling table."""
-    if limit <= 0:
-        return []
-    out: list[str] = []
-    own = _OWN_GROUP.get(block.format)
-    for table, heading, top_n in _REPORT_TABLES:
-        values = block.facts.get(table)
-        if isinstance(values, dict) and values:
-            shown = list(values.items())
-            if table == "event.pct_of_db_time":
-                shown.sort(key=lambda kv: kv[1], reverse=True)
-            out.append(f"{heading}: " + ", ".join(f"{k} {number(v)}" for k, v in shown[:top_n]))
-    first = HEADLINE.get(block.format, ())
-    scalars = sorted(
-        (name for name, v in block.facts.items() if isinstance(v, int | float | str)),
-        key=lambda n: (
-            first.index(n) if n in first else len(first),
-            own is not None and not n.startswith(own),
-            _FACT_ORDER.get(n, len(_FACT_ORDER)),
-        ),
-    )
-    for name in scalars[: max(1, limit - 1)]:
-        value = block.facts[name]
-        spec = FACTS.get(name)
-        shown = spec.show(value) if spec is not None and block.format in HEADLINE else value
-        if not isinstance(shown, str):
-            shown = number(shown)
-        out.append(f"{name} {shown}")
-    for table in _TABLES:
-        values = block.facts.get(table)
-        if isinstance(values, dict) and values:
-            top = sorted(values.items(), key=lambda kv: kv[1], reverse=True)[:3]
-            out.append(f"{table}: " + ", ".join(f"{k} {number(v)}" for k, v in top))
-            break
-    return out[:limit]
-
-
-def describe_block(block: EvidenceBlock, facts: int) -> str:
+def describe_block(block: EvidenceBlock) -> str:
+    """Which capture, where in the paste: the numbers are said by the triage sentences."""
     where = f"lines {block.start_line}–{block.end_line}"
     platform = f", {block.platform}" if block.platform and block.platform != "any" else ""
-    head = f"*{block.format}*{platform} ({where})"
+    head = f"{block.format}{platform} ({where})"
     if block.malformed_lines:
-        head += f", {block.malformed_lines} lines not understood"
+        n = block.malformed_lines
+        head += f", {number(n)} line{'' if n == 1 else 's'} not understood"
     if block.facts.get("os.since_boot") == 1:
         head += ", counters since boot (totals, not rates)"
-    shown = key_facts(block, facts)
-    found = block.details.get("findings") if facts else None
-    if isinstance(found, list) and found:
-        shown = [*shown, *(str(f) for f in found[:2])]  # what the slow call was on, hot CPUs
-    return head + (": " + text("; ".join(shown)) if shown else "")
+    return head
 
 
 def evidence_blocks(result: AnalysisResult) -> list[EvidenceBlock]:
@@ -236,8 +163,12 @@ def match_blocks(
     lines += [f"•  {text(clip(obs, 300))}" for obs in shown]
     if len(match.evidence) > len(shown) and detail.evidence_lines:
         lines.append(f"_…and {len(match.evidence) - len(shown)} more observations_")
+    if match.reason:
+        lines.append("_Why:_ " + text(clip(match.reason, 300)))
     if match.versions and not detail.summary_only:
         lines.append("_Versions:_ " + text(clip("; ".join(match.versions), 500)))
+    if not detail.summary_only:
+        lines += [f"•  _{text(clip(miss, 300))}_" for miss in match.near_misses[:2]]
     fp = result.fingerprint
     return [
         section("\n".join(lines), block_id=f"m:{match.id}"),
@@ -293,28 +224,41 @@ def fallback_text(result: AnalysisResult) -> str:
     return clip(f"{head}; no known incident matched", FALLBACK_TEXT)
 
 
+_PLATFORM_LABEL = {"any": "Oracle, any platform", "solaris": "Solaris", "linux": "Linux"}
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{number(n)} {word}{'' if n == 1 else 's'}"
+
+
 def _render(
     result: AnalysisResult, base_url: str, analysis_id: str | None, detail: Detail
 ) -> Message:
     found = evidence_blocks(result)
     platform = result.platform or result.context.platform
-    head = f"*Evidence:* {len(found)} block(s)"
+    head = f"*Evidence:* {_plural(len(found), 'block')}"
     if platform and platform != "any":
         head += f" · platform {platform}"
     if result.context.versions:
         head += " · versions " + text(", ".join(result.context.versions[:4]))
-    listed = [describe_block(b, detail.facts_per_block) for b in found[: detail.blocks_listed]]
+    # What the evidence says, in the triage's sentences (never the internal fact names)
+    said = [f"•  {text(clip(f.text, 400))}" for f in result.findings[: detail.findings]]
+    blocks: list[dict[str, Any]] = [section("\n".join([head, *said]))]
+    listed = [describe_block(b) for b in found[: detail.blocks_listed]]
     if len(found) > len(listed):
-        listed.append(f"_…and {len(found) - len(listed)} more blocks_")
-    blocks: list[dict[str, Any]] = [section("\n".join([head, *listed]))]
+        listed.append(f"{len(found) - len(listed)} more")
+    if listed:
+        blocks.append(context(text("Read: " + "; ".join(listed))))
 
-    if result.matches:
+    strong = [m for m in result.matches if not m.related_only]
+    related = [m for m in result.matches if m.related_only]
+    if strong:
         blocks.append(DIVIDER)
         blocks.append(section("*Known incidents that fit*"))
-        for rank, match in enumerate(result.matches[: detail.matches], start=1):
+        for rank, match in enumerate(strong[: detail.matches], start=1):
             blocks += match_blocks(match, rank, result, base_url, detail)
-        if len(result.matches) > detail.matches:
-            blocks.append(context(f"{len(result.matches) - detail.matches} more matches"))
+        if len(strong) > detail.matches:
+            blocks.append(context(f"{len(strong) - detail.matches} more matches"))
     else:
         blocks.append(
             section(
@@ -322,13 +266,28 @@ def _render(
                 "message shortcut *Add to knowledge base*."
             )
         )
+    if related and not detail.summary_only:
+        names = [
+            link(entry_url(base_url, m.id), m.id)
+            + (f" ({text(', '.join(m.mentions))})" if m.mentions else "")
+            for m in related[:6]
+        ]
+        blocks.append(context("Also mentions: " + "; ".join(names)))
 
     commands = result.next_commands[: detail.commands]
     if commands:
-        where = f" ({platform})" if platform and platform != "any" else ""
-        lines = [f"*Next commands{where}*"]
-        for cmd in commands:
-            lines.append(f"{text(clip(cmd.why, 300))}\n```{code_block(clip(cmd.command, 600))}```")
+        known = platform in ("solaris", "linux")
+        lines = [f"*Next commands ({platform})*" if known else "*Next commands*"]
+        for plat in ("any", "solaris", "linux"):
+            mine = [c for c in commands if c.platform == plat]
+            if not mine:
+                continue
+            if not known:
+                lines.append(f"_{_PLATFORM_LABEL[plat]}:_")
+            for cmd in mine:
+                lines.append(
+                    f"{text(clip(cmd.why, 300))}\n```{code_block(clip(cmd.command, 600))}```"
+                )
         blocks += [DIVIDER, section("\n".join(lines))]
 
     footer = f"analysed in {result.elapsed_ms:.0f} ms"
@@ -365,6 +324,7 @@ HELP = (
     "I answer in the thread.\n"
     "•  `/perfkb search QUERY`: search the knowledge base "
     "(filters: `platform:solaris`, `source:truss`, `version:12.2`, `tag:numa`).\n"
+    "•  `/perfkb show ID`: one entry's symptom, cause, fix and commands.\n"
     "•  `/perfkb analyze`: paste evidence into a form; the analysis comes back in a DM.\n"
     "•  `/perfkb add`: write up a new incident.\n"
     "•  Message menu ⋮ → *Add to knowledge base*: an entry prefilled from a thread's evidence.\n"
@@ -413,3 +373,95 @@ def render_search(page: Any, base_url: str) -> Message:
             body += "\n" + clip(_snippet(hit.snippet_html), 600)
         blocks.append(section(body))
     return Message(text=f"perfkb: {page.total} result(s) for {text(page.query)}", blocks=blocks)
+
+
+# -- one entry, the App Home, link previews ----------------------------------------------------------
+
+
+def _excerpt(value: str, limit: int) -> str:
+    return text(clip(" ".join(value.split()), limit))
+
+
+def render_entry(entry: Any, base_url: str, *, commands: int = 4) -> Message:
+    """`/perfkb show ID`: an entry's symptom, cause and fix, with its first commands."""
+    head = f"*{link(entry_url(base_url, entry.id), entry.title)}*"
+    tags = " · ".join(x for x in (", ".join(entry.platforms), ", ".join(entry.tags)) if x)
+    if tags:
+        head += f"\n_{text(tags)}_"
+    blocks = [
+        section(head, block_id=f"entry:{entry.id}"),
+        section(f"*Symptom*\n{_excerpt(entry.symptom, 700)}"),
+        section(f"*Root cause*\n{_excerpt(entry.root_cause, 700)}"),
+        section(f"*Fix*\n{_excerpt(entry.fix, 700)}"),
+    ]
+    shown = entry.next_commands[:commands]
+    if shown:
+        lines = ["*Next commands*"]
+        for c in shown:
+            where = _PLATFORM_LABEL.get(c.platform, c.platform)
+            lines.append(f"_{text(where)}:_ {text(clip(c.why, 200))}")
+            lines.append(f"```{code_block(clip(c.command, 500))}```")
+        blocks.append(section("\n".join(lines)))
+    when = entry.updated.date().isoformat()
+    blocks.append(context(f"updated {when} · " + link(entry_url(base_url, entry.id), "open")))
+    return Message(text=f"perfkb: {text(clip(entry.title, 200))}", blocks=blocks)
+
+
+def _analysis_line(analysis_id: str, created: str, result_json: str, base_url: str) -> str:
+    """One saved analysis as a line: its top match (or what its evidence was), when, a link."""
+    try:
+        data = json.loads(result_json)
+    except ValueError:
+        data = {}
+    matches = [m for m in data.get("matches") or [] if not m.get("related_only")]
+    formats = sorted({b.get("format") for b in data.get("blocks") or [] if b.get("format")})
+    formats = [f for f in formats if f != "unknown"]
+    if matches:
+        what = f"{matches[0].get('title', '?')} ({matches[0].get('confidence', '?')})"
+    else:
+        what = "no known incident · " + (", ".join(formats) or "no evidence")
+    when = created[:16].replace("T", " ")
+    return f"•  {link(analysis_url(base_url, analysis_id), when)} {text(clip(what, 200))}"
+
+
+def render_home(
+    analyses: list[tuple[str, str, str]], entries: list[Any], base_url: str, days: int = 30
+) -> dict[str, Any]:
+    """The App Home tab: recent analyses and the entries added in the last `days` days."""
+    blocks: list[dict[str, Any]] = [
+        section(
+            "*perfkb* names known Oracle and OS performance incidents in the evidence you paste. "
+            "Paste a capture in a channel I am in, DM me, or use `/perfkb analyze`."
+        ),
+        DIVIDER,
+        section("*Recent analyses*"),
+    ]
+    if analyses:
+        lines = [_analysis_line(*a, base_url) for a in analyses[:10]]
+        blocks.append(section("\n".join(lines)))
+    else:
+        blocks.append(context("No analyses yet."))
+    blocks += [DIVIDER, section(f"*Entries added in the last {days} days*")]
+    if entries:
+        lines = [f"•  {link(entry_url(base_url, e.id), e.title)}" for e in entries[:15]]
+        blocks.append(section("\n".join(lines)))
+    else:
+        blocks.append(context(f"No entries added in the last {days} days."))
+    blocks.append(context(link(base_url.rstrip("/") + "/", "Open the knowledge base")))
+    return {"type": "home", "blocks": blocks[:MAX_BLOCKS]}
+
+
+def unfurl_entry(entry: Any, base_url: str) -> dict[str, Any]:
+    """A link to an entry, previewed: its title and symptom."""
+    body = f"*{link(entry_url(base_url, entry.id), entry.title)}*\n{_excerpt(entry.symptom, 300)}"
+    return {"blocks": [section(body)]}
+
+
+def unfurl_analysis(analysis_id: str, result: AnalysisResult, base_url: str) -> dict[str, Any]:
+    """A link to a saved analysis, previewed: what its evidence says and its top match."""
+    said = [f"•  {text(clip(f.text, 300))}" for f in result.findings[:3]]
+    strong = [m for m in result.matches if not m.related_only]
+    head = f"*{link(analysis_url(base_url, analysis_id), 'perfkb analysis')}*"
+    if strong:
+        head += f" · {text(clip(strong[0].title, 200))} ({strong[0].confidence})"
+    return {"blocks": [section("\n".join([head, *said]))]}

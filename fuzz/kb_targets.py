@@ -9,7 +9,7 @@
   it is an entry that survives every round trip (YAML dump and load, JSON dump and validate, the
   store's write and read back), and the store still lists, searches and reads afterwards.
 - ``commands``: an arbitrary value for every placeholder kind, filled into every command template
-  perfkb has (the playbook's, the starter entries', and one per kind and context). Contract:
+  perfkb has (the triage rules', the starter entries', and one per kind and context). Contract:
   a value that kb/command_fill.py accepts changes no shell structure — ``shlex.split`` of the
   filled command gives the template's words with the value as exactly one word (or one part of
   a word inside a quoted script), and a SQL literal in a quoted heredoc decodes back to the value
@@ -299,19 +299,19 @@ _TEMPLATES: list[str] = []
 
 
 def command_templates() -> list[str]:
-    """Every template with a placeholder: the playbook's, the starter entries' (and their
+    """Every template with a placeholder: the triage rules', the starter entries' (and their
     translations to the other platform), and one per kind and context."""
     if _TEMPLATES:
         return _TEMPLATES
     from kb import command_fill
     from kb.entry_yaml import load_entry
     from kb.platform import translate
-    from kb.playbook import _BASELINE, RULES
+    from kb.triage import load_rules
 
     found: list[str] = []
-    for rule in [r for _, r in RULES] + [_BASELINE]:
-        for step in rule.steps:
-            found += [step.solaris, step.linux]
+    book = load_rules()
+    for rule in [*book.rules, book.baseline]:
+        found += [c.command for c in rule.commands]
     for path in sorted(ENTRIES.glob("*.yaml")):
         for c in load_entry(path.read_text(), str(path)).next_commands:
             found += [c.command, translate(c.command, "linux"), translate(c.command, "solaris")]

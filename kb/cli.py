@@ -322,10 +322,11 @@ def _report_import(counts: Counter[str], problems: list[str], where: str) -> Non
         sys.stderr.write(f"perfkb: error: {problem}\n")
     total = sum(counts.values())
     out.print(
-        f"{total} entries from {where}: {counts['created']} created, {counts['updated']} updated, "
+        f"{_plural(total, 'entry', 'entries')} from {where}: {counts['created']} created, "
+        f"{counts['updated']} updated, "
         f"{counts['unchanged']} unchanged, {counts['kept-newer']} kept "
         "(newer or edited here)"
-        + (f", {counts['conflict']} conflicts" if counts["conflict"] else "")
+        + (f", {_plural(counts['conflict'], 'conflict')}" if counts["conflict"] else "")
     )
     if problems:
         raise typer.Exit(1)
@@ -355,7 +356,8 @@ def init(
         counts, problems = _import_files(
             store, files, keep_local_edits=True, restore_deleted=False, author="perfkb init"
         )
-        out.print(f"store ready in {store.settings.data_dir} ({store.count()} entries)")
+        n = store.count()
+        out.print(f"store ready in {store.settings.data_dir} ({_plural(n, 'entry', 'entries')})")
     _report_import(counts, problems, str(source))
 
 
@@ -385,7 +387,8 @@ def search(
     first = (page - 1) * per_page + 1
     last = first + len(result.results) - 1
     about = f" for {text!r}" if text else ""
-    out.print(Text(f"{result.total} entries{about}, showing {first}-{last}", style="bold"))
+    total = _plural(result.total, "entry", "entries")
+    out.print(Text(f"{total}{about}, showing {first}-{last}", style="bold"))
     for n, hit in enumerate(result.results, first):
         line = Text(f"\n{n}. ")
         line.append(hit.id, style="bold cyan")
@@ -408,11 +411,13 @@ def _describe(cond: Any, depth: int = 0) -> list[str]:
 
 
 def _render_entry(entry: Entry) -> None:
-    from rich.panel import Panel
     from rich.table import Table
     from rich.text import Text
 
-    out.print(Panel(Text(entry.title, style="bold"), title=entry.id, expand=False))
+    # the id and title whole, on their own lines: a Panel clipped long titles on narrow terminals
+    _plain(entry.id, "dim")
+    _plain(entry.title, "bold")
+    out.print()
     for label, value in (("Symptom", entry.symptom), ("Root cause", entry.root_cause)):
         out.print(Text(label, style="bold underline"))
         out.print(Text(value), "")
@@ -437,13 +442,13 @@ def _render_entry(entry: Entry) -> None:
         for ref in entry.references:
             out.print(Text(ref))
     if entry.next_commands:
-        table = Table(title="Next commands", title_justify="left")
-        table.add_column("platform")
-        table.add_column("command")
-        table.add_column("why")
+        out.print(Text("\nNext commands", style="bold underline"))
         for c in entry.next_commands:
-            table.add_row(c.platform, Text(c.command), Text(c.why_with_caveats()))
-        out.print(table)
+            _plain(
+                f"{_PLATFORM_LABEL.get(c.platform, c.platform)}: # {c.why_with_caveats()}", "dim"
+            )
+            for line in c.command.splitlines():
+                _plain(line)
     for sig in entry.signatures:
         head = f"signature {sig.name} (weight {sig.weight:g}, sources {', '.join(sig.sources)}"
         head += ")" if sig.specific else ", generic)"
@@ -610,7 +615,7 @@ def export(directory: Path = typer.Argument(..., metavar="DIR")) -> None:
         )
     for entry in entries:
         write_entry(entry, directory)
-    out.print(f"exported {len(entries)} entries to {directory}")
+    out.print(f"exported {_plural(len(entries), 'entry', 'entries')} to {directory}")
 
 
 @command()
@@ -619,7 +624,9 @@ def reindex() -> None:
     started = time.perf_counter()
     with _store() as store:
         count = store.reindex()
-    out.print(f"indexed {count} entries in {time.perf_counter() - started:.2f} s")
+    out.print(
+        f"indexed {_plural(count, 'entry', 'entries')} in {time.perf_counter() - started:.2f} s"
+    )
 
 
 @command()
@@ -701,8 +708,9 @@ def restore(
         info = store.restore_backup(Path(target))
         report = store.check(repair=True)
     out.print(
-        f"restored {info.entries} entries ({info.revisions} revisions) from {target}; "
-        f"index rebuilt ({report.indexed} documents). The KB it replaced is in {kept}"
+        f"restored {_plural(info.entries, 'entry', 'entries')} "
+        f"({_plural(info.revisions, 'revision')}) from {target}; "
+        f"index rebuilt ({_plural(report.indexed, 'document')}). The KB it replaced is in {kept}"
     )
 
 
@@ -722,7 +730,8 @@ def backup(
     with _store() as store:
         info = store.backup(file, overwrite=force)
     out.print(
-        f"backed up {info.entries} entries ({info.revisions} revisions, "
+        f"backed up {_plural(info.entries, 'entry', 'entries')} "
+        f"({_plural(info.revisions, 'revision')}, "
         f"{info.size_bytes / 1048576:.1f} MB) to {file} in {time.perf_counter() - started:.2f} s"
     )
     if info.unreadable:
@@ -764,7 +773,10 @@ def check(
     if as_json:
         _print_json(report.model_dump() | {"ok": report.ok})
     else:
-        out.print(f"database: {report.entries} entries; index: {report.indexed} documents")
+        out.print(
+            f"database: {_plural(report.entries, 'entry', 'entries')}; "
+            f"index: {_plural(report.indexed, 'document')}"
+        )
         if report.database != "ok":
             out.print(f"database integrity: {report.database} (restore it from a backup)")
         if report.index_problem:
@@ -862,12 +874,6 @@ def _fact_summary(
     return rows
 
 
-def _findings(block: Any) -> list[str]:
-    """The parser's plain sentences about the block (what a slow call was on, hot CPUs)."""
-    found = block.details.get("findings") if isinstance(block.details, dict) else None
-    return [str(f) for f in found[:6]] if isinstance(found, list) else []
-
-
 def _num(value: Any) -> str:
     from ingest.facts import number
 
@@ -901,6 +907,23 @@ def _render_profile(details: dict[str, Any]) -> None:
     out.print(table)
 
 
+def _plural(n: int, word: str, plural: str | None = None) -> str:
+    from ingest.facts import number
+
+    return f"{number(n)} {word if n == 1 else (plural or word + 's')}"
+
+
+def _plain(text: str, style: str | None = None) -> None:
+    """One line printed as it is: never wrapped, cut with an ellipsis or read as markup, so a
+    command can be copied whole whatever the terminal width."""
+    from rich.text import Text
+
+    out.print(Text(text, style=style or ""), soft_wrap=True, overflow="ignore", crop=False)
+
+
+_PLATFORM_LABEL = {"any": "Oracle (any platform)", "solaris": "Solaris", "linux": "Linux"}
+
+
 def _render_result(result: Any) -> None:
     from rich.table import Table
     from rich.text import Text
@@ -909,51 +932,70 @@ def _render_result(result: Any) -> None:
     from ingest.model import FORMATS
 
     if not result.blocks:
-        out.print(
-            "no evidence blocks recognised (perfkb reads: "
+        _plain(
+            "No evidence perfkb can read was found in this input (it reads: "
             + ", ".join(f for f in FORMATS if f != "unknown")
-            + ")"
+            + ")."
         )
+    if result.findings:
+        out.print(Text("What the evidence says", style="bold"))
+        for f in result.findings:
+            _plain("- " + f.text)
+        out.print()
     for n, block in enumerate(result.blocks, 1):
+        if not block.facts:
+            continue
         title = f"block {n}: {block.format}"
         if block.platform:
             title += f" ({block.platform})"
         title += f", lines {block.start_line}-{block.end_line}"
         if block.malformed_lines:
-            title += f", {block.malformed_lines} lines not understood"
+            title += f", {_plural(block.malformed_lines, 'line')} not understood"
         if block.facts.get("os.since_boot") == 1:
             title += ", counters since boot (totals, not rates)"
         table = Table(title=title, title_justify="left", show_header=False)
-        table.add_column("fact", style="cyan")
-        table.add_column("value")
+        table.add_column("fact", style="cyan", overflow="fold")
+        table.add_column("value", overflow="fold")
         for name, value in _fact_summary(block.facts, first=HEADLINE.get(block.format, ())):
             table.add_row(name, Text(value))
         out.print(table)
         if block.format == "trace10046":
             _render_profile(block.details)
-        for finding in _findings(block):
-            out.print(Text("  • " + finding))
-    if result.matches:
+    shown = [m for m in result.matches if not m.related_only]
+    related = [m for m in result.matches if m.related_only]
+    if shown:
         out.print(Text("\nMatches", style="bold"))
-        for n, m in enumerate(result.matches, 1):
+        for n, m in enumerate(shown, 1):
             line = Text(f"{n}. ")
             line.append(m.id, style="bold cyan")
             line.append(f"  {m.confidence} confidence, score {m.score:.2f}")
-            if m.related_only:
-                line.append("  (related by text only)", style="dim")
             out.print(line)
-            out.print(Text("   " + m.title))
+            _plain("   " + m.title)
+            if m.reason:
+                _plain("   why " + m.reason)
             for why in m.evidence + m.versions:
-                out.print(Text("   - " + why, style="dim"))
-    else:
-        out.print("no known incident matches this evidence")
+                _plain("   - " + why, "dim")
+            for miss in m.near_misses:
+                _plain("   - " + miss, "dim")
+    if not shown:
+        _plain("No known incident matches this evidence.")
+    if related:
+        words = [f"{m.id} ({', '.join(m.mentions)})" if m.mentions else m.id for m in related]
+        _plain("also mentions: " + "; ".join(words), "dim")
     if result.next_commands:
-        table = Table(title="Next commands", title_justify="left", show_lines=True)
-        for col in ("platform", "command", "why"):
-            table.add_column(col)
-        for c in result.next_commands:
-            table.add_row(c.platform, Text(c.command), Text(c.why))
-        out.print(table)
+        out.print(Text("\nNext commands", style="bold"))
+        order = ["any", "solaris", "linux"]
+        platforms = sorted(
+            {c.platform for c in result.next_commands},
+            key=lambda p: order.index(p) if p in order else len(order),
+        )
+        for plat in platforms:
+            _plain(f"{_PLATFORM_LABEL.get(plat, plat)}:", "bold")
+            for c in (c for c in result.next_commands if c.platform == plat):
+                _plain("# " + c.why, "dim")
+                for line in c.command.splitlines():
+                    _plain(line)
+            out.print()
 
 
 def _refuse_binary(name: str, head: bytes) -> None:

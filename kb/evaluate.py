@@ -46,10 +46,14 @@ def _ref_value(facts: Mapping, ref: FactRef) -> tuple[float | None, str]:
 
 def eval_fact(cond: FactCondition, facts: Mapping) -> ConditionOutcome:
     subject = cond.key or FACTS[cond.fact].name.split(".")[0]
+    who = f"'{cond.key}'" if cond.key else FACTS[cond.fact].name.split(".")[0]
     value = lookup(facts, cond.fact, cond.key)
     if value is None or (isinstance(value, Mapping)):
         return ConditionOutcome(
-            condition=cond.describe(), held=False, observed=f"{subject}: not seen in the evidence"
+            condition=cond.describe(),
+            held=False,
+            observed=f"{subject}: not seen in the evidence",
+            wanted=f"the evidence showed {who}",
         )
     spec = spec_of(cond.fact)
     label = spec.label
@@ -70,7 +74,8 @@ def eval_fact(cond: FactCondition, facts: Mapping) -> ConditionOutcome:
     target = cond.value if isinstance(cond.value, str) else spec.show(cond.value)
     relation = OP_SYMBOL[cond.op] if held else f"(needs {OP_SYMBOL[cond.op]}"
     observed = f"{subject}: {label} {shown} {relation} {target}" + ("" if held else ")")
-    return ConditionOutcome(condition=cond.describe(), held=held, observed=observed)
+    wanted = "" if held else f"{who} {label} were {OP_SYMBOL[cond.op]} {target}; it is {shown}"
+    return ConditionOutcome(condition=cond.describe(), held=held, observed=observed, wanted=wanted)
 
 
 def eval_text(cond: TextCondition, text: str) -> ConditionOutcome:

@@ -35,15 +35,17 @@ import numpy as np
 
 from ingest.detect import CHUNK, line_chunks, parse_chunks
 from ingest.model import Block, Evidence
+from kb import command_fill
 from kb.evaluate import evaluate, quick
 from kb.literals import grams, probe, rarest_grams
 from kb.models import Entry
-from kb.platform import fill, translate
-from kb.playbook import render_step, suggestions
+from kb.platform import translate
 from kb.results import AnalysisResult, Match, SignatureOutcome, SuggestedCommand
 from kb.sigindex import HELD, SignatureIndex, View
 from kb.sigindex import select as _select
 from kb.signatures import Signature, walk
+from kb.triage import Triage, evidence_fill_values, triage
+from kb.triage import targets as os_targets
 
 HIGH, MEDIUM = 0.60, 0.30
 MIN_SCORE = 0.05
@@ -497,7 +499,7 @@ class Matcher:
         )
         candidates, upper = self._vector_scores(tried, best, terms, feedback, bm25)
         versions = evidence.context.versions
-        ranked: list[tuple[float, str, int, str, list[str], dict]] = []
+        ranked: list[tuple[float, str, int, str, list[str], dict, bool]] = []
         floor, floor_id = -1.0, ""  # the tenth of the top ten so far
         for i, top in zip(candidates.tolist(), upper.tolist(), strict=True):
             entry = self.entries[i]
@@ -522,7 +524,9 @@ class Matcher:
                 confidence = "medium"
             else:
                 confidence = "low"
-            ranked.append((round(score, 4), entry.id, i, confidence, verdict_lines, dict(votes)))
+            ranked.append(
+                (round(score, 4), entry.id, i, confidence, verdict_lines, dict(votes), excluded)
+            )
             if len(ranked) >= MAX_MATCHES:
                 ranked.sort(key=lambda r: (-r[0], r[1]))
                 del ranked[MAX_MATCHES:]
@@ -532,7 +536,7 @@ class Matcher:
 
     def _shown(self, r: tuple, s: _Scores, evidence: Evidence, full_text: str) -> Match:
         """A ranked entry with its explanation: each tried signature on its best view."""
-        score, entry_id, i, confidence, verdict_lines, votes = r
+        score, entry_id, i, confidence, verdict_lines, votes, excluded = r
         es = _EntryScore()
         for g in self.entry_sigs[i]:
             if s.tried[g]:
@@ -549,17 +553,72 @@ class Matcher:
                 if c.held and c.observed not in evidence_lines:
                     evidence_lines.append(c.observed)
         tried = [outcomes[id(t)] for t in es.tried]
-        return Match(
-            id=entry_id,
-            title=self.entries[i].title,
-            score=score,
-            confidence=confidence,
-            evidence=evidence_lines[:10],
-            versions=verdict_lines,
-            signatures=sorted(tried, key=lambda o: (not o.held, -o.weight)),
-            related_only=not es.held,
-            feedback=votes,
+        entry = self.entries[i]
+        mentions = [k for k in entry.searchable_identifiers() if k.lower() in s.order][:6]
+        return explained(
+            Match(
+                id=entry_id,
+                title=self.entries[i].title,
+                score=score,
+                confidence=confidence,
+                evidence=evidence_lines[:10],
+                versions=verdict_lines,
+                signatures=sorted(tried, key=lambda o: (not o.held, -o.weight)),
+                related_only=not es.held,
+                feedback=votes,
+                mentions=mentions,
+            ),
+            demoted=excluded,
         )
+
+
+MAX_NEAR_MISSES = 3
+
+
+def explained(m: Match, demoted: bool = False) -> Match:
+    """The match with its confidence said in one line, and its near misses: the conditions
+    that kept a signature from holding, when only one or two did (a signature that missed on
+    everything is not near)."""
+    held = [sig for sig in m.signatures if sig.held]
+    specific = [sig for sig in held if sig.specific]
+    wrong = m.feedback.get("wrong", 0)
+    score = f"score {m.score:.2f}"
+    if m.confidence == "high":
+        sig = specific[0] if specific else held[0]
+        m.reason = (
+            f"high: signature '{sig.name}' held ({len(held)} of {len(m.signatures)}), {score} ≥ "
+            f"{HIGH:.2f}"
+        )
+    elif held and demoted:
+        m.reason = f"{m.confidence}: signatures held, but your Oracle version is outside the "
+        m.reason += "entry's affected range, so its score was halved"
+    elif held and wrong:
+        m.reason = f"{m.confidence}: signatures held, but {wrong} 'wrong cause' vote(s) halved it"
+    elif held and not specific and m.score >= HIGH:
+        m.reason = f"{m.confidence}: only generic signatures held ('{held[0].name}'); "
+        m.reason += "a generic symptom alone is never called high"
+    elif held:
+        needed = HIGH if m.confidence == "medium" else MEDIUM
+        m.reason = (
+            f"{m.confidence}: '{held[0].name}' held, but its weight gives {score} "
+            f"(needs ≥ {needed:.2f} for {'high' if m.confidence == 'medium' else 'medium'})"
+        )
+    elif m.mentions:
+        m.reason = f"low: no signature held; the evidence only names {', '.join(m.mentions)}"
+    else:
+        m.reason = f"{m.confidence}: no signature held; related by its text ({score})"
+    near: list[str] = []
+    for sig in m.signatures:
+        if sig.held:
+            continue
+        missed = [c for c in sig.conditions if not c.held]
+        if not missed or len(missed) > 2 or not all(c.wanted for c in missed):
+            continue
+        near.append("would match if " + " and ".join(c.wanted for c in missed))
+        if len(near) >= MAX_NEAR_MISSES:
+            break
+    m.near_misses = near
+    return m
 
 
 def evidence_terms(evidence: Evidence) -> set[str]:
@@ -606,22 +665,23 @@ def _full_text(evidence: Evidence) -> str:
 
 
 def next_commands(
-    evidence: Evidence, matches: list[Match], entries: Mapping[str, Entry]
+    evidence: Evidence,
+    matches: list[Match],
+    entries: Mapping[str, Entry],
+    found: Triage | None = None,
 ) -> list[SuggestedCommand]:
-    platform = evidence.context.platform
-    targets = [platform] if platform in ("solaris", "linux") else ["solaris", "linux"]
+    """The strong matches' own commands for the platform, then (when nothing is high) the triage
+    rules' (kb/rules/triage.yaml). Unknown platform: Oracle commands once as 'any', OS commands
+    for Solaris and for Linux, each labelled."""
+    targets = os_targets(evidence.context.platform)
+    values = evidence_fill_values(evidence)
     out: list[SuggestedCommand] = []
-    seen: set[str] = set()
+    seen: set[tuple[str, str]] = set()
 
-    def add(
-        command: str, plat: str, why: str, source: str, extra: Mapping[str, object] | None = None
-    ) -> None:
-        # The one place a suggested command is filled: kb/command_fill.py validates each value
-        # for its kind and quotes it for where it stands (or leaves the placeholder's name).
-        command = fill(command, evidence, extra)
-        if command in seen or len(out) >= MAX_COMMANDS:
+    def add(command: str, plat: str, why: str, source: str) -> None:
+        if (command, plat) in seen or len(out) >= MAX_COMMANDS:
             return
-        seen.add(command)
+        seen.add((command, plat))
         out.append(SuggestedCommand(command=command, platform=plat, why=why, source=source))
 
     strong = [m for m in matches if m.confidence in ("high", "medium") and not m.related_only][:3]
@@ -629,24 +689,23 @@ def next_commands(
         entry = entries.get(m.id)
         if entry is None:
             continue
+        for c in entry.next_commands:
+            if c.platform == "any":
+                add(command_fill.fill(c.command, values), "any", c.why_with_caveats(), entry.id)
         for plat in targets:
-            own = [c for c in entry.next_commands if c.platform in (plat, "any")]
+            own = [c for c in entry.next_commands if c.platform == plat]
             if not own:
                 other = [c for c in entry.next_commands if c.platform not in (plat, "any")]
                 own = [c.model_copy(update={"command": translate(c.command, plat)}) for c in other]
             for c in own:
-                add(
-                    c.command,
-                    plat if c.platform != "any" else "any",
-                    c.why_with_caveats(),
-                    entry.id,
-                )
+                # The one place an entry's command is filled: kb/command_fill.py validates each
+                # value for its kind and quotes it for where it stands (or leaves its name).
+                add(command_fill.fill(c.command, values), plat, c.why_with_caveats(), entry.id)
+    if found is None:
+        found = triage(evidence, command_fill.fill)
     if not any(m.confidence == "high" for m in matches):
-        for rule, block in suggestions(evidence.blocks):
-            for step in rule.steps:
-                for plat in targets:
-                    command, why, values = render_step(step, rule, block, plat)
-                    add(command, plat, why, "playbook", values)
+        for c in found.commands:
+            add(c.command, c.platform, c.why, f"triage:{c.rule}")
     return out
 
 
@@ -721,10 +780,12 @@ def analyze_evidence(
     bm25 = store.similar(sorted(evidence_terms(evidence))) if store is not None else None
     matches = matcher.match(evidence, full_text=_full_text(evidence), feedback=feedback, bm25=bm25)
     by_id = {m.id: matcher.entries[matcher.position[m.id]] for m in matches}
-    commands = next_commands(evidence, matches, by_id)
+    found = triage(evidence, command_fill.fill)
+    commands = next_commands(evidence, matches, by_id, found)
     return AnalysisResult(
         blocks=evidence.blocks,
         context=evidence.context,
+        findings=found.findings,
         matches=matches,
         next_commands=commands,
         platform=evidence.context.platform,

@@ -17,6 +17,9 @@ class ConditionOutcome(BaseModel):
     condition: str  # readable form of the condition
     held: bool
     observed: str  # "shmdt: 10 calls, avg 24.2 ms ≥ 5 ms"
+    wanted: str = Field(
+        "", description="for a fact leaf that did not hold: what would make it hold, in words"
+    )
 
 
 class SignatureOutcome(BaseModel):
@@ -38,18 +41,35 @@ class Match(BaseModel):
     signatures: list[SignatureOutcome] = Field(default_factory=list)
     related_only: bool = Field(False, description="surfaced by text similarity, no signature held")
     feedback: dict[str, int] = Field(default_factory=dict)
+    reason: str = Field("", description="why this confidence, in one line a person can follow")
+    near_misses: list[str] = Field(
+        default_factory=list, description="'would match if ...; it is ...' for the closest misses"
+    )
+    mentions: list[str] = Field(
+        default_factory=list, description="names of this entry the evidence mentions (text only)"
+    )
 
 
 class SuggestedCommand(BaseModel):
     command: str
-    platform: str
+    platform: str = Field(description="solaris, linux, or any (Oracle commands run anywhere)")
     why: str
-    source: str = Field("playbook", description="entry id or 'playbook'")
+    source: str = Field("triage", description="entry id, or 'triage:RULE' (kb/rules/triage.yaml)")
+
+
+class Finding(BaseModel):
+    """One sentence of triage (kb/triage.py): what the evidence says, in words."""
+
+    text: str
+    source: str = Field("facts", description="'facts', or the triage rule that wrote it")
+    format: str | None = None
+    lines: str | None = Field(None, description="lines of the paste it is about, 'first-last'")
 
 
 class AnalysisResult(BaseModel):
     blocks: list[Block] = Field(default_factory=list)
     context: Context = Field(default_factory=Context)
+    findings: list[Finding] = Field(default_factory=list, description="triage sentences")
     matches: list[Match] = Field(default_factory=list)
     next_commands: list[SuggestedCommand] = Field(default_factory=list)
     platform: str | None = None

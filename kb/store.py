@@ -1160,6 +1160,44 @@ class Store:
                     continue
         raise StoreError("could not allocate an analysis id")
 
+    def updated_times(self, entry_ids: list[str]) -> dict[str, str]:
+        """entry id -> its `updated` time (ISO, UTC) for live entries among `entry_ids`: the
+        search page's 'recently updated' order."""
+        out: dict[str, str] = {}
+        with self._conns.borrow() as conn:
+            for start in range(0, len(entry_ids), 500):
+                chunk = entry_ids[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                rows = conn.execute(
+                    f"SELECT id, updated FROM entries WHERE deleted = 0 AND id IN ({marks})",
+                    chunk,
+                ).fetchall()
+                out.update({str(r[0]): str(r[1]) for r in rows})
+        return out
+
+    def recent_analyses(self, limit: int = 10) -> list[tuple[str, str, str]]:
+        """(id, created ISO time, result JSON) of the latest saved analyses, newest first: for
+        the Slack App Home."""
+        limit = max(1, min(50, int(limit)))
+        with self._conns.borrow() as conn:
+            rows = conn.execute(
+                "SELECT id, created, result_json FROM analyses ORDER BY created DESC, id LIMIT ?",
+                (limit,),
+            ).fetchall()
+        return [(str(r[0]), str(r[1]), str(r[2])) for r in rows]
+
+    def entries_created_since(self, since: datetime, limit: int = 20) -> list[Entry]:
+        """Live entries created at or after `since`, newest first."""
+        with self._conns.borrow() as conn:
+            rows = conn.execute(
+                "SELECT id, data FROM entries WHERE deleted = 0 AND created >= ?"
+                " ORDER BY created DESC, id LIMIT ?",
+                (_iso(_utc(since)), max(1, min(100, int(limit)))),
+            ).fetchall()
+        entries, bad = _readable(rows)
+        self._warn_unreadable(bad)
+        return entries
+
     def get_analysis(self, analysis_id: str) -> tuple[str, str]:
         with self._conns.borrow() as conn:
             row = conn.execute(

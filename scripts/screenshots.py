@@ -1,5 +1,6 @@
-"""Take the README screenshots (docs/screenshots/search.png, analyze.png) from a real server on a
-temporary data dir with the packaged entries, in headless Chromium.
+"""Take the README screenshots (docs/screenshots/search.png, analyze.png, and the phone-width
+search-phone.png, analyze-phone.png at 390 px) from a real server on a temporary data dir with the
+packaged entries, in headless Chromium.
 
     .venv/bin/python scripts/screenshots.py [--out docs/screenshots]
 """
@@ -27,6 +28,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
     parser.add_argument("--width", type=int, default=1280)
+    parser.add_argument("--phone-width", type=int, default=390)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     evidence = "\n\n".join(
@@ -40,23 +42,25 @@ def main() -> None:
         seed_entries(settings)
         with running_server(settings) as url, sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
-            context = browser.new_context(
-                base_url=url,
-                viewport={"width": args.width, "height": 900},
-                device_scale_factor=1,
-                extra_http_headers={"X-Forwarded-User": "dana"},
-            )
-            page = context.new_page()
-            page.goto(f"/search?q={SEARCH_QUERY}")
-            page.screenshot(path=str(args.out / "search.png"), full_page=False)
+            for width, suffix in ((args.width, ""), (args.phone_width, "-phone")):
+                context = browser.new_context(
+                    base_url=url,
+                    viewport={"width": width, "height": 900},
+                    device_scale_factor=1,
+                    extra_http_headers={"X-Forwarded-User": "dana"},
+                )
+                page = context.new_page()
+                page.goto(f"/search?q={SEARCH_QUERY}")
+                page.screenshot(path=str(args.out / f"search{suffix}.png"), full_page=False)
 
-            page.goto("/analyze")
-            page.fill("textarea[name=text]", evidence)
-            page.click("form.analyzeform button[type=submit]")
-            page.wait_for_url(re.compile(r"/analyze/[a-z0-9]+$"))
-            page.screenshot(path=str(args.out / "analyze.png"), full_page=True)
+                page.goto("/analyze")
+                page.fill("textarea[name=text]", evidence)
+                page.click("form.analyzeform button[type=submit]")
+                page.wait_for_url(re.compile(r"/analyze/[a-z0-9]+$"))
+                page.screenshot(path=str(args.out / f"analyze{suffix}.png"), full_page=True)
+                context.close()
             browser.close()
-    print(f"wrote {args.out / 'search.png'} and {args.out / 'analyze.png'}")
+    print(f"wrote search and analyze screenshots, desktop and phone, in {args.out}")
 
 
 if __name__ == "__main__":

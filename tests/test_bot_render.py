@@ -32,7 +32,7 @@ from bot.render import (
     render_search,
 )
 from ingest.model import Block
-from kb.results import AnalysisResult, Match, SuggestedCommand
+from kb.results import AnalysisResult, Finding, Match, SuggestedCommand
 from kb.signatures import Signature
 
 
@@ -70,6 +70,7 @@ def match(i: int, *, evidence: int = 3, title: str = "") -> Match:
 def small_result() -> AnalysisResult:
     return AnalysisResult(
         blocks=[truss_block()],
+        findings=[Finding(text="Of 20 syscalls, shmdt takes 93 % & more")],
         matches=[match(0), match(1)],
         next_commands=[
             SuggestedCommand(
@@ -123,8 +124,9 @@ def section_texts(blocks: list[dict]) -> list[str]:
 def test_small_result_is_shown_in_full_and_escaped():
     msg = render_analysis(small_result(), base_url="http://kb.test/", analysis_id="abc123")
     text = "\n".join(section_texts(msg.blocks))
-    assert "*truss*, solaris (lines 1–11)" in text
-    assert "syscall.total_ms: shmdt 242, close 17.7" in text
+    assert "truss, solaris (lines 1–11)" in text
+    assert "•  Of 20 syscalls, shmdt takes 93 % &amp; more" in text  # the triage, escaped
+    assert "syscall.total_ms" not in text
     assert "*1. <http://kb.test/entries/entry-0|Incident number 0>*" in text
     assert "see &lt;shmdt&gt; &amp; co" in text and "```truss -d -p &lt;pid&gt;```" in text
     assert "<http://kb.test/analyze/abc123|Full analysis>" in text
@@ -136,7 +138,7 @@ def test_big_result_is_shown_with_less_detail():
     msg = render_analysis(huge_result(), base_url="http://kb.test", analysis_id="big1")
     assert len(msg.blocks) <= MAX_BLOCKS and msg.size() <= MAX_MESSAGE
     text = "\n".join(section_texts(msg.blocks))
-    assert "7 more matches" in text and "_…and 36 more blocks_" in text
+    assert "7 more matches" in text and "; 36 more" in text
     assert "Shortened to fit Slack" in text and "summary only" not in text
 
 
@@ -311,13 +313,14 @@ def test_event_log_says_first_time_once_across_racing_instances(tmp_path: Path):
     assert EventLog(path).seen("event:Ev1") and not EventLog(path).seen("event:Ev2")
 
 
-def test_a_raw_10046_block_shows_r_and_its_profile():
-    from bot.render import describe_block
-    from ingest.detect import parse_text
+def test_a_raw_10046_block_is_said_in_sentences_not_fact_names():
+    from bot.render import render_analysis
+    from kb.matcher import analyze_text
 
     trace = Path(__file__).parent / "fixtures" / "oracle" / "trace10046_19c_pasted.txt"
-    block = [b for b in parse_text(trace.read_text()).blocks if b.format == "trace10046"][0]
-    line = describe_block(block, 4)
-    assert line.startswith("*trace10046*")
-    assert "trace10046.response_s" in line  # R leads the scalars
-    assert "trace10046.profile_pct: SQL*Net message from client" in line  # the largest share first
+    result = analyze_text(trace.read_text())
+    message = render_analysis(result, base_url="http://kb.test")
+    head = message.blocks[0]["text"]["text"]
+    assert head.startswith("*Evidence:* 1 block")
+    assert "Response time R is 2.15 s" in head  # R leads, as a sentence
+    assert "trace10046." not in json.dumps(message.blocks)  # no internal fact names anywhere

@@ -45,6 +45,8 @@ def test_socket_handler_registers_the_same_listener_functions_as_http_mode(world
         "bot.messages.handle_message",
         "bot.messages.handle_mention",
         "bot.files.handle_file_shared",
+        "bot.home.publish_home",
+        "bot.home.unfurl_links",
         "bot.commands.run_command",
         "bot.commands.run_analyze",
         "bot.shortcuts.open_add_from_message",

@@ -76,6 +76,7 @@ TOOLS = [
     "lockstat",
     "top",
     "pfiles",
+    "lsof",
     "pmap",
     "ipcs",
     "lgrpinfo",

@@ -198,12 +198,12 @@ def test_next_commands_follow_platform_and_fill_pid():
     assert {c.platform for c in lin.next_commands} == {"linux"}
 
 
-def test_playbook_when_nothing_matches_well():
+def test_triage_rules_when_nothing_matches_well():
     result = analyze_evidence(_ev(_tkprof(), platform="linux"), entries=[])
     commands = [c.command for c in result.next_commands]
     assert any(c.startswith("for i in 1 2 3 4 5; do eu-stack") for c in commands)
     assert any(c.startswith("strace -c -f -p") for c in commands)
-    assert all(c.source == "playbook" for c in result.next_commands)
+    assert all(c.source.startswith("triage:") for c in result.next_commands)
 
 
 def test_fingerprint_is_stable_and_format_sensitive():

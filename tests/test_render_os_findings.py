@@ -7,7 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from bot.render import describe_block
+from bot.render import render_analysis
 from ingest.detect import parse_text
 from ingest.model import Block
 from kb.cli import app
@@ -37,10 +37,11 @@ def test_findings_name_the_target() -> None:
     )
 
 
-def test_bot_line_carries_a_finding_escaped() -> None:
-    line = describe_block(_strace(HOSTILE), 6)
-    assert "slowest call: read 2,000 ms on /tmp/" in line
-    assert "<b>" not in line  # Slack control characters escaped
+def test_bot_reply_carries_a_finding_escaped() -> None:
+    message = render_analysis(analyze_text(HOSTILE), base_url="http://kb.test")
+    head = message.blocks[0]["text"]["text"]
+    assert "Slowest call: read 2,000 ms on /tmp/" in head  # the parser's words, in the triage
+    assert "<b>" not in head  # Slack control characters escaped
 
 
 def test_cli_prints_findings_without_markup(settings, tmp_path: Path) -> None:
@@ -49,7 +50,7 @@ def test_cli_prints_findings_without_markup(settings, tmp_path: Path) -> None:
     runner = CliRunner()
     result = runner.invoke(app, ["--data-dir", str(settings.data_dir), "analyze", str(path)])
     assert result.exit_code == 0, result.stderr
-    assert "slowest call: read 2,000 ms on /tmp/<b>[bold]x*y*</b>" in result.stdout
+    assert "Slowest call: read 2,000 ms on /tmp/<b>[bold]x*y*</b>" in result.stdout
 
 
 MPSTAT = """\
@@ -68,7 +69,7 @@ def test_mpstat_chart_stacks_irq_and_steal_and_findings_name_the_cpu() -> None:
     assert 'class="cpu-irq"' in str(svg) and 'class="cpu-steal"' in str(svg)
 
 
-def test_playbook_next_steps_for_softirq_steal_and_dns() -> None:
+def test_triage_next_steps_for_softirq_steal_and_dns() -> None:
     result = analyze_text(MPSTAT)
     commands = " ".join(c.command for c in result.next_commands)
     assert "mpstat -I SCPU -P ALL 1 5" in commands and "vmstat 1 10" in commands

@@ -1,16 +1,18 @@
 """How vmstat, iostat, sar, pidstat and prstat blocks are shown: the web page's charts (run queue
-over time, device latency, processes), the Slack summary's first facts and the CLI's rows, and
-the next steps their findings call for."""
+over time, device latency, processes), the Slack summary's first sentences and the CLI's rows,
+and the next steps (triage rules, kb/rules/triage.yaml) their facts call for."""
 
 from __future__ import annotations
 
 from parser_helpers import fixture_lines
 
-from bot.render import key_facts
+from bot.render import render_analysis
 from ingest.detect import parse_text
-from ingest.model import Block
+from ingest.model import Block, Evidence
+from kb import command_fill
 from kb.cli import _fact_summary
-from kb.playbook import suggestions
+from kb.matcher import analyze_text
+from kb.triage import triage
 from kb.web.charts import block_charts, series_lines
 
 
@@ -62,10 +64,16 @@ def test_evidence_names_in_charts_are_escaped():
     assert series_lines([("x", [1.0])], title="t") is None  # one point is not a line
 
 
+def _slack_head(name: str) -> str:
+    result = analyze_text("\n".join(fixture_lines(name)))
+    return render_analysis(result, base_url="http://kb.test").blocks[0]["text"]["text"]
+
+
 def test_slack_summary_leads_with_the_worst_device():
-    shown = key_facts(block("os/iostat_sysstat11_xt_nvme.txt"), 4)
-    assert shown[0] == "io.worst_device sda"
-    assert shown[1].startswith("io.worst_await_ms ") and shown[1].endswith(" ms")
+    head = _slack_head("os/iostat_sysstat11_xt_nvme.txt")
+    lines = head.splitlines()[1:4]  # the first sentences, after the '*Evidence:*' line
+    assert any(line.startswith("•  Slowest device sda: await 95.55 ms") for line in lines)
+    assert "io.worst" not in head  # sentences, not fact names
 
 
 def test_cli_rows_lead_with_the_headline_and_carry_units():
@@ -77,15 +85,15 @@ def test_cli_rows_lead_with_the_headline_and_carry_units():
     assert ("proc.max_lck_pct", "68 %") in rows
 
 
+def _fired(name: str) -> set[str]:
+    return set(triage(Evidence(blocks=[block(name)]), command_fill.fill).fired)
+
+
 def test_findings_give_os_next_steps():
-    names = {rule.name for rule, _ in suggestions([block("os/vmstat_linux_swapping_SM.txt")])}
-    assert {"io-wait", "high-sys", "memory-pressure"} <= names
-    names = {rule.name for rule, _ in suggestions([block("os/prstat_mL_screens.txt")])}
-    assert "user-locks" in names
-    names = {rule.name for rule, _ in suggestions([block("os/sar_net_tcp_edev.txt")])}
-    assert "tcp-retransmits" in names
-    names = {rule.name for rule, _ in suggestions([block("os/iostat_solaris_xnz_T.txt")])}
-    assert "slow-device" in names
+    assert {"io-wait", "high-sys", "memory-pressure"} <= _fired("os/vmstat_linux_swapping_SM.txt")
+    assert "user-locks" in _fired("os/prstat_mL_screens.txt")
+    assert "tcp-retransmits" in _fired("os/sar_net_tcp_edev.txt")
+    assert "slow-device" in _fired("os/iostat_solaris_xnz_T.txt")
 
 
 def test_postmortem_form_proposes_a_signature_from_os_findings():
@@ -105,9 +113,7 @@ def test_findings_are_plain_sentences_on_every_surface():
     found = b.details["findings"]
     assert "slowest device sda: await 95.55 ms, 99 % util, queue 19.45" in found
     assert any(f.startswith("%util near 100 on nvme0n1") for f in found)
-    from bot.render import describe_block
-
-    assert "slowest device sda" in describe_block(b, 4)
+    assert "Slowest device sda" in _slack_head("os/iostat_sysstat11_xt_nvme.txt")
     swapping = block("os/vmstat_linux_swapping_SM.txt").details["findings"]
     assert "swapping: up to 542,720 KiB/s in, 716,800 KiB/s out" in swapping
     assert "run queue up to 19" in swapping

@@ -194,6 +194,7 @@ def test_analyze_returns_the_cli_json_object(client, api_data_dir):
     assert r.status_code == 200
     body = r.json()
     assert body["matches"][0]["id"] == "oraus-msb-exception-reads"
+    assert body["findings"] and all(f["text"] for f in body["findings"])
     # the same object `perfkb analyze --json` prints on the same knowledge base, timing aside
     cli = subprocess.run(
         [

@@ -13,6 +13,7 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
+from ingest.facts import number
 from ingest.model import Block
 
 W = 600  # viewBox width; the SVG scales to its container (text stays near 12 px on a laptop)
@@ -36,13 +37,8 @@ def _num(v: Any) -> float | None:
 
 
 def _fmt(v: float) -> str:
-    if v == 0:
-        return "0"
-    if abs(v) >= 100:
-        return f"{v:,.0f}"
-    if abs(v) >= 10:
-        return f"{v:.1f}".removesuffix(".0")
-    return f"{v:.2f}".rstrip("0").rstrip(".")
+    """Chart labels in the one number format (ingest.facts.number)."""
+    return number(v)
 
 
 def _short(label: str, n: int = 24) -> str:

@@ -145,9 +145,15 @@ async def _submit(request: Request, entry_id: str | None) -> Response:
 def _validate(
     data: dict[str, Any], problems: list[tuple[str, str]]
 ) -> tuple[Entry | None, list[tuple[str, str]]]:
-    """The entry the form's data makes, or the problems that stop it: those the form found
-    itself, else the model's."""
+    """The entry the form's data makes, or every problem that stops it: those the form found
+    itself and the model's, all at once."""
     if problems:
+        # The form's own problems (a YAML error in the signatures box) must not hide the rest:
+        # validate everything else too, so a person fixes all of it in one round.
+        try:
+            validate_entry({**data, "signatures": []})
+        except EntryError as exc:
+            problems = [*problems, *(p for p in exc.problems if not p[0].startswith("signatures"))]
         return None, problems
     try:
         return validate_entry(data), []

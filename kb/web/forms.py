@@ -309,10 +309,57 @@ def _known(model: type[BaseModel], row: dict[str, str]) -> dict[str, str]:
 FORM_FIELDS = (frozenset(FIELD_ORDER) - {"author", "created", "updated"}) | {"evidence"}
 
 
+# pydantic's messages, said the way a person filling in the form reads them. Anything not listed
+# (our own validators already write in words) is shown as it is.
+_IN_WORDS: list[tuple[re.Pattern[str], Any]] = [
+    (re.compile(r"^Field required$"), lambda m, f: "This is required."),
+    (
+        re.compile(r"^String should have at least (\d+) characters?$"),
+        lambda m, f: "This is required." if m[1] == "1" else f"Write at least {m[1]} characters.",
+    ),
+    (
+        re.compile(r"^String should have at most (\d+) characters?$"),
+        lambda m, f: f"Too long: at most {int(m[1]):,} characters.",
+    ),
+    (
+        re.compile(r"^String should match pattern '.*'$"),
+        lambda m, f: (
+            "Use lower-case letters, digits and hyphens, starting with a letter or digit "
+            "(e.g. log-file-sync-commit-per-row)."
+            if f == "id"
+            else "Use lower-case letters, digits and hyphens only."
+        ),
+    ),
+    (
+        re.compile(r"^List should have at least 1 item.*$"),
+        lambda m, f: "Choose at least one." if f == "platforms" else "Add at least one.",
+    ),
+    (
+        re.compile(r"^List should have at most (\d+) items?.*$"),
+        lambda m, f: f"Too many: at most {m[1]}.",
+    ),
+    (re.compile(r"^Input should be (.+)$"), lambda m, f: f"Must be {m[1]}."),
+    (
+        re.compile(r"^Extra inputs are not permitted$"),
+        lambda m, f: "This field is not part of an entry.",
+    ),
+]
+
+
+def in_words(msg: str, field: str) -> str:
+    """A validation message as a sentence for the form (pydantic's wording replaced)."""
+    for rx, say in _IN_WORDS:
+        if m := rx.match(msg):
+            return say(m, field)
+    return msg
+
+
 def problems_by_field(problems: list[tuple[str, str]]) -> dict[str, list[str]]:
-    """Group validation problems under the form field they belong to ('' for the rest)."""
+    """Group validation problems under the form field they belong to ('' for the rest), each in
+    words a person filling in the form understands."""
     out: dict[str, list[str]] = {}
     for path, msg in problems:
+        msg = in_words(msg, re.split(r"[.\[]", path, maxsplit=1)[0] if path else "")
         head = re.split(r"[.\[]", path, maxsplit=1)[0] if path else ""
         rest = path[len(head) :].lstrip(".")
         key = head if head in FORM_FIELDS else ""

@@ -10,7 +10,7 @@ from functools import lru_cache
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Query, Request
-from fastapi.responses import RedirectResponse, Response
+from fastapi.responses import JSONResponse, RedirectResponse, Response
 from jinja2.utils import url_quote
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
@@ -22,7 +22,7 @@ from kb.entry_yaml import dump_entry
 from kb.results import AnalysisResult
 from kb.store import EntryNotFound, StoreError
 from kb.web import csrf
-from kb.web.auth import page_identity
+from kb.web.auth import auth_configured, page_identity
 from kb.web.forms import read_form, read_writer_form
 from kb.web.limits import analysis_slot, while_connected
 from kb.web.render import qs, render
@@ -102,19 +102,52 @@ def _page_numbers(page: int, pages: int) -> list[int]:
     return out
 
 
-def _search(request: Request, q: str, page: int) -> Response:
+SORTS = ("relevance", "updated")
+SORT_MAX = 1000  # hits ordered by date at most; past that, relevance decides what is shown
+
+
+def _by_updated(store: Any, q: str, page: int, first: Any) -> tuple[Any, dict[str, str]]:
+    """The search's hits, most recently updated first (SORT_MAX of them at most), as the page
+    `page` of a SearchPage like the store's; and each shown hit's updated date."""
+    hits = list(first.results)
+    n = 2
+    while len(hits) < min(first.total, SORT_MAX):
+        more = store.search(q, page=n, per_page=100)
+        if not more.results:
+            break
+        hits += more.results
+        n += 1
+    times = store.updated_times([h.id for h in hits])
+    hits.sort(key=lambda h: times.get(h.id, ""), reverse=True)
+    pages = max(1, math.ceil(len(hits) / PER_PAGE))
+    page = min(page, pages)
+    shown = hits[(page - 1) * PER_PAGE : page * PER_PAGE]
+    result = first.model_copy(update={"results": shown, "page": page, "per_page": PER_PAGE})
+    return result, {h.id: times.get(h.id, "")[:10] for h in shown}
+
+
+def _search(request: Request, q: str, page: int, sort: str = "relevance") -> Response:
     store = web(request).store
     q = q.strip()[:MAX_QUERY]
+    sort = sort if sort in SORTS else "relevance"
     error = None
+    updated: dict[str, str] = {}
+    per_page = 100 if sort == "updated" else PER_PAGE
     try:
-        result = store.search(q, page=page, per_page=PER_PAGE)
+        result = store.search(q, page=1 if sort == "updated" else page, per_page=per_page)
     except (StoreError, ValueError) as exc:
         error = f"{exc} — showing everything instead."
-        result = store.search("", page=1, per_page=PER_PAGE)
-    pages = max(1, math.ceil(result.total / PER_PAGE))
-    if page > pages and result.total:  # an old link past the last page: show the last one
-        result = store.search(q, page=pages, per_page=PER_PAGE)
+        q = ""
+        result = store.search("", page=1, per_page=per_page)
+    if sort == "updated":
+        result, updated = _by_updated(store, q, page, result)
+    shown_total = min(result.total, SORT_MAX) if sort == "updated" else result.total
+    pages = max(1, math.ceil(shown_total / PER_PAGE))
+    if page > pages and result.total and sort != "updated":
+        result = store.search(q, page=pages, per_page=PER_PAGE)  # an old link past the end
     ctx = {
+        "sort": sort,
+        "updated": updated,
         "q": q,
         "error": error,
         "results": result.results,
@@ -129,14 +162,95 @@ def _search(request: Request, q: str, page: int) -> Response:
     return render(request, "search.html", ctx)
 
 
+EXPORT_MAX = 1000  # rows in one export: a KB-wide dump is `perfkb export`, not a web download
+_CSV_FORMULA = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _csv_cell(value: str) -> str:
+    """A cell a spreadsheet will not run: text starting like a formula gets a leading quote."""
+    return "'" + value if value.startswith(_CSV_FORMULA) else value
+
+
+def _export_rows(request: Request, q: str) -> tuple[list[dict[str, Any]], int]:
+    store = web(request).store
+    q = q.strip()[:MAX_QUERY]
+    rows: list[dict[str, Any]] = []
+    page, total = 1, 0
+    base = str(request.base_url).rstrip("/")
+    while len(rows) < EXPORT_MAX:
+        found = store.search(q, page=page, per_page=100)
+        total = found.total
+        for hit in found.results:
+            rows.append(
+                {
+                    "id": hit.id,
+                    "title": hit.title,
+                    "score": round(hit.score, 4),
+                    "platforms": hit.platforms,
+                    "sources": hit.sources,
+                    "tags": hit.tags,
+                    "url": f"{base}/entries/{url_quote(hit.id)}",
+                }
+            )
+        if not found.results or page * 100 >= total:
+            break
+        page += 1
+    return rows[:EXPORT_MAX], total
+
+
+@router.get("/search.json")
+async def search_json(request: Request, q: str = "") -> Response:
+    """The search's results as JSON (every page, up to EXPORT_MAX rows)."""
+    try:
+        rows, total = await while_connected(request, _export_rows, request, q)
+    except (StoreError, ValueError) as exc:
+        return JSONResponse({"detail": str(exc)}, status_code=400)
+    return JSONResponse({"query": q, "total": total, "results": rows})
+
+
+@router.get("/search.csv")
+async def search_csv(request: Request, q: str = "") -> Response:
+    """The search's results as CSV for a spreadsheet (every page, up to EXPORT_MAX rows)."""
+    import csv
+
+    try:
+        rows, _ = await while_connected(request, _export_rows, request, q)
+    except (StoreError, ValueError) as exc:
+        return Response(f"{exc}\n", status_code=400, media_type="text/plain")
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(["id", "title", "score", "platforms", "sources", "tags", "url"])
+    for r in rows:
+        writer.writerow(
+            [
+                _csv_cell(r["id"]),
+                _csv_cell(r["title"]),
+                r["score"],
+                _csv_cell(" ".join(r["platforms"])),
+                _csv_cell(" ".join(r["sources"])),
+                _csv_cell(" ".join(r["tags"])),
+                r["url"],
+            ]
+        )
+    return Response(
+        buffer.getvalue(),
+        media_type="text/csv; charset=utf-8",
+        headers={"Content-Disposition": 'attachment; filename="perfkb-search.csv"'},
+    )
+
+
 @router.get("/")
-async def home(request: Request, q: str = "", page: int = Query(1, ge=1, le=10_000)) -> Response:
-    return await while_connected(request, _search, request, q, page)
+async def home(
+    request: Request, q: str = "", page: int = Query(1, ge=1, le=10_000), sort: str = ""
+) -> Response:
+    return await while_connected(request, _search, request, q, page, sort)
 
 
 @router.get("/search")
-async def search(request: Request, q: str = "", page: int = Query(1, ge=1, le=10_000)) -> Response:
-    return await while_connected(request, _search, request, q, page)
+async def search(
+    request: Request, q: str = "", page: int = Query(1, ge=1, le=10_000), sort: str = ""
+) -> Response:
+    return await while_connected(request, _search, request, q, page, sort)
 
 
 # ---- entries --------------------------------------------------------------------------------------
@@ -192,8 +306,19 @@ async def delete_entry(request: Request, entry_id: str) -> Response:
 
 
 def _analyze_page(request: Request, error: str | None = None, text: str = "", status: int = 200):
-    mb = max(web(request).settings.max_file_bytes, web(request).settings.max_body_bytes) // 2**20
-    ctx = {"error": error, "text": text, "max_file_mb": mb}
+    settings = web(request).settings
+    # The browser checks these before it sends anything (perfkb.js), so a paste that is too big
+    # is refused in words, at once, with the text still in the box.
+    text_bytes = settings.max_body_bytes - 64 * 1024  # the form's other fields and boundaries
+    file_bytes = max(settings.max_file_bytes, settings.max_body_bytes)
+    ctx = {
+        "error": error,
+        "text": text,
+        "max_file_mb": file_bytes // 2**20,
+        "max_text_mb": settings.max_body_bytes // 2**20,
+        "max_text_bytes": text_bytes,
+        "max_file_bytes": file_bytes,
+    }
     return render(request, "analyze.html", ctx, status)
 
 
@@ -255,12 +380,40 @@ async def analyze_post(request: Request) -> Response:
             text = "".join(kept)
         else:
             result = await while_connected(request, matcher.analyze_text, text, st.store)
+    if not any(b.format != "unknown" for b in result.blocks):
+        # prose only: nothing to share, and a saved copy would only fill the store
+        note = "Not saved: perfkb found no capture it can read in this input."
+        return _result_page(request, result, text, None, not_saved=note)
     ident = page_identity(request)
     if not ident.can_write:
-        note = "Not saved: log in to get a permalink you can share."
-        return _result_page(request, result, text, None, not_saved=note)
+        return _result_page(request, result, text, None, not_saved=_not_saved_note(request))
     analysis_id = await run_in_threadpool(st.store.save_analysis, text, result.model_dump_json())
     return RedirectResponse(f"/analyze/{analysis_id}", status_code=303)
+
+
+def _not_saved_note(request: Request) -> str:
+    """Why a reader's analysis got no permalink, and what to do about it, in plain words."""
+    settings = web(request).settings
+    if settings.api_token:
+        return "Not saved: log in (top right) to get a permalink you can share."
+    if auth_configured(settings):
+        return "Not saved: sign in through your team's login proxy to get a permalink to share."
+    return (
+        "Not saved: this perfkb has no login set up, so only its own machine can save. From "
+        "here you can search, read entries and analyze evidence; to save and share, an admin "
+        "sets PERFKB_API_TOKEN (people then log in with it) or PERFKB_PROXY_USER_HEADER "
+        "(behind a login proxy) and restarts perfkb."
+    )
+
+
+@router.get("/healthz")
+def healthz(request: Request) -> Response:
+    """Liveness and readiness for compose and orchestrators: the store answers a query."""
+    try:
+        entries = web(request).store.count()
+    except Exception as exc:  # noqa: BLE001 - any failure means not ready, said as such
+        return JSONResponse({"status": "error", "detail": type(exc).__name__}, status_code=503)
+    return JSONResponse({"status": "ok", "entries": entries})
 
 
 def _result_page(

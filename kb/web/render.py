@@ -12,6 +12,7 @@ from fastapi.responses import HTMLResponse
 from jinja2.utils import url_quote
 from markupsafe import Markup, escape
 
+from ingest.facts import number
 from kb.web import csrf
 from kb.web.auth import auth_banner, page_identity
 from kb.web.charts import block_charts
@@ -29,6 +30,7 @@ def render(
         "identity": page_identity(request),
         "auth_banner": auth_banner(request),
         "login_available": bool(st.settings.api_token),
+        "proxy_login": bool(st.settings.proxy_user_header),
         "csrf_field": csrf.FIELD,
         "csrf_token": _LazyToken(request),
         "path": request.url.path,
@@ -84,11 +86,11 @@ def condition_tree(cond: Any) -> dict[str, Any]:
 
 
 def num(v: Any) -> str:
+    """A value on the page: numbers through ingest.facts.number, the one number format (the CLI
+    and the Slack reply print the same digits)."""
     if isinstance(v, bool) or not isinstance(v, int | float):
         return str(v)
-    if isinstance(v, int) or float(v).is_integer():
-        return f"{int(v):,}"
-    return f"{v:,.3f}".rstrip("0").rstrip(".") if abs(v) < 1000 else f"{v:,.1f}"
+    return number(v)
 
 
 def split_facts(facts: dict[str, Any]) -> tuple[list[tuple[str, Any]], list[tuple[str, list]]]:
@@ -112,12 +114,18 @@ def _sort_key(v: Any) -> float:
         return 0.0
 
 
+PLATFORM_LABELS = {"any": "Oracle (any platform)", "solaris": "Solaris", "linux": "Linux"}
+
+
 def group_commands(commands: list[Any]) -> list[tuple[str, list[Any]]]:
-    """Next commands grouped per platform, in the order platforms first appear."""
+    """Next commands grouped under a label per platform: Oracle ('any') first, then Solaris and
+    Linux (both, each labelled, when the platform is unknown); others in order of appearance."""
     groups: dict[str, list[Any]] = {}
     for c in commands:
         groups.setdefault(c.platform, []).append(c)
-    return list(groups.items())
+    order = list(PLATFORM_LABELS)
+    keys = sorted(groups, key=lambda p: order.index(p) if p in order else len(order))
+    return [(PLATFORM_LABELS.get(p, p), groups[p]) for p in keys]
 
 
 TEMPLATE_HELPERS = {

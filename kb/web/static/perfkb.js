@@ -45,9 +45,53 @@
     }
   });
 
+  function mb(bytes) { return (bytes / 1048576).toFixed(1) + " MB"; }
+
+  // The analyze form: sizes checked here, before anything is sent, so a paste that is too big is
+  // refused at once, in words, with the limit and with the text still in the box.
+  function sizeProblem(form) {
+    var maxText = parseInt(form.getAttribute("data-max-text-bytes") || "0", 10);
+    var maxFile = parseInt(form.getAttribute("data-max-file-bytes") || "0", 10);
+    var problems = [];
+    var ta = form.querySelector("textarea[name=text]");
+    var file = form.querySelector("input[type=file]");
+    var f = file && file.files && file.files[0];
+    if (ta && maxText && !f) {
+      var size = new Blob([ta.value]).size;
+      if (size > maxText) {
+        problems.push("The pasted text is " + mb(size) + "; this server takes at most " + mb(maxText) +
+          " of pasted text. Upload it as a file (up to " + mb(maxFile) + ") or keep the part around " +
+          "the incident. Your text is still in the box.");
+      }
+    }
+    if (f && maxFile && f.size > maxFile) {
+      problems.push("The file " + f.name + " is " + mb(f.size) + "; this server takes files of up to " +
+        mb(maxFile) + ". Cut it to the part around the incident (head, tail or grep) and upload that.");
+    }
+    return problems.join(" ");
+  }
+
+  function showSizeProblem(form) {
+    var box = document.querySelector("[data-size-error]");
+    var problem = sizeProblem(form);
+    if (box) {
+      box.textContent = problem;
+      box.hidden = !problem;
+    }
+    return problem;
+  }
+
+  document.addEventListener("change", function (ev) {
+    var form = ev.target.closest && ev.target.closest("form[data-max-file-bytes]");
+    if (form) showSizeProblem(form);
+  });
+
   document.addEventListener("submit", function (ev) {
     var msg = ev.target.getAttribute("data-confirm");
-    if (msg && !window.confirm(msg)) ev.preventDefault();
+    if (msg && !window.confirm(msg)) { ev.preventDefault(); return; }
+    if (ev.target.hasAttribute("data-max-file-bytes") && showSizeProblem(ev.target)) {
+      ev.preventDefault();
+    }
   });
 
   document.addEventListener("keydown", function (ev) {

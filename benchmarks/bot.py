@@ -43,7 +43,7 @@ def run(full: bool) -> list[Figure]:
         sys.path.insert(0, str(TESTS))
     from slack_stub import running_harness  # the bot engineer's stub and harness
 
-    from kb.matcher import analyze_text
+    from kb.analysis import analyze_text
 
     rounds = 3 if full else 1
     texts = snippets()

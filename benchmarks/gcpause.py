@@ -1,5 +1,5 @@
 """KB at scale in a long-lived process (`perfkb serve`, `perfkb bot`): garbage-collector pauses
-and the first analysis after the KB is loaded, with and without kb.matcher.warm's treatment
+and the first analysis after the KB is loaded, with and without kb.analysis.warm's treatment
 (compile every signature program up front, then gc.freeze()).
 
 One process, one synthetic KB (benchmarks/synth_kb.py: 2,000 entries quick, 10,000 full). Both
@@ -29,7 +29,8 @@ from benchmarks.latency import snippets
 from benchmarks.report import Figure, ratio
 from benchmarks.synth_kb import synthetic_entries
 from ingest.detect import parse_text
-from kb.matcher import Matcher, analyze_evidence
+from kb.analysis import analyze_evidence
+from kb.matcher import Matcher
 
 BENCH = "gcpause"
 TARGET_PAUSE_MS = 20.0

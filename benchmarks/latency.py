@@ -1,7 +1,7 @@
 """Snippet latency and match scaling: one in-process analysis (detect, parse, match, rank, next
 commands) of each seed snippet in tests/fixtures/seeds/ against synthetic KBs of 100, 1,000 and
 10,000 entries (benchmarks/synth_kb.py). The matcher is compiled once per KB, as the web app and
-the bot keep it (kb.matcher.matcher_for); its build time is reported separately. Each KB is
+the bot keep it (kb.analysis.matcher_for); its build time is reported separately. Each KB is
 measured twice: the matcher alone, and through a Store holding the same entries, which adds the
 feedback lookup and whoosh BM25 similarity the web app and the bot get.
 
@@ -19,7 +19,8 @@ from pathlib import Path
 from benchmarks.report import Figure, pct, ratio
 from benchmarks.synth_kb import synthetic_entries
 from ingest.detect import parse_text
-from kb.matcher import Matcher, analyze_text
+from kb.analysis import analyze_text
+from kb.matcher import Matcher
 
 BENCH = "latency"
 SEEDS = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "seeds"

@@ -1,5 +1,5 @@
 """One analysis path: a 10 MB paste analysed the way the web page, the API and the Slack bot do
-it (`kb.matcher.analyze_text`; an upload through `analyze_chunks` in 1 MB blocks; a Slack file's
+it (`kb.analysis.analyze_text`; an upload through `analyze_chunks` in 1 MB blocks; a Slack file's
 lines through `analyze_lines`), against what `perfkb analyze FILE` does with the same bytes
 (`ingest.detect.parse_stream` and `analyze_evidence`), in the same process and run, CPU time
 (process_time), median of the repetitions. The line-by-line path the surfaces used before
@@ -19,7 +19,8 @@ from benchmarks.gen_traces import MB, ensure
 from benchmarks.report import Figure, ratio
 from benchmarks.synth_kb import real_entries
 from ingest.detect import parse_lines, parse_stream
-from kb.matcher import Matcher, analyze_chunks, analyze_evidence, analyze_lines, analyze_text
+from kb.analysis import analyze_chunks, analyze_evidence, analyze_lines, analyze_text
+from kb.matcher import Matcher
 
 BENCH = "onepath"
 TARGET_RATIO = 1.5

@@ -18,7 +18,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 
 from bot.events import EventLog
 from bot.render import Message, has_evidence, render_analysis
-from kb.matcher import analyze_lines, analyze_text
+from kb.analysis import analyze_lines, analyze_text
 from kb.results import AnalysisResult
 from kb.settings import Settings
 from kb.store import Store

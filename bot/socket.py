@@ -40,7 +40,7 @@ def run(settings: Settings) -> None:
         )
     store = Store(settings)
     try:
-        from kb.matcher import warm
+        from kb.analysis import warm
 
         warm(store)  # compile the KB now and keep it out of the cyclic GC (a long-lived process)
         handler = build_handler(store, settings)

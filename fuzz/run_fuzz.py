@@ -301,7 +301,8 @@ _MATCHER: Any = None
 
 def check_matcher(text: str) -> None:
     global _MATCHER
-    from kb.matcher import Matcher, analyze_evidence
+    from kb.analysis import analyze_evidence
+    from kb.matcher import Matcher
     from kb.results import AnalysisResult
 
     if _MATCHER is None:

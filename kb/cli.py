@@ -1022,7 +1022,7 @@ def analyze(
 ) -> None:
     """Find evidence blocks in a file, parse them and match them against the knowledge base."""
     try:
-        from kb.matcher import analyze_evidence
+        from kb.analysis import analyze_evidence
     except ImportError as exc:
         raise CliError(f"the matcher is not available in this build ({exc})") from None
     from ingest.detect import BINARY_SAMPLE, parse_stream
@@ -1034,7 +1034,7 @@ def analyze(
             raise CliError(f"{file}: no such file")
 
     def analyzed(raw: Any, advance: Callable[[int], None] | None) -> Any:
-        # what kb.matcher.analyze_lines does, reading blocks of lines instead of single lines
+        # what kb.analysis.analyze_lines does, reading blocks of lines instead of single lines
         started = time.perf_counter()
         result = analyze_evidence(parse_stream(raw, advance), store)
         result.elapsed_ms = round((time.perf_counter() - started) * 1000, 3)

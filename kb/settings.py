@@ -44,7 +44,7 @@ class Settings(BaseSettings):
     warm_start: bool = Field(
         False,
         description="build and compile the matcher at start-up and freeze it out of the cyclic "
-        "GC (kb.matcher.warm); `perfkb serve` turns it on for its workers",
+        "GC (kb.analysis.warm); `perfkb serve` turns it on for its workers",
     )
 
     slack_bot_token: str | None = Field(

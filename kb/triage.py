@@ -29,9 +29,11 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from ingest.facts import FACTS, number, show, spec_of
 from ingest.model import Block, Evidence
 from ingest.oracle_events import is_idle as _oracle_idle
+from kb import command_fill
 from kb.evaluate import quick
+from kb.models import Entry
 from kb.platform import evidence_values, translate
-from kb.results import Finding
+from kb.results import Finding, Match, SuggestedCommand
 from kb.signatures import Condition, Signature, Source
 
 RULES_PATH = Path(__file__).with_name("rules") / "triage.yaml"
@@ -935,3 +937,52 @@ def _nothing_read(evidence: Evidence) -> str:
             "DTrace...): paste one of those for numbers."
         )
     return "The recognised captures carry no numbers perfkb can put into words."
+
+
+# at most this many next commands in an answer: the strong matches' own first, then the rules'
+MAX_COMMANDS = 12
+
+
+def next_commands(
+    evidence: Evidence,
+    matches: list[Match],
+    entries: Mapping[str, Entry],
+    found: Triage | None = None,
+) -> list[SuggestedCommand]:
+    """The strong matches' own commands for the platform, then (when nothing is high) the triage
+    rules' (kb/rules/triage.yaml). Unknown platform: Oracle commands once as 'any', OS commands
+    for Solaris and for Linux, each labelled."""
+    os_targets = targets(evidence.context.platform)
+    values = evidence_fill_values(evidence)
+    out: list[SuggestedCommand] = []
+    seen: set[tuple[str, str]] = set()
+
+    def add(command: str, plat: str, why: str, source: str) -> None:
+        if (command, plat) in seen or len(out) >= MAX_COMMANDS:
+            return
+        seen.add((command, plat))
+        out.append(SuggestedCommand(command=command, platform=plat, why=why, source=source))
+
+    strong = [m for m in matches if m.confidence in ("high", "medium") and not m.related_only][:3]
+    for m in strong:
+        entry = entries.get(m.id)
+        if entry is None:
+            continue
+        for c in entry.next_commands:
+            if c.platform == "any":
+                add(command_fill.fill(c.command, values), "any", c.why_with_caveats(), entry.id)
+        for plat in os_targets:
+            own = [c for c in entry.next_commands if c.platform == plat]
+            if not own:
+                other = [c for c in entry.next_commands if c.platform not in (plat, "any")]
+                own = [c.model_copy(update={"command": translate(c.command, plat)}) for c in other]
+            for c in own:
+                # The one place an entry's command is filled: kb/command_fill.py validates each
+                # value for its kind and quotes it for where it stands (or leaves its name).
+                add(command_fill.fill(c.command, values), plat, c.why_with_caveats(), entry.id)
+    if found is None:
+        found = triage(evidence, command_fill.fill)
+    if not any(m.confidence == "high" for m in matches):
+        for c in found.commands:
+            add(c.command, c.platform, c.why, f"triage:{c.rule}")
+    return out

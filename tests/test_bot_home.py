@@ -143,7 +143,7 @@ def test_show_without_an_id_says_how(bot: Harness):
 
 
 def test_links_to_entries_and_analyses_are_previewed_and_others_left_alone(bot: Harness):
-    from kb.matcher import analyze_text
+    from kb.analysis import analyze_text
 
     result = analyze_text((SEEDS / "001_truss_shmdt.txt").read_text(), bot.store)
     analysis_id = bot.store.save_analysis("x", result.model_dump_json())
@@ -173,7 +173,7 @@ def test_links_to_entries_and_analyses_are_previewed_and_others_left_alone(bot: 
 
 
 def test_app_home_lists_recent_analyses_and_new_entries(bot: Harness):
-    from kb.matcher import analyze_text
+    from kb.analysis import analyze_text
 
     result = analyze_text((SEEDS / "001_truss_shmdt.txt").read_text(), bot.store)
     analysis_id = bot.store.save_analysis("x", result.model_dump_json())

@@ -240,7 +240,7 @@ def test_tokens_never_reach_the_logs(fresh_bot: Harness, caplog):
 
 def test_slack_wire_format_reads_like_the_raw_paste(bot: Harness):
     """Slack sends `<` `>` `&` escaped, links in angle brackets and fences glued to the text."""
-    from kb.matcher import analyze_text
+    from kb.analysis import analyze_text
 
     raw = (SEEDS / "004_dtrace_lquantize.txt").read_text()
     escaped = raw.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").strip("\n")

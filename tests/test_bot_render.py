@@ -315,7 +315,7 @@ def test_event_log_says_first_time_once_across_racing_instances(tmp_path: Path):
 
 def test_a_raw_10046_block_is_said_in_sentences_not_fact_names():
     from bot.render import render_analysis
-    from kb.matcher import analyze_text
+    from kb.analysis import analyze_text
 
     trace = Path(__file__).parent / "fixtures" / "oracle" / "trace10046_19c_pasted.txt"
     result = analyze_text(trace.read_text())

@@ -25,8 +25,9 @@ import pytest
 
 import kb
 from kb import command_fill
+from kb.analysis import analyze_text
 from kb.entry_yaml import load_entry
-from kb.matcher import Matcher, analyze_text
+from kb.matcher import Matcher
 from kb.models import Entry
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

@@ -14,7 +14,7 @@ import yaml
 from ingest.detect import parse_lines, parse_text
 from ingest.facts import facts_for
 from ingest.model import Block, Evidence
-from kb.matcher import analyze_text
+from kb.analysis import analyze_text
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 SNIPPETS = CORPUS / "snippets"

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from ingest.facts import FACTS
-from kb.matcher import analyze_text
+from kb.analysis import analyze_text
 from kb.models import Entry, EntryError, validate_entry
 from kb.signatures import FactCondition, Source, TextCondition, walk
 

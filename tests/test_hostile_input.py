@@ -28,9 +28,9 @@ from hypothesis import HealthCheck, given, settings
 from slack_stub import Harness, running_harness
 from typer.testing import CliRunner
 
+from kb.analysis import analyze_text
 from kb.cli import app as cli_app
 from kb.entry_yaml import read_entries
-from kb.matcher import analyze_text
 from kb.settings import Settings
 from kb.store import Store
 from kb.web.devserver import running_server

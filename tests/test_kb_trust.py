@@ -19,9 +19,10 @@ import pytest
 import yaml
 
 from ingest.detect import parse_text
+from kb.analysis import analyze_evidence
 from kb.entry_yaml import dump_entry, load_entry
 from kb.kbcheck import check_kb, mixed_statements, precondition_only
-from kb.matcher import Matcher, analyze_evidence
+from kb.matcher import Matcher
 from kb.models import Entry, NextCommand, validate_entry
 from kb.signatures import Signature
 

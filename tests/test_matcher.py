@@ -5,7 +5,8 @@ shmdt capture and seed 000's tkprof (see tests/fixtures/seeds/README.md)."""
 from __future__ import annotations
 
 from ingest.model import Block, Context, Evidence
-from kb.matcher import HIGH, MEDIUM, analyze_evidence, fingerprint
+from kb.analysis import analyze_evidence, fingerprint
+from kb.matcher import HIGH, MEDIUM
 from kb.models import Entry
 from kb.store import Store
 

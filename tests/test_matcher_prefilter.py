@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import pytest
 
+from kb.analysis import analyze_text
 from kb.evaluate import eval_text
 from kb.literals import literal_runs as _literal_runs
 from kb.literals import probe as _probe
-from kb.matcher import Matcher, analyze_text
+from kb.matcher import Matcher
 from kb.models import Entry
 from kb.signatures import TextCondition
 

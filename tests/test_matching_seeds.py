@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kb.matcher import Matcher, analyze_text
+from kb.analysis import analyze_text
+from kb.matcher import Matcher
 from kb.models import validate_entry
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,7 +11,7 @@ import pytest
 from starlette.datastructures import UploadFile
 
 from ingest.detect import line_chunks, parse_chunks, parse_lines, parse_text
-from kb.matcher import analyze_chunks, analyze_lines, analyze_text
+from kb.analysis import analyze_chunks, analyze_lines, analyze_text
 from kb.web import pages
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

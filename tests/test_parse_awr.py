@@ -326,8 +326,8 @@ def test_html_of_any_shape_never_raises(junk):
 
 def test_top_events_and_load_profile_are_shown_first():
     from bot.render import render_analysis
+    from kb.analysis import analyze_text
     from kb.cli import _fact_summary
-    from kb.matcher import analyze_text
     from kb.web.charts import block_charts
 
     block = waits_block(TWIN_TXT.read_text())

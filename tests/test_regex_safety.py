@@ -14,10 +14,10 @@ from typer.testing import CliRunner
 from ingest.context import PROSE_CAP
 from ingest.detect import MAX_LINE
 from ingest.model import TEXT_CAP
+from kb.analysis import analyze_text
 from kb.cli import app as cli_app
 from kb.entry_yaml import dump_entry
 from kb.evaluate import MAX_TEXT_MATCHES, eval_text
-from kb.matcher import analyze_text
 from kb.models import EntryError, validate_entry
 from kb.settings import Settings
 from kb.signatures import TextCondition

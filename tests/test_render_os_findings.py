@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 from bot.render import render_analysis
 from ingest.detect import parse_text
 from ingest.model import Block
+from kb.analysis import analyze_text
 from kb.cli import app
-from kb.matcher import analyze_text
 from kb.web.charts import block_charts
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "linux" / "strace_dns_timeout_fttT.txt"

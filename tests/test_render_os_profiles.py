@@ -8,8 +8,8 @@ from typer.testing import CliRunner
 
 from bot.render import describe_block
 from ingest.detect import parse_text
+from kb.analysis import analyze_text
 from kb.cli import app
-from kb.matcher import analyze_text
 from kb.triage import describe
 from kb.web.charts import block_charts
 from tests.parser_helpers import FIXTURES, fixture_lines

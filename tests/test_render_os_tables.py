@@ -10,8 +10,8 @@ from bot.render import render_analysis
 from ingest.detect import parse_text
 from ingest.model import Block, Evidence
 from kb import command_fill
+from kb.analysis import analyze_text
 from kb.cli import _fact_summary
-from kb.matcher import analyze_text
 from kb.triage import triage
 from kb.web.charts import block_charts, series_lines
 

@@ -22,7 +22,7 @@ from slack_stub import SECRET, TOKEN, Harness, SlackStub, running_harness
 
 from bot.download import allowed_url
 from bot.render import render_analysis, render_search
-from kb.matcher import analyze_text
+from kb.analysis import analyze_text
 from kb.models import validate_entry
 from kb.settings import Settings
 from kb.store import Store

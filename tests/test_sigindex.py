@@ -20,6 +20,7 @@ from benchmarks.synth_kb import synthetic_entries
 from ingest.detect import parse_text
 from ingest.model import Block, Context, Evidence
 from kb import sigindex
+from kb.analysis import _full_text
 from kb.matcher import (
     HIGH,
     MAX_MATCHES,
@@ -29,7 +30,6 @@ from kb.matcher import (
     W_NEAR,
     W_SIM,
     Matcher,
-    _full_text,
     _version_verdicts,
     evidence_terms,
 )

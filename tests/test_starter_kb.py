@@ -14,7 +14,8 @@ import pytest
 import yaml
 
 from ingest.detect import parse_text
-from kb.matcher import Matcher, analyze_evidence
+from kb.analysis import analyze_evidence
+from kb.matcher import Matcher
 from kb.models import Entry, validate_entry
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from ingest.detect import parse_lines, parse_text
 from ingest.parsers.syscalls import dialect
-from kb.matcher import analyze_text
+from kb.analysis import analyze_text
 
 
 def _syscall_blocks(text: str) -> list[tuple[str, str | None]]:

@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 from ingest.detect import parse_lines
 from ingest.model import Block, Context, Evidence
 from kb import command_fill
+from kb.analysis import analyze_evidence, analyze_text
 from kb.cli import app
-from kb.matcher import analyze_evidence, analyze_text
 from kb.triage import RULES_PATH, RuleBook, is_idle, load_rules, triage
 
 ROOT = Path(__file__).resolve().parents[1]

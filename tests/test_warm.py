@@ -1,4 +1,4 @@
-"""kb.matcher.warm: a long-lived process compiles the whole KB at start and keeps it out of the
+"""kb.analysis.warm: a long-lived process compiles the whole KB at start and keeps it out of the
 cyclic garbage collector, and the matcher rebuilt after an edit is treated the same (issue #19).
 
 Every test that freezes unfreezes again, so the rest of the suite runs with a normal GC.
@@ -12,7 +12,7 @@ import gc
 import pytest
 
 from kb import matcher as matcher_mod
-from kb.matcher import analyze_text, matcher_for, warm
+from kb.analysis import analyze_text, matcher_for, warm
 from kb.store import Store
 
 TRUSS = "15697: 1.5426 1.0901 0.0000 shmdt(0xFFFFFFFF70000000) = 0\n" * 3

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from ingest.detect import NOT_TEXT, binary_reason
-from kb import matcher
+from kb import analysis
 from kb.models import Entry, EntryError, validate_entry
 from kb.results import AnalysisResult
 from kb.store import (
@@ -209,7 +209,7 @@ async def api_analyze(request: Request, body: AnalyzeRequest = Body(...)) -> Any
         )
     st = web(request)
     async with analysis_slot(st.analysis_slots, st.settings):
-        result = await while_connected(request, matcher.analyze_text, body.text, st.store)
+        result = await while_connected(request, analysis.analyze_text, body.text, st.store)
     return result.model_dump(mode="json")
 
 

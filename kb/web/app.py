@@ -51,7 +51,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if settings.warm_start:  # `perfkb serve`: the first analysis costs what any other does
             import anyio
 
-            from kb.matcher import warm
+            from kb.analysis import warm
 
             await anyio.to_thread.run_sync(warm, store)
         yield

@@ -11,7 +11,7 @@ from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from ingest.detect import parse_text
-from kb import matcher
+from kb import analysis
 from kb.entry_yaml import dump_signatures
 from kb.models import PLATFORMS, Entry, EntryError, validate_entry
 from kb.proposal import propose_signatures
@@ -186,5 +186,5 @@ async def _preview(
     if entry is None:
         errors = problems_by_field(problems)
         return _page(request, form, editing=editing, errors=errors, status=422)
-    match = await run_in_threadpool(matcher.preview_matches, entry, form.evidence)
+    match = await run_in_threadpool(analysis.preview_matches, entry, form.evidence)
     return _page(request, form, editing=editing, preview=match, previewed=True)

@@ -17,7 +17,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
 from ingest.detect import BINARY_SAMPLE, NOT_TEXT, binary_reason
-from kb import matcher
+from kb import analysis
 from kb.entry_yaml import dump_entry
 from kb.results import AnalysisResult
 from kb.store import EntryNotFound, StoreError
@@ -375,11 +375,11 @@ async def analyze_post(request: Request) -> Response:
         if has_file:
             kept: list[str] = []
             result = await while_connected(
-                request, lambda: matcher.analyze_chunks(_upload_chunks(upload, kept), st.store)
+                request, lambda: analysis.analyze_chunks(_upload_chunks(upload, kept), st.store)
             )
             text = "".join(kept)
         else:
-            result = await while_connected(request, matcher.analyze_text, text, st.store)
+            result = await while_connected(request, analysis.analyze_text, text, st.store)
     if not any(b.format != "unknown" for b in result.blocks):
         # prose only: nothing to share, and a saved copy would only fill the store
         note = "Not saved: perfkb found no capture it can read in this input."

@@ -1,0 +1,151 @@
+"""The one way to analyse evidence: text, chunks of an upload or a download's lines go through the
+batch parser (ingest.detect), the KB's compiled matcher (kb.matcher, one per store state), the
+triage (kb.triage: sentences and next commands) and come back as one AnalysisResult. The CLI, the
+web page, the API and the Slack bot call these and render; none of them analyses on its own.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import threading
+import time
+import weakref
+from collections.abc import Iterable
+
+from ingest.detect import CHUNK, line_chunks, parse_chunks
+from ingest.model import Evidence
+from kb import command_fill
+from kb.matcher import Matcher, evidence_terms
+from kb.models import Entry
+from kb.results import AnalysisResult, Match
+from kb.triage import next_commands, triage
+
+
+def fingerprint(evidence: Evidence) -> str:
+    """Stable id for 'this kind of evidence', so feedback on one paste helps the next similar one."""
+    parts = sorted(
+        f"{b.format}:{','.join(sorted(t.lower() for t in b.identifiers[:8]))}"
+        for b in evidence.blocks
+        if b.format != "unknown"
+    )
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
+
+
+def _full_text(evidence: Evidence) -> str:
+    return "\n".join([evidence.context.prose, *(b.text for b in evidence.blocks)])
+
+
+_cache_lock = threading.Lock()
+_cache: dict[tuple[int, int], Matcher] = {}
+# stores of long-lived processes (see warm()): their rebuilt matchers are compiled and frozen
+_long_lived: weakref.WeakSet = weakref.WeakSet()
+
+
+def matcher_for(store) -> Matcher:
+    """One compiled matcher per store state: rebuilt only when entries changed."""
+    key = (id(store), store.data_version())
+    with _cache_lock:
+        m = _cache.get(key)
+        if m is None:
+            for k in [k for k in _cache if k[0] == id(store)]:
+                del _cache[k]
+            m = Matcher(store.list_entries())
+            if store in _long_lived:
+                m.index.compile_all()
+                _freeze()
+            _cache[key] = m
+        return m
+
+
+def _freeze() -> None:
+    """Move every object alive now into the GC's permanent generation.
+
+    Why: a 10,000-entry KB is ~770k long-lived objects (entries, signature trees, programs);
+    every full collection walked all of them, 0.6-0.75 s with every request stalled behind it.
+    Frozen objects are never scanned again; they are still freed by reference counting when a
+    rebuilt matcher replaces them. The collect first keeps the build's garbage cycles out of
+    the permanent generation (this one pause happens here, during the load, not in a request).
+    """
+    gc.collect()
+    gc.freeze()
+
+
+def warm(store) -> Matcher:
+    """For long-lived processes (`perfkb serve`, `perfkb bot`): build the matcher for the
+    store's current state, compile all its programs and freeze the result (and everything
+    imported so far) out of the cyclic GC, so the first analysis after start costs what any
+    other does and no request waits for a full collection. Later rebuilds (after an edit) are
+    compiled and frozen the same way."""
+    _long_lived.add(store)
+    m = matcher_for(store)
+    with _cache_lock:  # built by someone else before the flag was set: compile and freeze it
+        m.index.compile_all()
+    _freeze()
+    return m
+
+
+def analyze_evidence(
+    evidence: Evidence,
+    store=None,
+    *,
+    entries: list[Entry] | None = None,
+    matcher: Matcher | None = None,
+) -> AnalysisResult:
+    started = time.perf_counter()
+    if matcher is None:
+        if entries is not None:
+            matcher = Matcher(entries)
+        elif store is not None:
+            matcher = matcher_for(store)
+        else:
+            matcher = Matcher([])
+    fp = fingerprint(evidence)
+    feedback = store.feedback_for(fp) if store is not None else {}
+    bm25 = store.similar(sorted(evidence_terms(evidence))) if store is not None else None
+    matches = matcher.match(evidence, full_text=_full_text(evidence), feedback=feedback, bm25=bm25)
+    by_id = {m.id: matcher.entries[matcher.position[m.id]] for m in matches}
+    found = triage(evidence, command_fill.fill)
+    commands = next_commands(evidence, matches, by_id, found)
+    return AnalysisResult(
+        blocks=evidence.blocks,
+        context=evidence.context,
+        findings=found.findings,
+        matches=matches,
+        next_commands=commands,
+        platform=evidence.context.platform,
+        fingerprint=fp,
+        elapsed_ms=round((time.perf_counter() - started) * 1000, 3),
+    )
+
+
+# Every surface (CLI, web paste and upload, API, Slack messages and files) parses through the
+# batch path (`Detector.feed_text`): `perfkb analyze` reads a file with ingest.detect.parse_stream,
+# the others hand their text, chunks or lines to one of these three.
+
+
+def analyze_chunks(chunks: Iterable[str], store=None, **kwargs) -> AnalysisResult:
+    """Text arriving in pieces cut anywhere (an upload read in blocks)."""
+    started = time.perf_counter()
+    result = analyze_evidence(parse_chunks(chunks), store, **kwargs)
+    result.elapsed_ms = round((time.perf_counter() - started) * 1000, 3)
+    return result
+
+
+def analyze_lines(lines: Iterable[str], store=None, **kwargs) -> AnalysisResult:
+    """Lines (a download's, with or without their newline), batched into chunks."""
+    return analyze_chunks(line_chunks(lines), store, **kwargs)
+
+
+def analyze_text(text: str, store=None, **kwargs) -> AnalysisResult:
+    """A paste, in blocks of CHUNK characters as `perfkb analyze` reads a file (one 10 MB
+    string at once is slower: the batch path's per-chunk scans run over all of it)."""
+    return analyze_chunks(
+        (text[i : i + CHUNK] for i in range(0, len(text), CHUNK)), store, **kwargs
+    )
+
+
+def preview_matches(entry: Entry, text: str) -> Match | None:
+    """What a draft entry would say about this evidence, before it is saved."""
+    result = analyze_text(text, entries=[entry])
+    return next((m for m in result.matches if m.id == entry.id), None)

@@ -62,7 +62,7 @@ def test_a_file_without_updated_does_not_overwrite_a_local_edit(kb, tmp_path):
     result = run(kb, "import", str(path))
     assert result.exit_code == 0
     assert "conflict: imported-entry" in result.stderr and "--force" in result.stderr
-    assert "1 conflicts" in result.stdout
+    assert "1 conflict\n" in result.stdout  # the CLI says counts with correct plurals
     after, history = stored(kb)
     assert after == before and after.fix == "Our own, newer fix."
     assert after.created == CREATED

@@ -8,7 +8,6 @@ until it fits; the smallest form is a summary with a link to the full analysis o
 
 from __future__ import annotations
 
-import html
 import json
 import re
 from typing import Any
@@ -338,15 +337,13 @@ def render_help(note: str = "") -> Message:
     return Message(text="perfkb help", blocks=[section(body)])
 
 
-def _snippet(snippet_html: str) -> str:
-    """Whoosh's highlighted HTML fragment as mrkdwn: the marks become bold, the text between them
-    is user text (bot/escape.py's text(), so it cannot add formatting of its own)."""
-    marked = snippet_html.replace("<mark>", "\x01").replace("</mark>", "\x02")
-    plain = html.unescape(re.sub(r"<[^>]{0,200}>", "", marked))
+def _snippet(parts: list) -> str:
+    """A hit's fragment as mrkdwn: the query's words bold; every part is user text (bot/escape.py's
+    text(), so it cannot add formatting of its own)."""
     out: list[str] = []
-    for i, piece in enumerate(re.split(r"\x01|\x02", plain)):
-        piece = text(piece)
-        out.append(f"*{piece.strip()}*" if i % 2 and piece.strip() else piece)
+    for part in parts:
+        piece = text(part.text)
+        out.append(f"*{piece.strip()}*" if part.hit and piece.strip() else piece)
     return "".join(out)
 
 
@@ -369,8 +366,8 @@ def render_search(page: Any, base_url: str) -> Message:
         body = f"*{link(entry_url(base_url, hit.id), hit.title)}*"
         if tags:
             body += f"  _{text(tags)}_"
-        if hit.snippet_html:
-            body += "\n" + clip(_snippet(hit.snippet_html), 600)
+        if hit.snippet:
+            body += "\n" + clip(_snippet(hit.snippet), 600)
         blocks.append(section(body))
     return Message(text=f"perfkb: {page.total} result(s) for {text(page.query)}", blocks=blocks)
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import getpass
-import html
 import importlib.util
 import json
 import os
@@ -231,13 +230,13 @@ def _print_json(data: Any) -> None:
     typer.echo(json.dumps(data, ensure_ascii=False, indent=None, default=str))
 
 
-def _mark_to_text(snippet_html: str) -> Text:
-    """The HTML snippet (escaped, <mark> around hits) as rich text with hits in bold."""
+def _mark_to_text(parts: list) -> Text:
+    """A hit's fragment as rich text (never markup: the parts are plain text) with hits in bold."""
     from rich.text import Text
 
     text = Text()
-    for i, part in enumerate(re.split(r"</?mark>", snippet_html)):
-        text.append(html.unescape(part), style="bold yellow" if i % 2 else "")
+    for part in parts:
+        text.append(part.text, style="bold yellow" if part.hit else "")
     return text
 
 
@@ -397,7 +396,7 @@ def search(
         line.append("  " + ", ".join(hit.platforms + hit.sources), style="dim")
         out.print(line)
         out.print(Text("   " + hit.title))
-        snippet = _mark_to_text(hit.snippet_html)
+        snippet = _mark_to_text(hit.snippet)
         snippet.pad_left(3)
         out.print(snippet)
 

@@ -89,11 +89,20 @@ class Stamp(BaseModel):
 # search results (kb.store re-exports these: they are part of the Store interface)
 
 
+class SnippetPart(BaseModel):
+    """A piece of a hit's fragment as plain text; `hit` marks the query's words. The core says
+    what to highlight and each renderer says how (HTML <mark>, bold in a terminal, *bold* in
+    Slack), so no renderer parses markup made here."""
+
+    text: str
+    hit: bool = False
+
+
 class SearchHit(BaseModel):
     id: str
     title: str
     score: float
-    snippet_html: str  # highlighted fragment, already HTML-escaped except <mark>
+    snippet: list[SnippetPart] = Field(default_factory=list)  # the field holding most query words
     platforms: list[str] = Field(default_factory=list)
     sources: list[str] = Field(default_factory=list)
     tags: list[str] = Field(default_factory=list)

@@ -1,10 +1,9 @@
 """The highlighted fragment of a search hit: the window of a stored field that holds most of the
-query's words, HTML-escaped, the words in <mark>."""
+query's words, as plain-text parts with the words marked (kb.index_docs.SnippetPart)."""
 
 from __future__ import annotations
 
 import bisect
-import html
 import re
 from functools import lru_cache
 from itertools import accumulate
@@ -12,7 +11,7 @@ from typing import Any
 
 from whoosh.lang.porter import stem as porter_stem
 
-from kb.index_docs import SearchHit
+from kb.index_docs import SearchHit, SnippetPart
 
 SNIPPET_FIELDS = ("symptom", "root_cause", "fix", "commands", "title")
 
@@ -23,7 +22,7 @@ def split_values(value: str | None) -> list[str]:
 
 class Marker:
     """Builds the highlighted fragment of a hit: the ~240-character window of a stored field
-    holding most of the query's words, HTML-escaped, hits in <mark>. whoosh's highlighter
+    holding most of the query's words, the hits marked. whoosh's highlighter
     re-analyses every field of every hit and cost more than the search itself."""
 
     WIDTH = 240
@@ -61,7 +60,7 @@ class Marker:
         ends = list(accumulate(map(len, parts)))
         return [(ends[i - 1], ends[i]) for i in range(1, len(parts), 2) if parts[i] in hits]
 
-    def fragment(self, text: str) -> str | None:
+    def fragment(self, text: str) -> list[SnippetPart] | None:
         spans = self.spans(text)
         if not spans:
             return None
@@ -78,17 +77,18 @@ class Marker:
         if hi < len(text):
             cut = text.rfind(" ", max(spans[best][1], hi - 40), hi)
             hi = cut if cut > 0 else hi
-        pieces = ["… " if lo else ""]
+        parts = [SnippetPart(text="… ")] if lo else []
         pos = lo
         for s, e in spans:
             if s < lo or e > hi:
                 continue
-            pieces.append(html.escape(text[pos:s], quote=False))
-            pieces.append("<mark>" + html.escape(text[s:e], quote=False) + "</mark>")
+            parts.append(SnippetPart(text=text[pos:s].replace("\n", " ")))
+            parts.append(SnippetPart(text=text[s:e].replace("\n", " "), hit=True))
             pos = e
-        pieces.append(html.escape(text[pos:hi], quote=False))
-        pieces.append(" …" if hi < len(text) else "")
-        return "".join(pieces).replace("\n", " ")
+        parts.append(
+            SnippetPart(text=text[pos:hi].replace("\n", " ") + (" …" if hi < len(text) else ""))
+        )
+        return [p for p in parts if p.text]
 
 
 _WORD = re.compile(r"\w+(?:[.$#]\w+)*")
@@ -110,12 +110,12 @@ def hit(stored: dict[str, Any], score: float, marker: Marker | None) -> SearchHi
     if not snippet:
         symptom = " ".join(stored.get("symptom", "").split())
         cut = symptom[:240].rsplit(" ", 1)[0] + " …" if len(symptom) > 240 else symptom
-        snippet = html.escape(cut, quote=False)
+        snippet = [SnippetPart(text=cut)] if cut else []
     return SearchHit(
         id=stored["id"],
         title=stored.get("title", stored["id"]),
         score=round(float(score), 4),
-        snippet_html=snippet,
+        snippet=snippet,
         platforms=split_values(stored.get("platform")),
         sources=split_values(stored.get("source")),
         tags=split_values(stored.get("tag")),

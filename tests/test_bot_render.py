@@ -32,6 +32,7 @@ from bot.render import (
     render_search,
 )
 from ingest.model import Block
+from kb.index_docs import SnippetPart
 from kb.results import AnalysisResult, Finding, Match, SuggestedCommand
 from kb.signatures import Signature
 
@@ -177,10 +178,14 @@ def test_mark_feedback_replaces_only_that_entrys_line():
     assert lines["fbc:entry-0"].startswith("Was this the cause?")
 
 
-def test_search_snippet_marks_become_bold_and_html_is_unescaped_then_escaped():
+def test_search_snippet_marks_become_bold_and_text_is_escaped():
     class Hit:
         id, title, score = "numa-shmdt-disconnect-storm", "Slow <shmdt>", 3.0
-        snippet_html = "disconnect: <mark>shmdt</mark> took 24 ms &amp; more"
+        snippet = [
+            SnippetPart(text="disconnect: "),
+            SnippetPart(text="shmdt", hit=True),
+            SnippetPart(text=" took 24 ms & more"),
+        ]
         platforms, sources = ["solaris"], ["truss"]
 
     class Page:

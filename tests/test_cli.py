@@ -110,7 +110,7 @@ def test_search_and_show(run, starters):
     assert result.exit_code == 0
     data = json.loads(result.stdout)
     assert data["results"][0]["id"] == "starter-one"
-    assert {"id", "title", "score", "snippet_html", "platforms"} <= set(data["results"][0])
+    assert {"id", "title", "score", "snippet", "platforms"} <= set(data["results"][0])
     assert data["facets"]["platform"] == {"solaris": 1}
 
     table = run("search", "semaphore")

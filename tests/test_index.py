@@ -340,7 +340,11 @@ def test_pagination(populated):
     assert beyond.results == []
 
 
-def test_snippets_are_escaped_and_marked(store, make_entry):
+def test_snippets_are_plain_text_with_the_hits_marked(store, make_entry):
+    """The core makes no markup: the fragment is plain text parts, the query's word marked; the
+    web renderer escapes every part and puts <mark> around the hits."""
+    from kb.web.render import snippet
+
     store.add(
         make_entry(
             "xss",
@@ -348,11 +352,12 @@ def test_snippets_are_escaped_and_marked(store, make_entry):
         ),
         author="t",
     )
-    hit = store.search("semaphore").results[0]
-    assert "<script>" not in hit.snippet_html
-    assert "&lt;script&gt;" in hit.snippet_html
-    assert "<mark>semaphore</mark>" in hit.snippet_html
-    assert "&amp;" in hit.snippet_html
+    parts = store.search("semaphore").results[0].snippet
+    assert "".join(p.text for p in parts).startswith("Pasted <script>alert(1)</script> next")
+    assert [p.text for p in parts if p.hit] == ["semaphore"]
+    html = str(snippet(parts))
+    assert "<script>" not in html and "&lt;script&gt;" in html
+    assert "<mark>semaphore</mark>" in html and "&amp;" in html
 
 
 def test_odd_queries_do_not_fail(populated):

@@ -23,6 +23,7 @@ from slack_stub import SECRET, TOKEN, Harness, SlackStub, running_harness
 from bot.download import allowed_url
 from bot.render import render_analysis, render_search
 from kb.analysis import analyze_text
+from kb.index_docs import SnippetPart
 from kb.models import validate_entry
 from kb.settings import Settings
 from kb.store import Store
@@ -378,7 +379,11 @@ def test_slack_markup_in_entries_and_snippets_is_escaped_for_the_bot():
                     "id": "slack-markup",
                     "title": entry.title,
                     "score": 1.0,
-                    "snippet_html": "x &lt;!here&gt; <mark>shmdt</mark> <@U0BOSS>",
+                    "snippet": [
+                        SnippetPart(text="x <!here> "),
+                        SnippetPart(text="shmdt", hit=True),
+                        SnippetPart(text=" <@U0BOSS>"),
+                    ],
                     "platforms": ["solaris"],
                     "sources": ["truss"],
                     "tags": [],

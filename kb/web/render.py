@@ -3,7 +3,6 @@ the few helpers templates need (signature trees, highlighted snippets, number fo
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from typing import Any
 
@@ -17,8 +16,6 @@ from kb.web import csrf
 from kb.web.auth import auth_banner, page_identity
 from kb.web.charts import block_charts
 from kb.web.state import web
-
-_MARK = re.compile(r"(</?mark>)")
 
 
 def render(
@@ -67,12 +64,11 @@ def qs(value: str) -> str:
     return url_quote(value)
 
 
-def snippet(html: str) -> Markup:
-    """Trust the store's highlighted fragment only for <mark>: any other tag is escaped."""
-    parts = _MARK.split(html or "")
+def snippet(parts: list) -> Markup:
+    """A hit's fragment as HTML: every part escaped, the query's words in <mark>."""
     return Markup(
         "".join(
-            p if _MARK.fullmatch(p) else p.replace("<", "&lt;").replace(">", "&gt;") for p in parts
+            f"<mark>{escape(p.text)}</mark>" if p.hit else str(escape(p.text)) for p in parts or ()
         )
     )
 

@@ -20,9 +20,11 @@ from ingest.parsers.ostable import (
     MAX_LINE,
     Series,
     banner,
+    banner_line,
     clean,
     command,
     findings,
+    is_command_of,
     num,
     numeric,
     r3,
@@ -218,8 +220,7 @@ class IostatParser(Parser):
             return 0
         if _device_header(tokens) or _cpu_header(tokens) or _EXTENDED.match(text):
             return 2
-        cmd = command(text)
-        if cmd and cmd[0] == "iostat":
+        if is_command_of(text, "iostat"):
             return 2
         if banner(text):
             return 1  # sysstat's banner: mpstat, sar and pidstat print it too
@@ -234,7 +235,7 @@ class IostatParser(Parser):
         device row (a name, then numbers) or the avg-cpu numbers continue it too."""
         if numeric(line) or table_row(line, 1) or line.startswith("zzz "):
             return True
-        return "CPU)" in line and banner(clean(line)) is not None
+        return banner_line(line)
 
     # -- feeding --------------------------------------------------------------------------------
 

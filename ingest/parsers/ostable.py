@@ -100,6 +100,20 @@ def split_clock(tokens: list[str]) -> tuple[str, int | None, list[str]]:
     return "", None, tokens
 
 
+def is_command_of(text: str, tool: str) -> bool:
+    """Is the cleaned line the command that printed `tool`'s table (`sar -d 30 1`, `vmstat 5`)?
+    Every one of these parsers opens a block on its own command line."""
+    cmd = command(text)
+    return cmd is not None and cmd[0] == tool
+
+
+def banner_line(line: str) -> bool:
+    """Is the raw line sysstat's banner? iostat, sar and pidstat claim it, so it stays at the top
+    of their report although mpstat would start a block on it (each feed refuses it once rows
+    have come)."""
+    return "CPU)" in line and banner(clean(line)) is not None
+
+
 def banner(line: str) -> dict | None:
     """The sysstat banner (`Linux 3.10... (host) 12/02/2021 _x86_64_ (8 CPU)`) as a dict."""
     m = SYSSTAT_BANNER.match(line.strip())

@@ -20,9 +20,11 @@ from ingest.parsers.ostable import (
     MAX_LINE,
     ProcTable,
     banner,
+    banner_line,
     clean,
     command,
     findings,
+    is_command_of,
     num,
     r3,
     split_clock,
@@ -95,8 +97,7 @@ class PidstatParser(Parser):
         _, _, rest = split_clock(tokens)
         if _header(rest):
             return 2
-        cmd = command(text)
-        if cmd and cmd[0] == "pidstat":
+        if is_command_of(text, "pidstat"):
             return 2
         if banner(text):
             return 1
@@ -106,7 +107,7 @@ class PidstatParser(Parser):
     def claims(cls, line: str) -> bool:
         """sysstat's banner continues this block even though mpstat would start on it: it is
         the top of this report (after its command line); feed refuses it once rows came."""
-        return "CPU)" in line and banner(clean(line)) is not None
+        return banner_line(line)
 
     def feed(self, line: str) -> bool:
         if len(line) > MAX_LINE:

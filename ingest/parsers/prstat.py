@@ -24,6 +24,7 @@ from ingest.parsers.ostable import (
     clean,
     command,
     findings,
+    is_command_of,
     num,
     r3,
     size_kb,
@@ -96,8 +97,7 @@ class PrstatParser(Parser):
             return 0
         if _header(tokens):
             return 2
-        cmd = command(text)
-        if cmd and cmd[0] == "prstat":
+        if is_command_of(text, "prstat"):
             return 2
         return 0
 

@@ -22,9 +22,11 @@ from ingest.parsers.ostable import (
     MAX_LINE,
     Series,
     banner,
+    banner_line,
     clean,
     command,
     findings,
+    is_command_of,
     num,
     r3,
     split_clock,
@@ -176,8 +178,7 @@ class SarParser(Parser):
             return 2
         if _SOLARIS_BANNER.match(text):
             return 1
-        cmd = command(text)
-        if cmd and cmd[0] == "sar":
+        if is_command_of(text, "sar"):
             return 2
         if banner(text):
             return 1
@@ -189,7 +190,7 @@ class SarParser(Parser):
         the top of this report (after its command line); feed refuses it once rows came."""
         if _ROW_START.match(line) and (table_row(line, 2) or table_row(line, 3)):
             return True  # `05:10:01 PM  0  361 ...`, `10:00:05  dev8-0  1.0 ...`
-        return "CPU)" in line and banner(clean(line)) is not None
+        return banner_line(line)
 
     # -- feeding --------------------------------------------------------------------------------
 

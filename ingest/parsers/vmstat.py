@@ -25,6 +25,7 @@ from ingest.parsers.ostable import (
     clean,
     command,
     findings,
+    is_command_of,
     num,
     numeric,
     r3,
@@ -142,8 +143,7 @@ class VmstatParser(Parser):
             return 2
         if _AIX_CONFIG.match(text):
             return 2
-        cmd = command(text)
-        if cmd and cmd[0] == "vmstat":
+        if is_command_of(text, "vmstat"):
             return 2
         return 0
 

@@ -17,7 +17,9 @@ import pytest
 from server_helpers import cpu_seconds, rss_kb, serve
 
 from kb.settings import Settings
+from kb.web.devserver import running_server
 from kb.web.forms import parse_urlencoded
+from kb.web.server import CappedH11Protocol
 
 DEFAULTS = Settings()
 
@@ -222,3 +224,71 @@ def test_analyses_queue_for_a_bounded_number_of_slots(tmp_path):
         assert busy.headers["retry-after"] == "30"
         assert httpx.post(srv.url + "/api/analyze", json=small, timeout=60).status_code == 200
         assert cpu_seconds(srv.proc.pid) - cpu > 0.5  # the heavy analysis did run
+
+
+def _read_response(sock: socket.socket, buf: bytearray) -> tuple[bytes, bytearray]:
+    """One HTTP/1.1 response (head and Content-Length body) off a keep-alive socket."""
+    while b"\r\n\r\n" not in buf:
+        chunk = sock.recv(65536)
+        assert chunk, f"the server closed the connection: {bytes(buf[:200])!r}"
+        buf += chunk
+    head, _, rest = bytes(buf).partition(b"\r\n\r\n")
+    length = int(re.search(rb"(?i)content-length: *(\d+)", head).group(1))
+    while len(rest) < length:
+        chunk = sock.recv(65536)
+        assert chunk, "the server closed the connection mid-body"
+        rest += chunk
+    return head, bytearray(rest[length:])
+
+
+@pytest.fixture(scope="module", params=["httptools", "h11"])
+def small_body_port(request, tmp_path_factory):
+    """A server with a 256 KB body cap, so a streamed upload is refused while it is still coming
+    in: `perfkb serve` itself (httptools), and in process with uvicorn's h11 fallback protocol."""
+    cap = 256 * 1024
+    data_dir = tmp_path_factory.mktemp(f"small-body-{request.param}") / "kb"
+    if request.param == "httptools":
+        with serve(data_dir, {"PERFKB_MAX_BODY_BYTES": str(cap)}) as srv:
+            yield srv.port
+    else:
+        settings = Settings(data_dir=data_dir, max_body_bytes=cap)
+        with running_server(settings, http=CappedH11Protocol) as url:
+            yield int(url.rsplit(":", 1)[1])
+
+
+def test_the_rest_of_a_refused_chunked_body_is_not_read_as_the_next_head(small_body_port):
+    """The server answers 413 while a chunked upload is still coming in; the client finishes the
+    body and sends its next request on the same keep-alive connection. The rest of that body
+    (larger than the head cap, with no blank line in it) belongs to the refused request, so the
+    next request must be served, not refused with 431 as if it were an oversized head."""
+    limit = DEFAULTS.max_header_bytes
+    chunk = b"x" * 16_000
+    framed = b"%x\r\n%s\r\n" % (len(chunk), chunk)
+    head = (
+        b"POST /api/analyze HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+    )
+    rest = framed * (2 * limit // len(chunk) + 2)  # more than the head cap, no blank line
+    # the body is a JSON object whose text runs to 640 KB, over the body cap
+    sent: list[BaseException] = []
+
+    def send_all(sock: socket.socket) -> None:
+        # in a thread: the server answers before it has read the body, so a sender that waits
+        # for all of it to be taken would never get to read the answer
+        try:
+            opening = b'{"text": "'
+            sock.sendall(head + b"%x\r\n%s\r\n" % (len(opening), opening) + framed * 40)
+            sock.sendall(rest + b"0\r\n\r\n")
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        except OSError as exc:
+            sent.append(exc)
+
+    with socket.create_connection(("127.0.0.1", small_body_port), timeout=30) as sock:
+        sender = threading.Thread(target=send_all, args=(sock,))
+        sender.start()
+        first, buf = _read_response(sock, bytearray())
+        assert first.startswith(b"HTTP/1.1 413"), first[:200]
+        second, _ = _read_response(sock, buf)
+        sender.join(30)
+    assert second.startswith(b"HTTP/1.1 200"), second[:200]
+    assert not sent, sent

@@ -3,6 +3,7 @@ and scripts/screenshots.py, which need a server a browser or an HTTP client can 
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 import time
@@ -27,8 +28,11 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 @contextmanager
-def running_server(settings: Settings, *, host: str = "127.0.0.1") -> Iterator[str]:
-    """Yield the base URL ('http://127.0.0.1:PORT') while the server runs."""
+def running_server(
+    settings: Settings, *, host: str = "127.0.0.1", http: type[asyncio.Protocol] = HTTP_PROTOCOL
+) -> Iterator[str]:
+    """Yield the base URL ('http://127.0.0.1:PORT') while the server runs. `http` picks the
+    protocol class (tests run the h11 fallback with it too)."""
     port = free_port(host)
     config = uvicorn.Config(
         create_app(settings),
@@ -36,7 +40,7 @@ def running_server(settings: Settings, *, host: str = "127.0.0.1") -> Iterator[s
         port=port,
         log_level="warning",
         lifespan="on",
-        http=HTTP_PROTOCOL,  # as `perfkb serve`: request heads capped (431)
+        http=http,  # as `perfkb serve`: request heads capped (431)
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name=f"perfkb-web-{port}", daemon=True)

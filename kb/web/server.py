@@ -7,7 +7,11 @@ httptools accumulates a header in memory until it is complete, and an ASGI middl
 once the whole head has been parsed. So `data_received` counts the bytes and lines of each
 request head (up to the blank line that ends it) and answers 431 with the limit, then closes,
 once the head is over PERFKB_MAX_HEADER_BYTES or has more than PERFKB_MAX_HEADERS lines.
-Bodies are not counted here (kb/web/limits.py caps them); while a request is served uvicorn
+The count starts again when the protocol's own parser says a request's *message* is complete
+(httptools' on_message_complete; h11's state for the client back at IDLE or DONE), not when our
+response is: a server may answer early (413 while a chunked upload is still coming in) and keep
+the connection, and the rest of that body was then counted as the next request's head, which got
+a 431 (tests/test_web_limits.py). Bodies are not counted here (kb/web/limits.py caps them); while a request is served uvicorn
 stops reading the socket once 64 KB wait unread, so a client cannot slip a head past the count
 by sending it early.
 """
@@ -17,6 +21,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from kb.settings import Settings, get_settings
@@ -75,9 +80,10 @@ class HeadCap:
                 self._tail = seen[-(len(HEAD_END) - 1) :]
         super().data_received(data)  # type: ignore[misc]
 
-    def on_response_complete(self) -> None:
-        self._start_head()  # the next request on this connection starts with its head
-        super().on_response_complete()  # type: ignore[misc]
+    def _message_complete(self) -> None:
+        """The parser has read the whole request, body included: what comes next is a head."""
+        if not self._in_head:
+            self._start_head()
 
     def _refuse(self) -> None:
         self._refused = True
@@ -94,11 +100,20 @@ class HeadCap:
 class CappedH11Protocol(HeadCap, H11Protocol):
     """uvicorn's h11 protocol with the head cap."""
 
+    def handle_events(self) -> None:
+        super().handle_events()
+        if self.conn.their_state in (h11.IDLE, h11.DONE):
+            self._message_complete()
+
 
 if HttpToolsProtocol is not None:
 
     class CappedHttpToolsProtocol(HeadCap, HttpToolsProtocol):
         """uvicorn's httptools protocol with the head cap."""
+
+        def on_message_complete(self) -> None:
+            self._message_complete()
+            super().on_message_complete()
 
     HTTP_PROTOCOL: type[asyncio.Protocol] = CappedHttpToolsProtocol
 else:  # pragma: no cover

@@ -27,7 +27,6 @@ log = logging.getLogger("perfkb.bot")
 
 CONTEXT_KEY = "perfkb"
 _TOKEN = re.compile(r"\b(xox[a-z]|xapp)-[A-Za-z0-9-]+")
-SAVED_TEXT_CAP = 2 * 1024 * 1024
 
 
 @dataclass
@@ -102,7 +101,7 @@ def analyze(
     return analyze_text(text or "", d.store)
 
 
-def evidence_text(result: AnalysisResult) -> str:
+def evidence_text(result: AnalysisResult, cap: int) -> str:
     """The evidence blocks' text, for the saved analysis when the input was streamed."""
     parts, size = [], 0
     for block in result.blocks:
@@ -110,7 +109,7 @@ def evidence_text(result: AnalysisResult) -> str:
             continue
         parts.append(block.text)
         size += len(block.text)
-        if size > SAVED_TEXT_CAP:
+        if size > cap:  # the store keeps `cap` bytes (Settings.saved_text_bytes) and says so
             break
     return "\n\n".join(parts)
 
@@ -118,7 +117,7 @@ def evidence_text(result: AnalysisResult) -> str:
 def save(d: BotDeps, text: str, result: AnalysisResult) -> str | None:
     """Keep the analysis for its web permalink; a failure only costs the link."""
     try:
-        return d.store.save_analysis(text[:SAVED_TEXT_CAP], result.model_dump_json())
+        return d.store.save_analysis(text, result.model_dump_json())  # capped by the store
     except Exception as exc:  # the reply is still worth sending
         log.error("saving the analysis failed: %s", redact(exc))
         return None

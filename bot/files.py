@@ -218,7 +218,7 @@ def _read_and_answer(
         report_failure(client, f"the analysis of `{name}`", exc, channel, thread_ts)
         return
     if has_evidence(result):
-        saved = f"[file {raw_name}]\n" + evidence_text(result)
+        saved = f"[file {raw_name}]\n" + evidence_text(result, d.settings.saved_text_bytes)
         reply_analysis(d, client, result, text=saved, channel=channel, thread_ts=thread_ts)
     elif dm:
         post(client, render_help(f"I found no evidence in `{name}`."), channel=channel)

@@ -28,6 +28,9 @@ class Settings(BaseSettings):
     max_file_bytes: int = 50 * 1024 * 1024
     # an application/x-www-form-urlencoded body (the editor's pasted evidence included)
     max_form_bytes: int = 5 * 1024 * 1024
+    # what a saved analysis (its permalink) keeps of the evidence text, the same for the web
+    # page, the API and Slack (kb/store.py save_analysis cuts at this many UTF-8 bytes and says so)
+    saved_text_bytes: int = Field(1024 * 1024, ge=1024)
     # analyses the web app runs at once per process (page and API), and how long a request
     # waits for one before 503 (kb/web/limits.py analysis_slot)
     web_analyses: int = Field(2, ge=1)

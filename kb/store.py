@@ -79,7 +79,6 @@ UpsertStatus = Literal["created", "updated", "unchanged", "kept-newer", "conflic
 # lets a thread that holds the GIL go first: a strict hand-off to a sleeping waiter idled the
 # searcher until that thread got the GIL back) and parallelism comes from worker processes.
 READ_CONNECTIONS = 4
-ANALYSIS_TEXT_CAP = 1024 * 1024  # bytes of pasted text kept with a saved analysis
 ANALYSIS_RESULT_CAP = 32 * 1024 * 1024
 BUSY_TIMEOUT_MS = 30_000
 
@@ -1140,9 +1139,10 @@ class Store:
         """Keep a pasted text (capped) and its result for a permalink; returns its short id."""
         raw = text.encode("utf-8", errors="replace")
         text = raw.decode("utf-8")  # lone surrogates (valid in JSON) cannot be stored
-        if len(raw) > ANALYSIS_TEXT_CAP:
-            kept = raw[:ANALYSIS_TEXT_CAP].decode("utf-8", errors="ignore")
-            text = kept + f"\n[perfkb kept the first {ANALYSIS_TEXT_CAP} of {len(raw)} bytes]"
+        cap = self.settings.saved_text_bytes
+        if len(raw) > cap:
+            kept = raw[:cap].decode("utf-8", errors="ignore")
+            text = kept + f"\n[perfkb kept the first {cap} of {len(raw)} bytes]"
         if len(result_json) > ANALYSIS_RESULT_CAP:
             raise StoreError("the analysis result is too large to save")
         with self._lock:

@@ -97,10 +97,9 @@ def _old_kept(data: bytes, cap: int) -> str:
 @pytest.mark.parametrize("block", [3, 16, 1 << 20])
 def test_uploads_are_read_in_blocks_and_keep_what_they_kept(monkeypatch, cap, block):
     data = b"first line\r\nsecond\rthird \xff byte\n" + b"x" * 30 + b"\nlast without newline"
-    monkeypatch.setattr(pages, "SAVED_TEXT_CAP", cap)
     monkeypatch.setattr(pages, "UPLOAD_BLOCK", block)
     kept: list[str] = []
-    chunks = list(pages._upload_chunks(_upload(data), kept))
+    chunks = list(pages._upload_chunks(_upload(data), kept, cap))
     text = "".join(chunks)
     reference = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace", newline=None)
     assert text == reference.read()  # universal newlines, U+FFFD for the bad byte

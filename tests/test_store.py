@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from kb.migrations import LATEST
+from kb.settings import Settings
 from kb.store import EntryExists, EntryNotFound, Store, StoreError
 
 
@@ -274,12 +275,22 @@ def test_saved_analysis_round_trip(store):
 
 
 def test_saved_analysis_text_is_capped(store):
-    from kb.store import ANALYSIS_TEXT_CAP
-
-    big = "é" * ANALYSIS_TEXT_CAP  # two bytes each in UTF-8
+    cap = store.settings.saved_text_bytes  # one cap for the web page, the API and Slack
+    assert cap == 1024 * 1024
+    big = "é" * cap  # two bytes each in UTF-8
     text, _ = store.get_analysis(store.save_analysis(big, "{}"))
-    assert len(text.encode()) < ANALYSIS_TEXT_CAP + 200
+    assert len(text.encode()) < cap + 200
     assert text.startswith("éé") and "kept the first" in text
+
+
+def test_the_saved_text_cap_is_a_setting(tmp_path):
+    s = Store(Settings(data_dir=tmp_path / "kb", saved_text_bytes=4096))
+    try:
+        text, _ = s.get_analysis(s.save_analysis("x" * 10_000, "{}"))
+    finally:
+        s.close()
+    assert text.startswith("x" * 4096) and not text.startswith("x" * 4097)
+    assert "kept the first 4096 of 10000 bytes" in text
 
 
 def test_unknown_analysis(store):

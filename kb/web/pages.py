@@ -32,7 +32,6 @@ router = APIRouter(include_in_schema=False)
 
 PER_PAGE = 20
 MAX_QUERY = 500
-SAVED_TEXT_CAP = 1024 * 1024  # what a permalink keeps of an uploaded file
 SHOWN_TEXT_CAP = 200 * 1024  # what a page shows of the input
 BLOCKS_IN_DETAIL = 40  # blocks an analysis page shows with facts, charts and raw text
 BLOCKS_LISTED = 200  # blocks after those, one table row each
@@ -330,10 +329,10 @@ def analyze_form(request: Request) -> Response:
 UPLOAD_BLOCK = 1024 * 1024  # characters read from an upload at a time
 
 
-def _upload_chunks(upload: UploadFile, keep: list[str]):
+def _upload_chunks(upload: UploadFile, keep: list[str], cap: int):
     """An uploaded file in blocks, decoded leniently with universal newlines (as reading it
     line by line did), while keeping for the permalink the lines that start within the first
-    SAVED_TEXT_CAP characters."""
+    `cap` characters (Settings.saved_text_bytes; the store then cuts at that many bytes)."""
     upload.file.seek(0)
     stream = io.TextIOWrapper(upload.file, encoding="utf-8", errors="replace", newline=None)
     kept = 0
@@ -342,9 +341,9 @@ def _upload_chunks(upload: UploadFile, keep: list[str]):
         if keeping:
             keep.append(chunk)
             kept += len(chunk)
-            if kept >= SAVED_TEXT_CAP:
+            if kept >= cap:
                 text = "".join(keep)
-                end = text.find("\n", SAVED_TEXT_CAP - 1)
+                end = text.find("\n", cap - 1)
                 keep[:] = [text if end < 0 else text[: end + 1]]
                 keeping = end < 0  # the line crossing the cap has not ended yet
         yield chunk
@@ -375,7 +374,10 @@ async def analyze_post(request: Request) -> Response:
         if has_file:
             kept: list[str] = []
             result = await while_connected(
-                request, lambda: analysis.analyze_chunks(_upload_chunks(upload, kept), st.store)
+                request,
+                lambda: analysis.analyze_chunks(
+                    _upload_chunks(upload, kept, st.settings.saved_text_bytes), st.store
+                ),
             )
             text = "".join(kept)
         else:

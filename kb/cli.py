@@ -72,6 +72,10 @@ app = typer.Typer(
     "match pasted evidence (tkprof, truss, strace, mpstat, vmstat, iostat, sar, pidstat, prstat, "
     "stacks, DTrace, wait tables).",
     no_args_is_help=True,
+    # Plain click help, not typer's rich panels: typer.rich_utils imports rich.markdown,
+    # markdown_it, pygments and rich.traceback (~35 ms, most of what `import typer, rich` costs)
+    # for boxes around the same text, on every `perfkb --help` (issue #19).
+    rich_markup_mode=None,
     pretty_exceptions_enable=False,
     add_completion=False,
 )

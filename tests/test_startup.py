@@ -105,3 +105,31 @@ def test_analyze_still_loads_what_it_needs_and_answers(tmp_path):
     result = json.loads(stdout)
     assert [b["format"] for b in result["blocks"]] == ["truss"]
     assert "ingest.parsers" in modules and "kb.matcher" in modules
+
+
+def test_analyze_json_loads_neither_rich_nor_the_web_stack_nor_slack(tmp_path):
+    """A JSON answer renders nothing: no rich, no markdown, no web framework, no Slack. (The
+    first analysis in a new data directory loads the starter entries and says so on stderr with
+    rich, so the KB is made first, as the benchmark does.)"""
+    capture = tmp_path / "one.txt"
+    capture.write_text("15697: 1.5426 1.0901 0.0000 pollsys(0x10041CDA8, 2, 0x0, 0x0) = 1\n")
+    _modules(tmp_path, "init")
+    modules, stdout = _modules(tmp_path, "analyze", "--json", str(capture))
+    assert json.loads(stdout)["blocks"]
+    heavy = ("rich", "markdown_it", "pygments", "fastapi", "starlette", "uvicorn", "jinja2")
+    assert _loaded(modules, *heavy, "slack_bolt", "slack_sdk") == []
+
+
+def test_the_triage_rules_read_the_same_with_libyaml_as_with_pure_python():
+    """kb/triage.py reads its rules with libyaml's parser when PyYAML has it (~40 ms less per
+    `perfkb analyze`); the validated rule book must be the one the pure-Python loader gives."""
+    import yaml
+
+    from kb import triage
+
+    text = triage.RULES_PATH.read_text(encoding="utf-8")
+    data = yaml.load(text, Loader=yaml.SafeLoader)
+    data["baseline"].setdefault("sources", ["text"])
+    triage.load_rules.cache_clear()
+    assert triage.load_rules() == triage.RuleBook.model_validate(data)
+    assert len(triage.load_rules().rules) > 10

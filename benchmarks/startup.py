@@ -124,6 +124,21 @@ def run(full: bool) -> list[Figure]:
                     },
                 )
             )
+    # search beside what it cannot start without (no target: the share that is perfkb's own)
+    figures.append(
+        Figure(
+            bench=BENCH,
+            case="perfkb search shmdt",
+            metric="CPU, median",
+            value=round(cpu["perfkb search shmdt"] * 1000, 1),
+            unit="ms",
+            reference="its libraries (LIBS)",
+            ref_value=round(cpu[LIBS] * 1000, 1),
+            ratio=ratio(cpu["perfkb search shmdt"], cpu[LIBS]),
+            note=LIBS,
+            extra={"runs": reps},
+        )
+    )
     name = "perfkb analyze, 1-line file"
     for metric, figs in (("wall", wall), ("CPU", cpu)):
         figures.append(

@@ -7,6 +7,7 @@ import json
 import logging
 import subprocess
 import sys
+import zipfile
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
@@ -86,3 +87,14 @@ def test_importing_kb_loads_neither_the_bot_nor_slack(module):
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout
     assert set(json.loads(out)) <= {"bot", "bot.plugin"}
+
+
+def test_a_zip_on_sys_path_falls_back_to_importlib_metadata(tmp_path, monkeypatch):
+    """Distributions inside a zip are importlib.metadata's business: the scan says it cannot
+    answer (None), and plugins() asks importlib.metadata, which still finds the bot."""
+    archive = tmp_path / "bundle.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("placeholder.txt", "nothing here\n")
+    monkeypatch.setattr(sys, "path", [*sys.path, str(archive)])
+    assert plugins._scan(plugins.GROUP) is None
+    assert ("slack", "bot.plugin") in plugins._entry_points(plugins.GROUP)

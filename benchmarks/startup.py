@@ -2,7 +2,7 @@
 the bare interpreter (`python -c pass`), `python -c 'import typer, rich'` (the least a typer
 command pays before it does anything) and the libraries search cannot start without (LIBS).
 
-All five commands are run round-robin, so a burst of load on this shared box hits every one of
+All the commands are run round-robin, so a burst of load on this shared box hits every one of
 them alike, and the median of each is reported with wall and CPU time (the child's user + system
 time from wait4). CPU time is the steadier figure when other work shares the cores; the ratio
 against typer+rich is given for both.

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import functools
 import importlib
-import logging
 import os
 import re
 import sys
@@ -34,7 +33,6 @@ if TYPE_CHECKING:
     from kb.store import Store
 
 GROUP = "perfkb.plugins"
-log = logging.getLogger("perfkb.plugins")
 
 
 def _normalized(distribution: str) -> str:
@@ -123,7 +121,10 @@ def plugins() -> tuple[ModuleType, ...]:
         try:
             loaded.append(_load(value))
         except ImportError as exc:
-            log.info("plugin %s not available: %s", name, exc)
+            # logging is imported only here: `perfkb --help` otherwise never needs it (~2 ms)
+            import logging
+
+            logging.getLogger("perfkb.plugins").info("plugin %s not available: %s", name, exc)
     return tuple(loaded)
 
 

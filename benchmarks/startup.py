@@ -1,14 +1,16 @@
 """Start-up: `perfkb --help`, `perfkb search shmdt` and `perfkb analyze` of a 1-line file, beside
-the bare interpreter (`python -c pass`) and `python -c 'import typer, rich'` (the least a typer
-command pays before it does anything).
+the bare interpreter (`python -c pass`), `python -c 'import typer, rich'` (the least a typer
+command pays before it does anything) and the libraries search cannot start without (LIBS).
 
-All five commands are run round-robin, so a burst of load on this shared box hits every one of
+All the commands are run round-robin, so a burst of load on this shared box hits every one of
 them alike, and the median of each is reported with wall and CPU time (the child's user + system
 time from wait4). CPU time is the steadier figure when other work shares the cores; the ratio
 against typer+rich is given for both.
 
 perfkb runs as `python -m kb` from the repository root, so the tree being measured is the one
 imported (the installed `perfkb` script imports wherever the package was installed from).
+Bytecode is compiled once, in the warm-up, into a cache in the run's temporary directory, for
+perfkb and the references alike.
 """
 
 from __future__ import annotations
@@ -26,6 +28,11 @@ from benchmarks.report import REPO, Figure, ratio
 BENCH = "startup"
 TARGET_RATIO = 1.5  # perfkb --help and search vs `import typer, rich`
 TARGET_ANALYZE_S = 0.2
+# What `perfkb search` cannot start without, whatever perfkb's own code does: typer (0.2x
+# coerces every command argument through a pydantic TypeAdapter, so any command with an
+# argument imports pydantic), whoosh's index and query parser, and rich's console to print.
+# Not a target: it shows how much of search's time is perfkb's own.
+LIBS = "import typer, rich.console, pydantic, whoosh.index, whoosh.qparser"
 
 
 def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
@@ -52,12 +59,19 @@ def run(full: bool) -> list[Figure]:
     with tempfile.TemporaryDirectory(prefix="perfkb-bench-start-") as tmp:
         env = dict(os.environ, PERFKB_DATA_DIR=str(Path(tmp) / "data"))
         env["PERFKB_LOG_LEVEL"] = "WARNING"
+        # Bytecode as an installed perfkb has it (pip compiles on install): with
+        # PYTHONDONTWRITEBYTECODE set, as in some shells here, every run compiled perfkb's own
+        # modules from source while typer and rich came from their .pyc files. The cache goes
+        # to the temporary directory, so the tree is left as it was; the warm-up fills it.
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
         tiny = Path(tmp) / "one-line.txt"
         tiny.write_text("15697: 1.5426 1.0901 0.0000 pollsys(0x10041CDA8, 2, 0x0, 0x0) = 1\n")
         subprocess.run([py, "-m", "kb", "init"], env=env, cwd=REPO, check=True, capture_output=True)
         cases = {
             "python -c pass": [py, "-c", "pass"],
             "import typer, rich": [py, "-c", "import typer, rich"],
+            LIBS: [py, "-c", LIBS],
             "perfkb --help": [py, "-m", "kb", "--help"],
             "perfkb search shmdt": [py, "-m", "kb", "search", "shmdt"],
             "perfkb analyze, 1-line file": [py, "-m", "kb", "analyze", "--json", str(tiny)],
@@ -86,7 +100,7 @@ def run(full: bool) -> list[Figure]:
             ratio=ratio(wall[name], wall[floor]),
             extra={"runs": reps, "cpu_ms": round(cpu[name] * 1000, 1)},
         )
-        for name in (floor, tr)
+        for name in (floor, tr, LIBS)
     ]
     for name in ("perfkb --help", "perfkb search shmdt"):
         for metric, figs in (("wall", wall), ("CPU", cpu)):
@@ -106,9 +120,25 @@ def run(full: bool) -> list[Figure]:
                     extra={
                         "runs": reps,
                         "vs_python_floor": ratio(figs[name], figs[floor]),
+                        "vs_search_libraries": ratio(figs[name], figs[LIBS]),
                     },
                 )
             )
+    # search beside what it cannot start without (no target: the share that is perfkb's own)
+    figures.append(
+        Figure(
+            bench=BENCH,
+            case="perfkb search shmdt",
+            metric="CPU, median",
+            value=round(cpu["perfkb search shmdt"] * 1000, 1),
+            unit="ms",
+            reference="its libraries (LIBS)",
+            ref_value=round(cpu[LIBS] * 1000, 1),
+            ratio=ratio(cpu["perfkb search shmdt"], cpu[LIBS]),
+            note=LIBS,
+            extra={"runs": reps},
+        )
+    )
     name = "perfkb analyze, 1-line file"
     for metric, figs in (("wall", wall), ("CPU", cpu)):
         figures.append(

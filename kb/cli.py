@@ -7,15 +7,11 @@ one line on stderr and a non-zero exit. Set PERFKB_DEBUG=1 to see a traceback fo
 from __future__ import annotations
 
 import functools
-import getpass
 import importlib.util
-import json
 import os
 import re
-import shlex
 import subprocess
 import sys
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -33,9 +29,10 @@ import kb
 from kb.plugins import register_commands
 
 # Everything else (the store and whoosh, pydantic models and settings, the parsers, rich's
-# tables and progress bars) is imported by the commands that use it: `perfkb --help` and
-# `perfkb search` are typed dozens of times a day, and importing the whole application up front
-# cost 10x the interpreter's own start-up (issue #19). tests/test_startup.py keeps it so.
+# tables and progress bars; even json, tempfile, shlex, getpass) is imported by the commands
+# that use it: `perfkb --help` and `perfkb search` are typed dozens of times a day, and
+# importing the whole application up front cost 10x the interpreter's own start-up (issue #19).
+# tests/test_startup.py keeps it so.
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress
@@ -72,6 +69,10 @@ app = typer.Typer(
     "match pasted evidence (tkprof, truss, strace, mpstat, vmstat, iostat, sar, pidstat, prstat, "
     "stacks, DTrace, wait tables).",
     no_args_is_help=True,
+    # Plain click help, not typer's rich panels: typer.rich_utils imports rich.markdown,
+    # markdown_it, pygments and rich.traceback (~35 ms, most of what `import typer, rich` costs)
+    # for boxes around the same text, on every `perfkb --help` (issue #19).
+    rich_markup_mode=None,
     pretty_exceptions_enable=False,
     add_completion=False,
 )
@@ -217,6 +218,8 @@ def _store() -> Store:
 
 
 def _user() -> str:
+    import getpass
+
     name = os.environ.get("PERFKB_USER")
     if not name:
         try:
@@ -227,6 +230,8 @@ def _user() -> str:
 
 
 def _print_json(data: Any) -> None:
+    import json
+
     typer.echo(json.dumps(data, ensure_ascii=False, indent=None, default=str))
 
 
@@ -494,6 +499,8 @@ def add(
 
 
 def _editor() -> list[str]:
+    import shlex
+
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
     try:
         return shlex.split(editor)
@@ -504,6 +511,8 @@ def _editor() -> list[str]:
 @command()
 def edit(entry_id: str = typer.Argument(..., metavar="ID")) -> None:
     """Edit an entry in $EDITOR as YAML; it is validated before it is saved."""
+    import tempfile
+
     from kb.entry_yaml import EntryFileError, dump_entry, load_entry
     from kb.store import EntryNotFound, StoreError
 

@@ -144,7 +144,10 @@ class RuleBook(_Strict):
 @lru_cache(maxsize=4)
 def load_rules(path: Path = RULES_PATH) -> RuleBook:
     """The triage rules, validated once (a broken rules file fails loudly at start, in tests)."""
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    # libyaml's parser when PyYAML has it, as kb/entry_yaml.py reads entries: the pure-Python
+    # one took ~40 ms of every `perfkb analyze` for this one file (issue #19); same documents.
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    data = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
     if isinstance(data, dict) and isinstance(data.get("baseline"), dict):
         data["baseline"].setdefault("sources", ["text"])
     return RuleBook.model_validate(data)

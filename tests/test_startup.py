@@ -57,6 +57,38 @@ def test_help_imports_neither_the_parsers_nor_numpy_whoosh_slack_or_pydantic(tmp
     assert [m for m in ("kb.store", "kb.matcher", "kb.models", "kb.index") if m in modules] == []
 
 
+def test_help_is_plain_text_without_typers_rich_formatter_or_importlib_metadata(tmp_path):
+    """typer.rich_utils (rich.markdown, markdown_it, pygments, rich.traceback) and
+    importlib.metadata were a third of `perfkb --help`; the help is click's plain text and the
+    plugins are found by reading entry_points.txt (kb/plugins.py)."""
+    modules, stdout = _modules(tmp_path, "--help")
+    assert _loaded(modules, "markdown_it", "pygments") == []
+    assert [
+        m for m in ("typer.rich_utils", "rich.markdown", "rich.traceback") if m in modules
+    ] == []
+    assert "importlib.metadata" not in modules
+    assert "bot.plugin" in modules  # the plugin was still found and asked for its commands
+    assert "╭" not in stdout  # no rich panel
+
+
+def test_help_lists_every_command_and_every_option(tmp_path):
+    """The plain help still names everything: each command the app has (plugins included) in
+    `perfkb --help`, and each option of a command in `perfkb COMMAND --help`."""
+    from typer.main import get_command
+
+    from kb.cli import app
+
+    group = get_command(app)
+    _, stdout = _modules(tmp_path, "--help")
+    listed = {line.split()[0] for line in stdout.split("Commands:")[1].splitlines() if line.strip()}
+    assert listed == set(group.commands)
+    assert "--data-dir" in stdout
+    for name in ("search", "analyze", "import"):
+        _, text = _modules(tmp_path, name, "--help")
+        options = [o for p in group.commands[name].params for o in p.opts if o.startswith("-")]
+        assert options and all(option in text for option in options), (name, options)
+
+
 def test_search_imports_neither_the_parsers_nor_numpy_nor_slack(tmp_path):
     modules, stdout = _modules(tmp_path, "search", "shmdt")
     assert "kb.store" in modules  # it did search the store
@@ -73,3 +105,31 @@ def test_analyze_still_loads_what_it_needs_and_answers(tmp_path):
     result = json.loads(stdout)
     assert [b["format"] for b in result["blocks"]] == ["truss"]
     assert "ingest.parsers" in modules and "kb.matcher" in modules
+
+
+def test_analyze_json_loads_neither_rich_nor_the_web_stack_nor_slack(tmp_path):
+    """A JSON answer renders nothing: no rich, no markdown, no web framework, no Slack. (The
+    first analysis in a new data directory loads the starter entries and says so on stderr with
+    rich, so the KB is made first, as the benchmark does.)"""
+    capture = tmp_path / "one.txt"
+    capture.write_text("15697: 1.5426 1.0901 0.0000 pollsys(0x10041CDA8, 2, 0x0, 0x0) = 1\n")
+    _modules(tmp_path, "init")
+    modules, stdout = _modules(tmp_path, "analyze", "--json", str(capture))
+    assert json.loads(stdout)["blocks"]
+    heavy = ("rich", "markdown_it", "pygments", "fastapi", "starlette", "uvicorn", "jinja2")
+    assert _loaded(modules, *heavy, "slack_bolt", "slack_sdk") == []
+
+
+def test_the_triage_rules_read_the_same_with_libyaml_as_with_pure_python():
+    """kb/triage.py reads its rules with libyaml's parser when PyYAML has it (~40 ms less per
+    `perfkb analyze`); the validated rule book must be the one the pure-Python loader gives."""
+    import yaml
+
+    from kb import triage
+
+    text = triage.RULES_PATH.read_text(encoding="utf-8")
+    data = yaml.load(text, Loader=yaml.SafeLoader)
+    data["baseline"].setdefault("sources", ["text"])
+    triage.load_rules.cache_clear()
+    assert triage.load_rules() == triage.RuleBook.model_validate(data)
+    assert len(triage.load_rules().rules) > 10

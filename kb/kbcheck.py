@@ -94,6 +94,7 @@ TRACER = re.compile(
 BOUND = re.compile(
     r"\btimeout\s+(?:-s\s+\w+\s+)?\d"  # timeout 10 strace ...
     r"|--\s*sleep\s+\d"  # perf record ... -- sleep 10
+    r"|&\s*sleep\s+\d+\s*;\s*kill\b"  # strace -c -p PID & sleep 15; kill -INT $!
     r"|\b(?:lockstat|plockstat)\b[^|;]*(?:\bsleep\s+\d|-e\s*\d)"  # lockstat ... sleep 5
     r"|\btick-\d+\w*\s*\{[^}]*\bexit\s*\("  # dtrace tick-10s { exit(0); }
     r"|\binterval:s:\d+\s*\{[^}]*\bexit\s*\("  # bpftrace interval:s:10 { exit(); }

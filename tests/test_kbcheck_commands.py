@@ -136,6 +136,7 @@ def test_system_wide_samplers_are_not_intrusive() -> None:
     ("bad", "good"),
     [
         ("strace -c -f -p PID   # Ctrl-C after 10-20 s", "timeout -s INT 15 strace -c -f -p PID"),
+        ("truss -c -f -p PID", "truss -c -f -p PID & sleep 15; kill -INT $!"),
         ("truss -f -d -p PID", "timeout -s INT 10 truss -f -d -p PID"),
         ("perf top -p PID", "perf record -g -p PID -- sleep 10"),
         ("perf record -a -g", "perf record -a -g -- sleep 10"),
@@ -159,7 +160,9 @@ def test_a_tracer_bounds_its_own_run_time(bad: str, good: str) -> None:
 def test_the_triage_rules_are_checked_too(tmp_path: Path) -> None:
     rules = (ROOT / "kb" / "rules" / "triage.yaml").read_text(encoding="utf-8")
     assert check_triage() == []
-    broken = rules.replace('"timeout -s INT 15 truss -c -f -p {pid}"', '"truss -c -f -p {pid}"', 1)
+    broken = rules.replace(
+        '"truss -c -f -p {pid} & sleep 15; kill -INT $!"', '"truss -c -f -p {pid}"', 1
+    )
     broken = broken.replace(
         "order by 2 desc) where rownum <= 10;", "order by 2 desc fetch first 10 rows only;", 1
     )

@@ -479,7 +479,16 @@ def parse_versions(text: str) -> list[dict[str, Any]]:
                 Version(v)
             except InvalidVersion:
                 raise ValueError(f"line {n}: '{v}' is not a version") from None
-        out.append({"product": product, "introduced": introduced, "note": note, **lists})
+        item: dict[str, Any] = {
+            "product": product,
+            "introduced": introduced,
+            "fixed": lists["fixed"],
+        }
+        if lists["observed_fixed"]:
+            item["observed_fixed"] = lists["observed_fixed"]
+        if note:
+            item["note"] = note
+        out.append(item)
     return out
 
 

@@ -193,3 +193,27 @@ def test_long_fields_continue_in_more_inputs_and_come_back_whole():
     back, errors = entry_from_view({**view, "state": {"values": initial_state(view)}}, "x")
     assert errors == {} and back is not None
     assert comparable(back) == comparable(entry)
+
+
+def test_an_entry_too_large_for_a_modal_is_sent_to_the_web_editor(bot: Harness):
+    """A single line longer than a Slack input cannot be split without changing it: the modal
+    says so and links the web editor instead of opening a form that would cut it."""
+    data = {
+        "id": "one-very-long-line",
+        "title": "An entry whose symptom is one 3,500-character line",
+        "symptom": "word " * 700,
+        "root_cause": "r",
+        "fix": "f",
+        "platforms": ["linux"],
+    }
+    data["symptom"] = data["symptom"].strip()
+    bot.store.add(validate_entry(data), author="test")
+    assert slash(bot, "edit one-very-long-line").status_code == 200
+    calls = bot.stub.wait_for(
+        "views.open", lambda c: "one-very-long-line/edit" in str(c.body["view"].get("blocks"))
+    )
+    view = calls[-1].body["view"]
+    assert "submit" not in view
+    text = view["blocks"][0]["text"]["text"]
+    assert "cannot be edited in Slack" in text
+    assert "http://kb.test/entries/one-very-long-line/edit" in text

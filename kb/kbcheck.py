@@ -56,6 +56,10 @@ NEEDS_VERSION: tuple[tuple[str, re.Pattern[str], str, str], ...] = (
     ("any", re.compile(r"\bv\$sql_(?:plan_)?monitor\b", re.I), "11.1", "SQL Monitor views"),
     ("any", re.compile(r"\bsecurefile\b", re.I), "11.1", "SecureFiles"),
     ("linux", re.compile(r"/proc/pressure\b"), "4.20", "PSI (/proc/pressure, Linux 4.20)"),
+    ("linux", re.compile(r"\bperf\s+sched\b"), "2.6.32", "perf sched (Linux 2.6.32)"),
+    ("linux", re.compile(r"\bperf\s+trace\b"), "3.7", "perf trace (Linux 3.7)"),
+    ("solaris", re.compile(r"\b(?:dtrace|intrstat|plockstat)\b"), "10", "DTrace (Solaris 10)"),
+    ("solaris", re.compile(r"\bzpool\b|\bzfs\s"), "10", "ZFS (Solaris 10 6/06)"),
     ("linux", re.compile(r"\bbpftrace\b"), "4.9", "bpftrace (eBPF, Linux 4.9)"),
     ("solaris", re.compile(r"\bipadm\b"), "11", "ipadm (Solaris 11; ndd on 10)"),
 )

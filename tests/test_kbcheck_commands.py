@@ -49,6 +49,9 @@ def cmd(command: str, platform: str = "any", **kw: object) -> NextCommand:
             "4.9",
         ),
         ("ipadm show-prop -p smallest_anon_port tcp", "solaris", "11"),
+        ("dtrace -n 'syscall::read:entry { @ = count(); } tick-5s { exit(0); }'", "solaris", "10"),
+        ("zpool iostat -v 5 3", "solaris", "10"),
+        ("timeout 15 perf sched record -a -- sleep 10", "linux", "2.6.32"),
     ],
 )
 def test_a_feature_of_a_later_release_needs_min_version(
@@ -64,6 +67,8 @@ def test_a_feature_of_a_later_release_needs_min_version(
         "4.20": "4.19",
         "4.9": "4.4",
         "11": "10",
+        "10": "9",
+        "2.6.32": "2.6.31",
     }[needed]
     assert any(
         f"at least {needed}" in p

@@ -113,10 +113,20 @@ def _code(command: str) -> str:
     )
 
 
+# SQL trace switched on for a session, and switched off again.
+SQL_TRACE_ON = re.compile(
+    r"\bsession_trace_enable\b|\bset_ev\b|set\s+events\s+'10046[^']*level\s*\d", re.I
+)
+SQL_TRACE_OFF = re.compile(r"\bsession_trace_disable\b|10046[^']*\boff\b", re.I)
+
+
 def unbounded_tracer(command: str) -> bool:
     """A tracer that runs until someone stops it: no timeout, sleep, tick/interval exit or
-    packet count. A tracer left attached overnight is an incident of its own."""
+    packet count; or SQL trace switched on and never off (a busy session fills the trace
+    directory). A tracer left attached overnight is an incident of its own."""
     code = _code(command)
+    if SQL_TRACE_ON.search(code) and not SQL_TRACE_OFF.search(code):
+        return True
     return bool(TRACER.search(code)) and not BOUND.search(code)
 
 
@@ -139,7 +149,7 @@ def command_problems(c: NextCommand) -> list[str]:
     for rx, licence in NEEDS_LICENCE:
         if rx.search(code) and not (licence.lower() in c.licence.lower() and c.free_alternative):
             out.append(f"needs the {licence}: set licence and a free_alternative")
-    if INTRUSIVE.search(code) and not c.intrusive:
+    if (INTRUSIVE.search(code) or SQL_TRACE_ON.search(code)) and not c.intrusive:
         out.append("stops or slows the process it looks at: set intrusive and intrusive_why")
     if unbounded_tracer(c.command):
         out.append("a tracer without a time bound (timeout N, -- sleep N, tick-Ns { exit(0); })")

@@ -155,6 +155,20 @@ def test_system_wide_samplers_are_not_intrusive() -> None:
         ),
         ("tcpdump -i any port 1521", "tcpdump -i any -c 1000 port 1521"),
         ("lockstat -C", "lockstat -C -s 10 sleep 10"),
+        (
+            SQL.format("exec dbms_monitor.session_trace_enable(session_id => 42, waits => true)"),
+            SQL.format(
+                "exec dbms_monitor.session_trace_enable(session_id => 42, waits => true)\n"
+                "host sleep 60\nexec dbms_monitor.session_trace_disable(session_id => 42)"
+            ),
+        ),
+        (
+            SQL.format("alter session set events '10046 trace name context forever, level 12';"),
+            SQL.format(
+                "alter session set events '10046 trace name context forever, level 12';\n"
+                "@batch.sql\nalter session set events '10046 trace name context off';"
+            ),
+        ),
     ],
 )
 def test_a_tracer_bounds_its_own_run_time(bad: str, good: str) -> None:

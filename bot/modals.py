@@ -30,10 +30,8 @@ EDIT_CALLBACK = "edit_entry"
 ANALYZE_CALLBACK = "analyze_paste"
 ACTION = "value"
 
-# Entry fields, in the modal's order, and how each is typed: prose, line lists, YAML lists.
-PROSE = ("symptom", "root_cause", "fix")
-YAML_FIELDS = ("differential", "next_commands", "signatures")
-LINE_FIELDS = ("versions", "references")
+PROSE = ("symptom", "root_cause", "fix")  # text, continued in more inputs at line ends
+YAML_FIELDS = ("differential", "next_commands", "signatures")  # entry_yaml's YAML, split by item
 # Entry field (first part of a validation error path) -> the modal field that holds it.
 FIELD_BLOCK = {
     "id": "entry_id",
@@ -270,7 +268,8 @@ def entry_view(
                 hint="Lowercase words joined by dashes. Leave empty to derive it from the title.",
             )
         )
-    for name, label in (("symptom", "Symptom"), ("root_cause", "Root cause"), ("fix", "Fix")):
+    for name in PROSE:
+        label = name.replace("_", " ").capitalize()
         blocks += _text_parts(name, label, getattr(e, name) if e else "", optional=False)
     blocks += _yaml_parts("differential", "Differential (YAML)", e, DIFFERENTIAL_HINT)
     blocks += _text_parts(

@@ -22,7 +22,7 @@ from slack_sdk.http_retry.builtin_handlers import (
 from bot import commands, feedback, files, home, messages, shortcuts
 from bot.common import CONTEXT_KEY, BotDeps, ack_now, log, redact
 from bot.events import EventLog
-from bot.modals import ADD_CALLBACK, ANALYZE_CALLBACK
+from bot.modals import ADD_CALLBACK, ANALYZE_CALLBACK, EDIT_CALLBACK
 from kb.settings import Settings
 
 if TYPE_CHECKING:
@@ -69,6 +69,7 @@ def register(app: App) -> None:
     app.view(ANALYZE_CALLBACK)(ack=commands.ack_analyze, lazy=[commands.run_analyze])
     app.shortcut(shortcuts.SHORTCUT_CALLBACK)(ack=ack_now, lazy=[shortcuts.open_add_from_message])
     app.view(ADD_CALLBACK)(ack=shortcuts.ack_add_entry, lazy=[shortcuts.create_entry])
+    app.view(EDIT_CALLBACK)(ack=shortcuts.ack_edit_entry, lazy=[shortcuts.save_edit])
     app.action(feedback.FEEDBACK_ACTION)(ack=ack_now, lazy=[feedback.record_feedback])
     app.error(on_error)
 

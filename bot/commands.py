@@ -1,4 +1,4 @@
-"""`/perfkb search QUERY | show ID | analyze | add | help`, and the analyze modal's submission.
+"""`/perfkb search QUERY | show ID | analyze | add | edit ID | help`, and the analyze modal's submission.
 
 The ack answers what needs no work (help, usage errors); searches and modals happen in the lazy
 listener so the 3-second ack always holds.
@@ -13,11 +13,20 @@ from slack_sdk import WebClient
 
 from bot import escape
 from bot.common import analyze, deps, log, post, redact, reply_analysis, report_failure
-from bot.modals import ANALYZE_CALLBACK, Origin, add_entry_view, analyze_view, field
-from bot.render import has_evidence, render_entry, render_help, render_search
+from bot.modals import (
+    ANALYZE_CALLBACK,
+    Origin,
+    TooLarge,
+    add_entry_view,
+    analyze_view,
+    edit_entry_view,
+    field,
+    too_large_view,
+)
+from bot.render import entry_url, has_evidence, render_entry, render_help, render_search
 from kb.store import EntryNotFound, StoreError
 
-SUBCOMMANDS = ("search", "show", "analyze", "add", "help")
+SUBCOMMANDS = ("search", "show", "analyze", "add", "edit", "help")
 _ENTRY_LINK = re.compile(r"/entries/([a-z0-9][a-z0-9-]{0,99})/?>?$")
 __all__ = ["ANALYZE_CALLBACK", "ack_command", "run_command", "ack_analyze", "run_analyze"]
 
@@ -35,15 +44,17 @@ def ack_command(ack: Any, command: dict[str, Any]) -> None:
         ack(**render_help(f"`{escape.code(sub, 40)}` is not a perfkb command.").model_dump())
     elif sub == "search" and not rest:
         ack(text="Give a query: `/perfkb search shmdt platform:solaris`")
-    elif sub == "show" and not rest:
-        ack(text="Give an entry id: `/perfkb show numa-shmdt-disconnect-storm`")
+    elif sub in ("show", "edit") and not rest:
+        ack(text=f"Give an entry id: `/perfkb {sub} numa-shmdt-disconnect-storm`")
     else:
         ack()
 
 
 def run_command(command: dict[str, Any], client: WebClient, respond: Any, context: Any) -> None:
     sub, rest = split(command.get("text"))
-    if sub not in ("search", "show", "analyze", "add") or (sub in ("search", "show") and not rest):
+    if sub not in ("search", "show", "analyze", "add", "edit") or (
+        sub in ("search", "show", "edit") and not rest
+    ):
         return  # answered by the ack
     d = deps(context)
     origin = Origin(channel=command.get("channel_id", ""))
@@ -58,6 +69,8 @@ def run_command(command: dict[str, Any], client: WebClient, respond: Any, contex
             respond(text=message.text, blocks=message.blocks, response_type="ephemeral")
         elif sub == "show":
             show(rest, respond, d)
+        elif sub == "edit":
+            edit(rest, command, client, respond, d, origin)
         elif sub == "analyze":
             client.views_open(trigger_id=command["trigger_id"], view=analyze_view(origin))
         else:
@@ -89,6 +102,30 @@ def show(words: str, respond: Any, d: Any) -> None:
         return
     message = render_entry(entry, d.settings.base_url)
     respond(text=message.text, blocks=message.blocks, response_type="ephemeral")
+
+
+def edit(
+    words: str, command: dict[str, Any], client: WebClient, respond: Any, d: Any, origin: Origin
+) -> None:
+    """Open the edit modal on the entry's current revision (or say where to edit it when it
+    does not fit a Slack modal)."""
+    entry_id = entry_id_of(words)
+    try:
+        entry = d.store.get(entry_id)
+        rev = d.store.current_rev(entry_id)
+    except EntryNotFound:
+        respond(
+            text=f"No entry `{escape.code(entry_id, 100)}`. Try `/perfkb search` to find its id.",
+            response_type="ephemeral",
+        )
+        return
+    try:
+        view = edit_entry_view(entry, rev=rev, origin=origin)
+    except TooLarge as exc:
+        view = too_large_view(
+            entry.id, entry_url(d.settings.base_url, entry.id) + "/edit", str(exc)
+        )
+    client.views_open(trigger_id=command["trigger_id"], view=view)
 
 
 def ack_analyze(ack: Any, view: dict[str, Any]) -> None:

@@ -326,6 +326,7 @@ HELP = (
     "•  `/perfkb show ID`: one entry's symptom, cause, fix and commands.\n"
     "•  `/perfkb analyze`: paste evidence into a form; the analysis comes back in a DM.\n"
     "•  `/perfkb add`: write up a new incident.\n"
+    "•  `/perfkb edit ID`: change an entry (every field, in a form).\n"
     "•  Message menu ⋮ → *Add to knowledge base*: an entry prefilled from a thread's evidence.\n"
     "•  *Right cause* / *Wrong cause* under a suggestion improve the ranking."
 )

@@ -21,6 +21,7 @@ from bot.modals import (
     Origin,
     add_entry_view,
     clip_lines,
+    comparable,
     entry_from_view,
     field,
     origin_of,
@@ -143,3 +144,55 @@ def create_entry(
     if in_thread and post(client, channel=origin.channel, thread_ts=origin.thread_ts, text=text):
         return
     post(client, channel=user, text=text)
+
+
+def ack_edit_entry(ack: Any, body: dict[str, Any], view: dict[str, Any], context: Any) -> None:
+    """Validate an edit in the ack, like an addition; a save by someone else since the modal
+    opened is shown too, so nobody overwrites a change they never saw."""
+    d = deps(context)
+    entry, errors = entry_from_view(view, author_of(body))
+    origin = origin_of(view)
+    if entry is not None:
+        try:
+            current = d.store.current_rev(entry.id)
+        except EntryNotFound:
+            current = None
+        if current is None:
+            errors = {"title": f"Entry '{entry.id}' was deleted since you opened it."}
+        elif origin.rev and current != origin.rev:
+            errors = {
+                "title": f"Someone saved '{entry.id}' since you opened it (revision {current}, "
+                f"you edited {origin.rev}); close this form and edit again."
+            }
+    if errors:
+        ack(response_action="errors", errors=errors)
+        return
+    ack()
+
+
+def save_edit(body: dict[str, Any], view: dict[str, Any], client: WebClient, context: Any) -> None:
+    """Lazy listener of an edit: save the new revision (none when nothing changed), then tell
+    the editor with a link."""
+    d = deps(context)
+    author = author_of(body)
+    user = (body.get("user") or {}).get("id", "")
+    origin = origin_of(view)
+    entry, _ = entry_from_view(view, author)
+    if entry is None:  # the ack refused it already
+        return
+    try:
+        old = d.store.get(entry.id)
+        if comparable(old) == comparable(entry):
+            saved, verb = old, "left unchanged"
+        else:
+            saved = d.store.update(entry, author=author, expected_rev=origin.rev or None)
+            verb = "edited"
+    except (StoreError, EntryNotFound) as exc:
+        post(client, channel=user, text=f"perfkb did not save the entry: {escape.text(exc)}")
+        return
+    except Exception as exc:
+        report_failure(client, "saving the entry", exc, user)
+        return
+    url = entry_url(d.settings.base_url, saved.id)
+    text = f"<@{user}> {verb} {link(url, saved.title)} (`{code(saved.id)}`)."
+    post(client, channel=origin.channel or user, text=text)

@@ -284,6 +284,19 @@ def dump_signatures(signatures: Sequence[Signature]) -> str:
     )
 
 
+def dump_items(name: str, entry: Entry, start: int = 0, stop: int | None = None) -> str:
+    """Items start..stop of one list field of an entry (`differential`, `affected_versions`,
+    `next_commands`, `signatures`) as the entry file writes them, for a form or a modal that
+    edits the field as text: the same YAML as the file, so an edit reads the same everywhere
+    (a modal that splits a long list over several inputs writes each part with this)."""
+    items = entry_to_data(entry)[name][start:stop]
+    if not items:
+        return ""
+    return yaml.dump(
+        list(items), Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False
+    )
+
+
 def entry_filename(entry_id: str) -> str:
     return f"{entry_id}.yaml"
 
@@ -516,6 +529,16 @@ def load_fragment(text: str) -> Any:
     if _shares_nodes(data):
         raise EntryFileError("YAML aliases (*name) are not allowed here")
     _fix_condition(data)
+    return data
+
+
+def load_field(name: str, text: str) -> Any:
+    """A list field typed as YAML (what dump_field wrote, edited), read as load_fragment reads
+    it and with the entry file's text fields kept as written (`min_version: 12.1` stays the
+    text '12.1'). Raises EntryFileError."""
+    data = load_fragment(text)
+    if isinstance(data, list):
+        data = _fix_text_fields({name: data})[name]
     return data
 
 

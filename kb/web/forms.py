@@ -194,7 +194,9 @@ class EntryForm(BaseModel):
             symptom=entry.symptom,
             root_cause=entry.root_cause,
             fix=entry.fix,
-            differential="\n".join(f"{d.entry}: {d.check}" for d in entry.differential),
+            differential="\n".join(
+                f"{d.entry}: {d.check}".replace("\n", "\n  ") for d in entry.differential
+            ),
             versions=[
                 VersionRow(
                     product=v.product,
@@ -222,7 +224,7 @@ class EntryForm(BaseModel):
         for key, value in form.multi_items():
             m = _ROW.match(key)
             if m and isinstance(value, str):
-                rows[m[1]].setdefault(int(m[2]), {})[m[3]] = value.strip()
+                rows[m[1]].setdefault(int(m[2]), {})[m[3]] = _cell(value, m[3])
         versions = [
             VersionRow(**_known(VersionRow, r)) for _, r in sorted(rows["versions"].items())
         ]
@@ -285,12 +287,27 @@ class EntryForm(BaseModel):
         return data, problems
 
 
+def _cell(value: str, name: str) -> str:
+    """One cell of a row as typed (a textarea posts CRLF). A command written on several lines
+    (a here-document) keeps the line end it ends with, as the entry file holds it, so an entry
+    saved unchanged from the form is the entry it was."""
+    value = value.replace("\r\n", "\n")
+    text = value.strip()
+    if name == "command" and "\n" in text and value.rstrip(" \t").endswith("\n"):
+        return text + "\n"
+    return text
+
+
 def _differential(text: str) -> list[dict[str, str]]:
-    """'entry-or-name: the check that tells it apart', one per line; a line without a colon is
-    kept whole as the check, so validation names it rather than the form dropping it."""
-    out = []
+    """'entry-or-name: the check that tells it apart', one per line; an indented line continues
+    the check above it (a check written on several lines). A line without a colon is kept whole
+    as the check, so validation names it rather than the form dropping it."""
+    out: list[dict[str, str]] = []
     for line in text.splitlines():
         if not line.strip():
+            continue
+        if out and line[:1].isspace():
+            out[-1]["check"] += "\n" + line.removeprefix("  ")
             continue
         name, sep, check = line.partition(":")
         out.append(

@@ -35,12 +35,12 @@
       if (!last) return;
       var row = last.cloneNode(true);
       var n = table.children.length;
-      row.querySelectorAll("input, select").forEach(function (el) {
+      row.querySelectorAll("input, select, textarea").forEach(function (el) {
         el.name = el.name.replace(/-\d+-/, "-" + n + "-");
-        if (el.tagName === "INPUT") el.value = "";
+        if (el.tagName !== "SELECT") el.value = "";
       });
       table.appendChild(row);
-      var first = row.querySelector("input");
+      var first = row.querySelector("input, textarea");
       if (first) first.focus();
     }
   });

@@ -4,6 +4,7 @@ captures. A plain module so each test file says what it uses."""
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import time
@@ -118,14 +119,27 @@ def slowest_hostile_line(parser_type: type[Parser], prep: Sequence[str]) -> floa
     for prefix in HOSTILE_PREFIXES:
         for filler in HOSTILE_FILLERS:
             line = prefix + filler * (4000 // len(filler)) + "x"
-            start = time.process_time()
-            parser_type.start_score(line)
-            p = parser_type()
-            for earlier in prep:
-                p.feed(earlier)
-            p.feed(line)
-            p.finish(1, 2)
-            slowest = max(slowest, time.process_time() - start)
+            # with the cyclic GC off, and a slow line measured again (best of three): a
+            # backtracking regex is slow every time, while a full collection of the test
+            # process's heap (it once made waits take 0.1 s CPU in a mixed run at load 11) or
+            # another thread's burst is not
+            best = float("inf")
+            gc.disable()
+            try:
+                for _ in range(3):
+                    if best < 0.01:
+                        break
+                    start = time.process_time()
+                    parser_type.start_score(line)
+                    p = parser_type()
+                    for earlier in prep:
+                        p.feed(earlier)
+                    p.feed(line)
+                    p.finish(1, 2)
+                    best = min(best, time.process_time() - start)
+            finally:
+                gc.enable()
+            slowest = max(slowest, best)
     return slowest
 
 

@@ -20,7 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 SYSCALL_SOURCES = ("truss", "strace")
 EVENT_SOURCES = ("tkprof", "waits", "trace10046")
@@ -95,6 +95,13 @@ class FactSpec(BaseModel):
 CATALOGUE_PATH = Path(__file__).with_name("data") / "facts.yaml"
 
 
+@lru_cache(maxsize=1)
+def _catalogue() -> dict:
+    """ingest/data/facts.yaml as read (once: FACTS is built from it at import)."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built: 10x faster
+    return yaml.load(CATALOGUE_PATH.read_text(encoding="utf-8"), Loader=loader)
+
+
 def _specs() -> list[FactSpec]:
     """Every fact of the catalogue file, in its order (renderers list facts in this order). A
     family's `sources` and `keyed_by` are its facts' defaults; `sources` may name a source group
@@ -104,9 +111,8 @@ def _specs() -> list[FactSpec]:
         for name, value in globals().items()
         if name.endswith("_SOURCES") and isinstance(value, tuple)
     }
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built: 10x faster
-    data = yaml.load(CATALOGUE_PATH.read_text(encoding="utf-8"), Loader=loader)
-    out = []
+    data = _catalogue()
+    out: list[FactSpec] = []
     for family in data["families"]:
         defaults = {k: family[k] for k in ("sources", "keyed_by") if k in family}
         for row in family["facts"]:
@@ -222,3 +228,40 @@ HEADLINE: dict[str, tuple[str, ...]] = {
         "runq.ldavg_1_max",
     ),
 }
+
+
+class BarChart(BaseModel):
+    """A keyed fact the web page draws as bars by key for the blocks of some formats."""
+
+    fact: str
+    formats: tuple[str, ...]
+    caption: str
+
+    @property
+    def unit(self) -> str:
+        """The fact's unit as a chart writes it after a number: '41%', '12/s', '3 KiB/s'."""
+        unit = spec_of(self.fact).unit
+        return unit if not unit or unit == "%" or unit.startswith("/") else " " + unit
+
+
+class Finding(BaseModel):
+    """A fact a proposed signature may be built on, from the value at which it is a finding."""
+
+    fact: str
+    from_: float = Field(alias="from")
+
+
+def bar_charts(fmt: str) -> list[BarChart]:
+    """The catalogue's bar charts for a format's blocks, in the catalogue's order."""
+    return [c for c in _bar_charts() if fmt in c.formats]
+
+
+@lru_cache(maxsize=1)
+def _bar_charts() -> tuple[BarChart, ...]:
+    return tuple(BarChart.model_validate(c) for c in _catalogue().get("bar_charts", ()))
+
+
+@lru_cache(maxsize=1)
+def findings() -> tuple[Finding, ...]:
+    """The facts a signature proposed from an OS sampler block is built on, in order."""
+    return tuple(Finding.model_validate(f) for f in _catalogue().get("findings", ()))

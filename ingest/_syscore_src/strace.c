@@ -326,9 +326,10 @@ static Py_ssize_t strace_close(const unsigned char *s, Py_ssize_t from, Py_ssize
     return -1;
 }
 
-/* parser.<name> as a long long or a double; with `has`, None is allowed and *has says whether
- * the value was given (*out is then 0). Errors are left set for read_state to find. */
-static int attr_ll(PyObject *parser, const char *name, int *has, long long *out)
+/* parser.<name> as a long long (ll) or a double (d), whichever is given; with `has`, None is
+ * allowed and *has says whether a value was given (the number is then 0). Errors are left set
+ * for read_state to find. */
+static int attr_number(PyObject *parser, const char *name, int *has, long long *ll, double *d)
 {
     PyObject *v = PyObject_GetAttrString(parser, name);
     if (v == NULL)
@@ -336,20 +337,11 @@ static int attr_ll(PyObject *parser, const char *name, int *has, long long *out)
     int given = v != Py_None;
     if (has != NULL)
         *has = given;
-    *out = has == NULL || given ? PyLong_AsLongLong(v) : 0;
-    Py_DECREF(v);
-    return 0;
-}
-
-static int attr_double(PyObject *parser, const char *name, int *has, double *out)
-{
-    PyObject *v = PyObject_GetAttrString(parser, name);
-    if (v == NULL)
-        return -1;
-    int given = v != Py_None;
-    if (has != NULL)
-        *has = given;
-    *out = has == NULL || given ? PyFloat_AsDouble(v) : 0.0;
+    int convert = has == NULL || given;
+    if (ll != NULL)
+        *ll = convert ? PyLong_AsLongLong(v) : 0;
+    if (d != NULL)
+        *d = convert ? PyFloat_AsDouble(v) : 0.0;
     Py_DECREF(v);
     return 0;
 }
@@ -366,8 +358,8 @@ static int attr_truth(PyObject *parser, const char *name, int *out)
 
 static int read_state(PyObject *parser, StraceState *st, long long *n, PyObject **unfinished)
 {
-    if (attr_ll(parser, "_n", NULL, n) < 0 ||
-        attr_ll(parser, "_main_pid", &st->has_main, &st->main_pid) < 0)
+    if (attr_number(parser, "_n", NULL, n, NULL) < 0 ||
+        attr_number(parser, "_main_pid", &st->has_main, &st->main_pid, NULL) < 0)
         return -1;
     PyObject *v = PyObject_GetAttrString(parser, "_hm");
     if (v == NULL)
@@ -381,11 +373,11 @@ static int read_state(PyObject *parser, StraceState *st, long long *n, PyObject 
     memcpy(st->hm, hm, hn);
     st->hm_n = (int)hn;
     Py_DECREF(v);
-    if (attr_ll(parser, "_hm_s", NULL, &st->hm_s) < 0 ||
-        attr_double(parser, "_day", NULL, &st->day) < 0 ||
-        attr_double(parser, "_clock", NULL, &st->clock) < 0 ||
-        attr_double(parser, "_last_clock", &st->has_last_clock, &st->last_clock) < 0 ||
-        attr_ll(parser, "_epoch", &st->has_epoch, &st->epoch) < 0 ||
+    if (attr_number(parser, "_hm_s", NULL, &st->hm_s, NULL) < 0 ||
+        attr_number(parser, "_day", NULL, NULL, &st->day) < 0 ||
+        attr_number(parser, "_clock", NULL, NULL, &st->clock) < 0 ||
+        attr_number(parser, "_last_clock", &st->has_last_clock, NULL, &st->last_clock) < 0 ||
+        attr_number(parser, "_epoch", &st->has_epoch, &st->epoch, NULL) < 0 ||
         attr_truth(parser, "_decided", &st->decided) < 0 ||
         attr_truth(parser, "_any_dur", &st->any_dur) < 0)
         return -1;

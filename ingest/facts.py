@@ -16,10 +16,11 @@ are its facts' defaults), so adding a fact is adding a row there.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
-import yaml
 from pydantic import BaseModel, Field, model_validator
 
 SYSCALL_SOURCES = ("truss", "strace")
@@ -97,7 +98,9 @@ CATALOGUE_PATH = Path(__file__).with_name("data") / "facts.yaml"
 
 @lru_cache(maxsize=1)
 def _catalogue() -> dict:
-    """ingest/data/facts.yaml as read (once: FACTS is built from it at import)."""
+    """ingest/data/facts.yaml as read, once, when a fact is first looked up."""
+    import yaml  # here, not at import: `perfkb search` imports this module but reads no fact
+
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built: 10x faster
     return yaml.load(CATALOGUE_PATH.read_text(encoding="utf-8"), Loader=loader)
 
@@ -155,7 +158,38 @@ def _all_specs() -> list[FactSpec]:
     return out
 
 
-FACTS: dict[str, FactSpec] = {s.name: s for s in _all_specs()}
+class _Catalogue(Mapping[str, FactSpec]):
+    """FACTS: name -> FactSpec, in catalogue order, read from the catalogue file when first
+    used. Importing this module reads nothing, so a command that names no fact (`perfkb search`
+    loads kb.signatures for its models) starts without a YAML parser."""
+
+    __slots__ = ("_facts",)
+
+    def __init__(self) -> None:
+        self._facts: dict[str, FactSpec] | None = None
+
+    def _load(self) -> dict[str, FactSpec]:
+        if self._facts is None:
+            self._facts = {s.name: s for s in _all_specs()}
+        return self._facts
+
+    def __getitem__(self, name: str) -> FactSpec:
+        return (self._facts or self._load())[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in (self._facts or self._load())
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return (self._facts or self._load()).get(name, default)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._facts or self._load())
+
+    def __len__(self) -> int:
+        return len(self._facts or self._load())
+
+
+FACTS: Mapping[str, FactSpec] = _Catalogue()
 
 
 @lru_cache(maxsize=4096)

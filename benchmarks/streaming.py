@@ -104,6 +104,82 @@ def _median(runs: list[Timed]) -> Timed:
     return runs[len(runs) // 2]
 
 
+@dataclass
+class Measured:
+    """One capture's medians (perfkb, grep, wc, the Python floor) and its size: the figures
+    every streaming case reports are built here, once."""
+
+    case: str
+    mb: float
+    p: Timed
+    g: Timed
+    w: Timed
+    fl: Timed
+
+    def throughput(self, note: str, extra: dict, target: bool = True) -> Figure:
+        mbps, ref = self.mb / self.p.wall, self.mb / self.g.wall
+        goal = {"target": f"≥ {TARGET_MBPS:g} MB/s", "met": mbps >= TARGET_MBPS} if target else {}
+        return Figure(
+            bench=BENCH,
+            case=self.case,
+            metric="throughput (wall)",
+            value=round(mbps, 2),
+            unit="MB/s",
+            reference="grep -cE",
+            ref_value=round(ref, 2),
+            ratio=ratio(mbps, ref),
+            note=note,
+            extra=extra,
+            **goal,
+        )
+
+    def wall_vs(self, metric: str, reference: str, ref: Timed, **more) -> Figure:
+        """perfkb's wall time beside a reference command's (`more`: target, met, note)."""
+        return Figure(
+            bench=BENCH,
+            case=self.case,
+            metric=metric,
+            value=round(self.p.wall, 3),
+            unit="s",
+            reference=reference,
+            ref_value=round(ref.wall, 3),
+            ratio=ratio(self.p.wall, ref.wall),
+            **more,
+        )
+
+    def floor(self, note: str = "") -> Figure:
+        return self.wall_vs(
+            "time vs Python floor (wall)", "python: re.match per line", self.fl, note=note
+        )
+
+    def cpu_vs_grep(self) -> Figure:
+        return Figure(
+            bench=BENCH,
+            case=self.case,
+            metric="CPU time vs grep -cE",
+            value=round(self.p.cpu, 3),
+            unit="s",
+            reference="grep -cE",
+            ref_value=round(self.g.cpu, 3),
+            ratio=ratio(self.p.cpu, self.g.cpu),
+            note="user+sys: less sensitive to other load on the machine",
+        )
+
+    def rss(self) -> Figure:
+        return Figure(
+            bench=BENCH,
+            case=self.case,
+            metric="peak RSS",
+            value=round(self.p.maxrss_mb, 1),
+            unit="MB",
+            reference="grep -cE",
+            ref_value=round(self.g.maxrss_mb, 1),
+            ratio=ratio(self.p.maxrss_mb, self.g.maxrss_mb),
+            target=f"≤ {TARGET_RSS_MB:g} MB",
+            met=self.p.maxrss_mb <= TARGET_RSS_MB,
+        )
+
+
 def measure_file(
     path: Path, exp: Expected | None, data_dir: Path, reps: int, grep_re: str | None = None
 ) -> tuple[Timed, Timed, Timed, Timed, dict, float]:
@@ -182,45 +258,20 @@ def os_table_figures(
             **({"data_dir": data_root} if data_root else {}),
         )
         p, g, w, fl, facts, _ = measure_file(path, None, data_dir, 1, gen_os_tables.GREP_RE[kind])
-        mb = exp.bytes / MB
-        case = f"{kind} {size}"
+        m = Measured(f"{kind} {size}", exp.bytes / MB, p, g, w, fl)
         problem = _check_os_table(exp, facts)
-        figures += [
-            Figure(
-                bench=BENCH,
-                case=case,
-                metric="throughput (wall)",
-                value=round(mb / p.wall, 2),
-                unit="MB/s",
-                reference="grep -cE",
-                ref_value=round(mb / g.wall, 2),
-                ratio=ratio(mb / p.wall, mb / g.wall),
-                note=problem,
-                extra={
-                    "lines": exp.lines,
-                    "bytes": exp.bytes,
-                    "samples": exp.samples,
-                    "perfkb_wall_s": round(p.wall, 3),
-                    "perfkb_cpu_s": round(p.cpu, 3),
-                    "grep_wall_s": round(g.wall, 3),
-                    "wc_wall_s": round(w.wall, 3),
-                    "python_floor_wall_s": round(fl.wall, 3),
-                    "counts_match": not problem,
-                },
-            ),
-            Figure(
-                bench=BENCH,
-                case=case,
-                metric="peak RSS",
-                value=round(p.maxrss_mb, 1),
-                unit="MB",
-                reference="grep -cE",
-                ref_value=round(g.maxrss_mb, 1),
-                ratio=ratio(p.maxrss_mb, g.maxrss_mb),
-                target=f"≤ {TARGET_RSS_MB:g} MB",
-                met=p.maxrss_mb <= TARGET_RSS_MB,
-            ),
-        ]
+        extra = {
+            "lines": exp.lines,
+            "bytes": exp.bytes,
+            "samples": exp.samples,
+            "perfkb_wall_s": round(p.wall, 3),
+            "perfkb_cpu_s": round(p.cpu, 3),
+            "grep_wall_s": round(g.wall, 3),
+            "wc_wall_s": round(w.wall, 3),
+            "python_floor_wall_s": round(fl.wall, 3),
+            "counts_match": not problem,
+        }
+        figures += [m.throughput(problem, extra, target=False), m.rss()]
     return figures
 
 
@@ -259,97 +310,42 @@ def run(full: bool, data_root: Path | None = None) -> list[Figure]:
                 path, exp = ensure(kind, size, **({"data_dir": data_root} if data_root else {}))
                 reps = 3 if full and size == "10MB" else 1
                 p, g, w, fl, facts, g_locale = measure_file(path, exp, data_dir, reps)
-                mb = exp.bytes / MB
+                m = Measured(f"{kind} -{exp.mode} {size}", exp.bytes / MB, p, g, w, fl)
                 if kind == "truss":
-                    truss_mbps[size] = mb / p.wall
-                case = f"{kind} -{exp.mode} {size}"
+                    truss_mbps[size] = m.mb / p.wall
                 problem = _check_counts(exp, facts)
-                common = {"lines": exp.lines, "bytes": exp.bytes, "calls": exp.calls}
+                extra = {
+                    "lines": exp.lines,
+                    "bytes": exp.bytes,
+                    "calls": exp.calls,
+                    "perfkb_wall_s": round(p.wall, 3),
+                    "perfkb_cpu_s": round(p.cpu, 3),
+                    "perfkb_cpu_mbps": round(m.mb / p.cpu, 2) if p.cpu else None,
+                    "grep_wall_s": round(g.wall, 3),
+                    "grep_cpu_s": round(g.cpu, 3),
+                    "grep_count": int(g.stdout.strip() or 0),
+                    "grep_in_session_locale_wall_s": g_locale,
+                    "wc_wall_s": round(w.wall, 3),
+                    "wc_mbps": round(m.mb / w.wall, 1),
+                    "counts_match": not problem,
+                    "reps": reps,
+                }
                 figures += [
-                    Figure(
-                        bench=BENCH,
-                        case=case,
-                        metric="throughput (wall)",
-                        value=round(mb / p.wall, 2),
-                        unit="MB/s",
-                        reference="grep -cE",
-                        ref_value=round(mb / g.wall, 2),
-                        ratio=ratio(mb / p.wall, mb / g.wall),
-                        target=f"≥ {TARGET_MBPS:g} MB/s",
-                        met=mb / p.wall >= TARGET_MBPS,
-                        note=problem,
-                        extra={
-                            **common,
-                            "perfkb_wall_s": round(p.wall, 3),
-                            "perfkb_cpu_s": round(p.cpu, 3),
-                            "perfkb_cpu_mbps": round(mb / p.cpu, 2) if p.cpu else None,
-                            "grep_wall_s": round(g.wall, 3),
-                            "grep_cpu_s": round(g.cpu, 3),
-                            "grep_count": int(g.stdout.strip() or 0),
-                            "grep_in_session_locale_wall_s": g_locale,
-                            "wc_wall_s": round(w.wall, 3),
-                            "wc_mbps": round(mb / w.wall, 1),
-                            "counts_match": not problem,
-                            "reps": reps,
-                        },
-                    ),
-                    Figure(
-                        bench=BENCH,
-                        case=case,
-                        metric="time vs grep -cE (wall)",
-                        value=round(p.wall, 3),
-                        unit="s",
-                        reference="grep -cE",
-                        ref_value=round(g.wall, 3),
-                        ratio=ratio(p.wall, g.wall),
+                    m.throughput(problem, extra),
+                    m.wall_vs(
+                        "time vs grep -cE (wall)",
+                        "grep -cE",
+                        g,
                         target=f"≤ {TARGET_GREP_RATIO:g}× grep",
                         met=p.wall <= TARGET_GREP_RATIO * g.wall,
                     ),
-                    Figure(
-                        bench=BENCH,
-                        case=case,
-                        metric="time vs wc -l (wall)",
-                        value=round(p.wall, 3),
-                        unit="s",
-                        reference="wc -l",
-                        ref_value=round(w.wall, 3),
-                        ratio=ratio(p.wall, w.wall),
+                    m.wall_vs("time vs wc -l (wall)", "wc -l", w),
+                    m.floor(
+                        "the floor: a CPython loop doing nothing but the grep regex's match on "
+                        "each line"
                     ),
-                    Figure(
-                        bench=BENCH,
-                        case=case,
-                        metric="time vs Python floor (wall)",
-                        value=round(p.wall, 3),
-                        unit="s",
-                        reference="python: re.match per line",
-                        ref_value=round(fl.wall, 3),
-                        ratio=ratio(p.wall, fl.wall),
-                        note="the floor: a CPython loop doing nothing but the grep regex's "
-                        "match on each line",
-                    ),
-                    Figure(
-                        bench=BENCH,
-                        case=case,
-                        metric="CPU time vs grep -cE",
-                        value=round(p.cpu, 3),
-                        unit="s",
-                        reference="grep -cE",
-                        ref_value=round(g.cpu, 3),
-                        ratio=ratio(p.cpu, g.cpu),
-                        note="user+sys: less sensitive to other load on the machine",
-                    ),
-                    Figure(
-                        bench=BENCH,
-                        case=case,
-                        metric="peak RSS",
-                        value=round(p.maxrss_mb, 1),
-                        unit="MB",
-                        reference="grep -cE",
-                        ref_value=round(g.maxrss_mb, 1),
-                        ratio=ratio(p.maxrss_mb, g.maxrss_mb),
-                        target=f"≤ {TARGET_RSS_MB:g} MB",
-                        met=p.maxrss_mb <= TARGET_RSS_MB,
-                    ),
+                    m.cpu_vs_grep(),
+                    m.rss(),
                 ]
             reps = 3 if full and size == "10MB" else 1
             figures += trace10046_figures(size, data_dir, reps, truss_mbps.get(size), data_root)
@@ -383,71 +379,34 @@ def trace10046_figures(
     kw = {"data_dir": data_root} if data_root else {}
     path, exp = gen_trace10046.ensure(size, **kw)
     p, g, w, fl, facts, g_locale = measure_file(path, None, data_dir, reps, gen_trace10046.GREP_RE)
-    mb = exp.bytes / MB
-    case = f"trace10046 {size}"
+    m = Measured(f"trace10046 {size}", exp.bytes / MB, p, g, w, fl)
     problem = _check_10046(exp, facts)
-    figures = [
-        Figure(
-            bench=BENCH,
-            case=case,
-            metric="throughput (wall)",
-            value=round(mb / p.wall, 2),
-            unit="MB/s",
-            reference="grep -cE",
-            ref_value=round(mb / g.wall, 2),
-            ratio=ratio(mb / p.wall, mb / g.wall),
-            target=f"≥ {TARGET_MBPS:g} MB/s",
-            met=mb / p.wall >= TARGET_MBPS,
-            note=problem,
-            extra={
-                "lines": exp.lines,
-                "bytes": exp.bytes,
-                "calls": exp.calls,
-                "waits": exp.waits,
-                "perfkb_wall_s": round(p.wall, 3),
-                "perfkb_cpu_s": round(p.cpu, 3),
-                "grep_wall_s": round(g.wall, 3),
-                "grep_in_session_locale_wall_s": g_locale,
-                "wc_wall_s": round(w.wall, 3),
-                "python_floor_wall_s": round(fl.wall, 3),
-                "counts_match": not problem,
-                "reps": reps,
-            },
-        ),
-        Figure(
-            bench=BENCH,
-            case=case,
-            metric="time vs Python floor (wall)",
-            value=round(p.wall, 3),
-            unit="s",
-            reference="python: re.match per line",
-            ref_value=round(fl.wall, 3),
-            ratio=ratio(p.wall, fl.wall),
-        ),
-        Figure(
-            bench=BENCH,
-            case=case,
-            metric="peak RSS",
-            value=round(p.maxrss_mb, 1),
-            unit="MB",
-            reference="grep -cE",
-            ref_value=round(g.maxrss_mb, 1),
-            ratio=ratio(p.maxrss_mb, g.maxrss_mb),
-            target=f"≤ {TARGET_RSS_MB:g} MB",
-            met=p.maxrss_mb <= TARGET_RSS_MB,
-        ),
-    ]
+    extra = {
+        "lines": exp.lines,
+        "bytes": exp.bytes,
+        "calls": exp.calls,
+        "waits": exp.waits,
+        "perfkb_wall_s": round(p.wall, 3),
+        "perfkb_cpu_s": round(p.cpu, 3),
+        "grep_wall_s": round(g.wall, 3),
+        "grep_in_session_locale_wall_s": g_locale,
+        "wc_wall_s": round(w.wall, 3),
+        "python_floor_wall_s": round(fl.wall, 3),
+        "counts_match": not problem,
+        "reps": reps,
+    }
+    figures = [m.throughput(problem, extra), m.floor(), m.rss()]
     if truss_mbps:
         figures.append(
             Figure(
                 bench=BENCH,
-                case=case,
+                case=m.case,
                 metric="throughput vs truss (wall)",
-                value=round(mb / p.wall, 2),
+                value=round(m.mb / p.wall, 2),
                 unit="MB/s",
                 reference=f"perfkb on truss -dDE {size}",
                 ref_value=round(truss_mbps, 2),
-                ratio=ratio(mb / p.wall, truss_mbps),
+                ratio=ratio(m.mb / p.wall, truss_mbps),
                 note="same run, same size",
             )
         )

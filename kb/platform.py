@@ -7,50 +7,33 @@ platform we translate the common Solaris <-> Linux tool pairs rather than show n
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
 
 from ingest.model import Evidence
-from kb import command_fill
 
-# (solaris pattern, linux replacement), (linux pattern, solaris replacement): the usual pairs.
-_TO_LINUX: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"\btruss\s+-c\s+(-f\s+)?-p\s+"), "strace -c -f -p "),
-    (re.compile(r"\btruss\s+(?:-[a-zA-Z]+\s+)*-p\s+"), "strace -f -tt -T -p "),
-    (re.compile(r"\bpstack\s+"), "eu-stack -p "),
-    (re.compile(r"\bpfiles\s+(\S+)"), r"ls -l /proc/\1/fd"),
-    (re.compile(r"\bprstat\s+-mL\S*\s*(?:-p\s+)?"), "pidstat -u -w -t -p "),
-    (re.compile(r"\bprstat\b[^|;]*"), "top -H -b -n 1"),
-    (re.compile(r"\blgrpinfo\b[^|;]*"), "numactl --hardware"),
-    (re.compile(r"\bpmap\s+-x\s+"), "pmap -x "),
-    (re.compile(r"\biostat\s+-xnz\b"), "iostat -xz"),
-    (re.compile(r"\bipcs\s+-ma\b"), "ipcs -m"),
-    (re.compile(r"\bdtrace\s+-n\s+'syscall:::entry[^']*'"), "perf trace -s -p PID"),
-    (re.compile(r"\bdtrace\b"), "bpftrace"),
-]
-_TO_SOLARIS: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"\bstrace\s+-c\s+(?:-f\s+)?-p\s+"), "truss -c -f -p "),
-    (re.compile(r"\bstrace\s+(?:-[a-zA-Z]+\s+)*-p\s+"), "truss -f -d -D -E -p "),
-    (
-        re.compile(r"\b(?:eu-stack\s+-p|gdb\s+-p)\s+(\S+)(?:\s+-batch\s+-ex\s+'?bt'?)?"),
-        r"pstack \1",
-    ),
-    (re.compile(r"\bls\s+-l\s+/proc/(\S+)/fd"), r"pfiles \1"),
-    (re.compile(r"\bpidstat\b[^|;]*"), "prstat -mLc 1"),
-    (re.compile(r"\btop\b[^|;]*"), "prstat -mLc 1"),
-    (re.compile(r"\bnumactl\s+--hardware"), "lgrpinfo -a"),
-    (re.compile(r"\biostat\s+-xz\b"), "iostat -xnz"),
-    (re.compile(r"\bperf\s+top\b[^|;]*"), "dtrace -n 'profile-997 {@[ustack(5)] = count();}'"),
-    (re.compile(r"\bbpftrace\b"), "dtrace"),
-]
+# The translation pairs are rules, kept as data beside the triage rules.
+TRANSLATIONS_PATH = Path(__file__).with_name("rules") / "translate.yaml"
+
+
+@lru_cache(maxsize=1)
+def _rules() -> dict[str, list[tuple[re.Pattern[str], str]]]:
+    """{platform: [(pattern, replacement)]} from translate.yaml, compiled once when first used
+    (not at import: most commands never need translating)."""
+    data = yaml.safe_load(TRANSLATIONS_PATH.read_text(encoding="utf-8"))
+    return {
+        plat: [(re.compile(r["pattern"]), r["to"]) for r in rows] for plat, rows in data.items()
+    }
 
 
 def translate(command: str, to_platform: str) -> str:
-    rules = _TO_LINUX if to_platform == "linux" else _TO_SOLARIS if to_platform == "solaris" else []
+    """The command for `to_platform` (linux or solaris) through the usual tool pairs; a
+    command none of them matches, or another platform, comes back as it was."""
     out = command
-    for rx, repl in rules:
-        new = rx.sub(repl, out, count=1)
-        if new != out:
-            out = new
+    for rx, repl in _rules().get(to_platform, ()):
+        out = rx.sub(repl, out, count=1)
     return out
 
 
@@ -78,12 +61,3 @@ def evidence_values(evidence: Evidence) -> dict[str, object]:
     if evidence.context.sids:
         values["sid"] = evidence.context.sids[0]
     return values
-
-
-def fill(command: str, evidence: Evidence, extra: Mapping[str, object] | None = None) -> str:
-    """The command with its placeholders filled from the evidence (and `extra`, e.g. the block a
-    playbook rule fired on), through the one safe filler."""
-    values = evidence_values(evidence)
-    if extra:
-        values.update(extra)
-    return command_fill.fill(command, values)

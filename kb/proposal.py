@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ingest.facts import findings
 from ingest.model import Block, Evidence
 from kb.signatures import Signature
 
@@ -108,33 +109,19 @@ def _mpstat(b: Block) -> dict | None:
     }
 
 
-# OS samplers: (fact, the value from which it is a finding); the proposal asks for half of what
-# the incident showed, as the other builders do
-_OS_FINDINGS = (
-    ("io.max_await_ms", 20.0),
-    ("cpu.wait_pct", 20.0),
-    ("runq.per_cpu_max", 2.0),
-    ("runq.ldavg_per_cpu_max", 2.0),
-    ("swap.out_kbps_max", 1.0),
-    ("swap.out_pages_per_s_max", 1.0),
-    ("page.scan_rate_max", 100.0),
-    ("proc.max_lck_pct", 10.0),
-    ("proc.max_lat_pct", 10.0),
-    ("tcp.retrans_pct", 1.0),
-)
-
-
 def _os_sampler(b: Block) -> dict | None:
-    """vmstat, iostat, sar, pidstat, prstat: up to two findings of the block (never from a
-    since-boot sample, which describes the uptime, not the incident)."""
+    """vmstat, iostat, sar, pidstat, prstat: up to two of the catalogue's findings
+    (ingest.facts.findings) the block shows (never from a since-boot sample, which describes the
+    uptime, not the incident)."""
     f = b.facts
     if f.get("os.since_boot"):
         return None
     conds = []
-    for fact, floor in _OS_FINDINGS:
-        value = f.get(fact)
-        if isinstance(value, int | float) and value >= floor:
-            conds.append(_cond(fact, None, ">=", _num(value / 2)))
+    for finding in findings():  # the catalogue's, in its order
+        value = f.get(finding.fact)
+        if isinstance(value, int | float) and value >= finding.from_:
+            # half of what the incident showed, as the other builders ask
+            conds.append(_cond(finding.fact, None, ">=", _num(value / 2)))
     if not conds:
         return None
     return {

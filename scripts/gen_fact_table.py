@@ -1,4 +1,4 @@
-"""Print the fact catalogue (ingest/facts.py) as the markdown table docs/signatures.md embeds.
+"""Print the fact catalogue (ingest/data/facts.yaml through ingest/facts.py) as the markdown table docs/signatures.md embeds.
 
 The catalogue is the contract between parsers and signatures, so the documentation is generated
 from it rather than copied: `python scripts/gen_fact_table.py` prints the table, and
@@ -35,7 +35,7 @@ def _row(spec: FactSpec) -> str:
 
 
 def fact_table() -> str:
-    """The table, in catalogue order (grouped by evidence source as ingest/facts.py groups it)."""
+    """The table, in catalogue order (grouped by family as ingest/data/facts.yaml groups it)."""
     lines = [
         "| fact | key | sources | kind | meaning | unit |",
         "|---|---|---|---|---|---|",

@@ -189,3 +189,32 @@ def test_stream_decodes_like_line_by_line_across_chunk_edges(monkeypatch):
     want = _by_lines(data)
     for chunk in (1, 2, 3, 5, 7, 64, 4096):
         assert _by_stream(data, chunk, monkeypatch) == want
+
+
+def test_a_write_the_output_split_is_closed_by_a_run_of_calls(monkeypatch):
+    """strace on the terminal the traced program writes to: `write(1, "hello\\n", 6hello` stays
+    open until `) = 6`, but a whole call line in between means the write never got its value
+    (feed closes it), so a later `) = 6` is not the write's. The batch reader once left it open.
+    Lines invented in the shape strace prints."""
+    lines = ['execve("/bin/echo", ["echo", "hi"], 0x7ffd /* 20 vars */) = 0']
+    lines += ["brk(NULL) = 0x55d0c2a4e000"] * 60  # past the detector's context lines
+    lines.append('write(1, "hello\\n", 6hello')
+    lines += [
+        f'[pid 100] 10:00:{i // 100:02d}.{i % 100:02d}0001 read(3, "x", 1) = 1' for i in range(300)
+    ]
+    lines += [") = 6", "exit_group(0) = ?"]
+    _same("\n".join(lines).encode(), monkeypatch)
+
+
+def test_aix_calls_in_a_run_say_aix(monkeypatch):
+    """AIX truss (`pid: tid:` prefixes, kread/kwrite) read by the batch path and the C scanner
+    names the platform as feed does. Lines invented in the shape AIX truss prints."""
+    lines = ["truss -f -d -D -E -p 7340"]
+    t = 0.0
+    for i in range(400):
+        t += 0.0013
+        call = "kread(5, 0x0FFFFFFFFFFF6F40, 8192) = 8192" if i % 50 == 49 else "getpid() = 7340"
+        lines.append(f"7340: 1234567: {t:.4f} 0.0013 0.0002 {call}")
+    data = "\n".join(lines).encode()
+    _same(data, monkeypatch)
+    assert parse_text(data.decode()).blocks[0].platform == "aix"

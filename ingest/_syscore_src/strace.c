@@ -326,20 +326,44 @@ static Py_ssize_t strace_close(const unsigned char *s, Py_ssize_t from, Py_ssize
     return -1;
 }
 
+/* parser.<name> as a long long (ll) or a double (d), whichever is given; with `has`, None is
+ * allowed and *has says whether a value was given (the number is then 0). Errors are left set
+ * for read_state to find. */
+static int attr_number(PyObject *parser, const char *name, int *has, long long *ll, double *d)
+{
+    PyObject *v = PyObject_GetAttrString(parser, name);
+    if (v == NULL)
+        return -1;
+    int given = v != Py_None;
+    if (has != NULL)
+        *has = given;
+    int convert = has == NULL || given;
+    if (ll != NULL)
+        *ll = convert ? PyLong_AsLongLong(v) : 0;
+    if (d != NULL)
+        *d = convert ? PyFloat_AsDouble(v) : 0.0;
+    Py_DECREF(v);
+    return 0;
+}
+
+static int attr_truth(PyObject *parser, const char *name, int *out)
+{
+    PyObject *v = PyObject_GetAttrString(parser, name);
+    if (v == NULL)
+        return -1;
+    *out = PyObject_IsTrue(v);
+    Py_DECREF(v);
+    return 0;
+}
+
 static int read_state(PyObject *parser, StraceState *st, long long *n, PyObject **unfinished)
 {
-    PyObject *v;
-#define GET(name)                                        \
-    if ((v = PyObject_GetAttrString(parser, name)) == NULL) \
+    if (attr_number(parser, "_n", NULL, n, NULL) < 0 ||
+        attr_number(parser, "_main_pid", &st->has_main, &st->main_pid, NULL) < 0)
         return -1;
-    GET("_n");
-    *n = PyLong_AsLongLong(v);
-    Py_DECREF(v);
-    GET("_main_pid");
-    st->has_main = v != Py_None;
-    st->main_pid = st->has_main ? PyLong_AsLongLong(v) : 0;
-    Py_DECREF(v);
-    GET("_hm");
+    PyObject *v = PyObject_GetAttrString(parser, "_hm");
+    if (v == NULL)
+        return -1;
     Py_ssize_t hn;
     const char *hm = PyUnicode_AsUTF8AndSize(v, &hn);
     if (hm == NULL || hn >= (Py_ssize_t)sizeof(st->hm)) {
@@ -349,37 +373,22 @@ static int read_state(PyObject *parser, StraceState *st, long long *n, PyObject 
     memcpy(st->hm, hm, hn);
     st->hm_n = (int)hn;
     Py_DECREF(v);
-    GET("_hm_s");
-    st->hm_s = PyLong_AsLongLong(v);
-    Py_DECREF(v);
-    GET("_day");
-    st->day = PyFloat_AsDouble(v);
-    Py_DECREF(v);
-    GET("_clock");
-    st->clock = PyFloat_AsDouble(v);
-    Py_DECREF(v);
-    GET("_last_clock");
-    st->has_last_clock = v != Py_None;
-    st->last_clock = st->has_last_clock ? PyFloat_AsDouble(v) : 0.0;
-    Py_DECREF(v);
-    GET("_epoch");
-    st->has_epoch = v != Py_None;
-    st->epoch = st->has_epoch ? PyLong_AsLongLong(v) : 0;
-    Py_DECREF(v);
-    GET("_decided");
-    st->decided = PyObject_IsTrue(v);
-    Py_DECREF(v);
-    GET("_any_dur");
-    st->any_dur = PyObject_IsTrue(v);
-    Py_DECREF(v);
-    GET("_unfinished");
+    if (attr_number(parser, "_hm_s", NULL, &st->hm_s, NULL) < 0 ||
+        attr_number(parser, "_day", NULL, NULL, &st->day) < 0 ||
+        attr_number(parser, "_clock", NULL, NULL, &st->clock) < 0 ||
+        attr_number(parser, "_last_clock", &st->has_last_clock, NULL, &st->last_clock) < 0 ||
+        attr_number(parser, "_epoch", &st->has_epoch, &st->epoch, NULL) < 0 ||
+        attr_truth(parser, "_decided", &st->decided) < 0 ||
+        attr_truth(parser, "_any_dur", &st->any_dur) < 0)
+        return -1;
+    if ((v = PyObject_GetAttrString(parser, "_unfinished")) == NULL)
+        return -1;
     if (!PyDict_Check(v)) {
         Py_DECREF(v);
         PyErr_SetString(PyExc_TypeError, "_unfinished must be a dict");
         return -1;
     }
     *unfinished = v; /* new reference */
-#undef GET
     return PyErr_Occurred() ? -1 : 0;
 }
 

@@ -37,12 +37,13 @@ _PFX = (
 )
 # ret (with an optional -y path), the rest: errno name and text, -T duration
 _RET = r"(-?\d{1,20}+|0x[0-9a-fA-F]{1,16}+|\?)(?:<[^>]*+>)?(?=\s|$)(.*)$"
-# ... name, args, ret, rest
-_CALL = re.compile(_PFX + r"([A-Za-z_]\w*+)\((.*)\) += +" + _RET).match
-_UNFINISHED = re.compile(
-    _PFX + r"([A-Za-z_]\w*+)\((.*?)\s*<(?:unfinished|detached) \.\.\.>\s*$"
-).match
-_RESUMED = re.compile(_PFX + r"<\.\.\.\s+([A-Za-z_]\w*)\s+resumed>\s?(.*)$").match
+# What follows the prefix: name, args, ret, rest; name, args; name, rest
+_CALL_BODY = r"([A-Za-z_]\w*+)\((.*)\) += +" + _RET
+_UNFINISHED_BODY = r"([A-Za-z_]\w*+)\((.*?)\s*<(?:unfinished|detached) \.\.\.>\s*$"
+_RESUMED_BODY = r"<\.\.\.\s+([A-Za-z_]\w*)\s+resumed>\s?(.*)$"
+_CALL = re.compile(_PFX + _CALL_BODY).match
+_UNFINISHED = re.compile(_PFX + _UNFINISHED_BODY).match
+_RESUMED = re.compile(_PFX + _RESUMED_BODY).match
 _TAIL = re.compile(r"(.*)\)\s+=\s+" + _RET).match
 _SIGNAL = re.compile(_PFX + r"---\s+(?:stopped by\s+)?(SIG[A-Z0-9+]*|\w+)").match
 _EXIT = re.compile(_PFX + r"\+\+\+\s+(?:exited with (-?\d{1,5})|killed by (SIG[A-Z0-9]+)).*$").match
@@ -77,14 +78,18 @@ _W = r"[^\S\n]"
 _RUN = re.compile(
     (
         _PFX
-        + r"(?:([A-Za-z_]\w*+)\((.*)\) += +"
-        + _RET.replace("[^>]", r"[^>\n]")
-        + r"|([A-Za-z_]\w*+)\((.*?)\s*<(?:unfinished|detached) \.\.\.>\s*$"
-        + r"|<\.\.\.\s+([A-Za-z_]\w*)\s+resumed>\s?(.*)$)"
+        + "(?:"
+        + _CALL_BODY.replace("[^>]", r"[^>\n]")
+        + "|"
+        + _UNFINISHED_BODY
+        + "|"
+        + _RESUMED_BODY
+        + ")"
     ).replace(r"\s", _W),
     re.M,
 ).match
 _TRUSS_SHAPE = re.compile(r"^\s*/?\d+(?:/\d+)?:\s|Err#\d").search
+_ERR_NUM = re.compile(r"Err#\d").search  # the part of _TRUSS_SHAPE a _RUN line can show
 # What syslog or the journal puts before a line strace wrote to it (`strace -o |logger`, a unit
 # run under strace): `Mar 14 09:12:44 [host] [strace[123]:] `, or an ISO-8601 stamp
 # (`journalctl -o short-iso`, rsyslog's high-precision format) with the same optional parts.
@@ -230,35 +235,8 @@ class StraceParser(SyscallParser):
         return False
 
     def _feed(self, line: str) -> bool:
-        m = _CALL(line)  # never matches truss: `pid:` prefixes and Err# do not fit it
-        if m is not None:
-            pid_b, pid, clock, f, name, args, ret, rest = m.groups()
-            if self._cut is not None:
-                self._cut = None  # the split write never got its value
-            if not self._linux:
-                if pid_b or pid or clock or f or "(" in rest or "<" in rest:
-                    self._linux = True  # -f/-t prefixes, `-1 ENOENT (...)`, `<0.000123>`
-                else:
-                    said = dialect(line)
-                    if said == "strace":
-                        self._linux = True
-                    elif said is not None:
-                        return False  # truss's shape: not this block's
-            self._n += 1
-            self._seen_call = True
-            # _prefix inlined: this is the per-line hot path
-            p = int(pid_b or pid) if (pid_b or pid) else self._main_pid
-            ts, r = self._time(clock, f) if (clock or f) else (None, None)
-            err, d = _outcome(ret, rest) if rest else (None, None)
-            if not self._decided and ret != "?":
-                self._decide(d, ts)
-            if d is not None:
-                self._any_dur = True
-            self.agg.call(p, name, d, r, ts, None, err, args, self._n, ret)
-            if name in TARGET_CALLS or err is not None:
-                self.targets.call(p, name, args, ret, err, d, self._n)
-            return True
-        return self._feed_other(line)
+        end = self._read(line, 0, len(line), 1, True)
+        return end > 0 or (end == 0 and self._feed_other(line))
 
     fast = True
 
@@ -267,11 +245,12 @@ class StraceParser(SyscallParser):
         `<unfinished ...>` and `<... resumed>` lines; anything else stops the run.
 
         With the C aggregator its scanner (strace_run) takes the common lines and hands each
-        other line to _run_lines, whose regexes define what a line is."""
+        other line to _read, the reader feed also uses, whose regexes define what a line is."""
         n0 = self._n
-        scan = getattr(self.agg, "strace_run", None)
+        # the C scanner does not know a write the output split (_cut): the reader closes it
+        scan = getattr(self.agg, "strace_run", None) if self._cut is None else None
         if scan is None:
-            end = self._run_lines(text, pos, endpos, -1)
+            end = self._read(text, pos, endpos, -1)
         else:
 
             def step(at: int) -> tuple[int, int]:
@@ -285,23 +264,23 @@ class StraceParser(SyscallParser):
             self._linux = True  # the run takes only lines with a pid or a time
         return end, self._n - n0
 
-    def _drain(self) -> None:
-        """Hand FdTargets the lines the C scanner took for it (in order, before anything the
-        Python path reads next)."""
-        routed = self.agg.routed
-        for n, line in routed:
-            m = _CALL(line)
-            if m is None:
-                continue
-            pid_b, pid, _clock, _f, name, args, ret, rest = m.groups()
-            p = int(pid_b or pid) if (pid_b or pid) else self._main_pid
-            err, d = _outcome(ret, rest) if rest else (None, None)
-            self.targets.call(p, name, args, ret, err, d, n)
-        routed.clear()
+    def _routed_call(self, line: str) -> tuple | None:
+        m = _CALL(line)
+        if m is None:
+            return None
+        pid_b, pid, _clock, _f, name, args, ret, rest = m.groups()
+        p = int(pid_b or pid) if (pid_b or pid) else self._main_pid
+        err, d = _outcome(ret, rest) if rest else (None, None)
+        return p, name, args, ret, err, d
 
-    def _run_lines(self, text: str, pos: int, endpos: int, limit: int) -> int:
-        """feed_run's rules in Python, for at most `limit` lines (-1: no limit); returns where it
-        stopped."""
+    def _read(self, text: str, pos: int, endpos: int, limit: int, single: bool = False) -> int:
+        """The one reader of strace's call, `<unfinished ...>` and `<... resumed>` lines, for
+        at most `limit` lines (-1: no limit) of `text` from `pos`; returns where it stopped.
+
+        feed is its one-line case (`single`): there a bare call line (no pid, no time) is judged
+        by its dialect, and -1 says the line is truss's, not this block's. In a run (feed_run,
+        and the lines the C scanner hands back) a bare call line stops the run instead: the
+        detector asks the other formats about it."""
         run = _RUN
         call = self.agg.call
         event = self.agg.event
@@ -309,18 +288,28 @@ class StraceParser(SyscallParser):
         time_of = self._time
         len_sec = 0  # characters after "HH:MM:" in the last clock (0: none yet)
         n0 = self._n
+        unsure = False  # a bare call line that says nothing of Linux
         while limit:
             limit -= 1
             m = run(text, pos, endpos)
             if m is None:
                 break
             end = m.end()
-            if end - pos > MAX_LINE:
-                break
+            if end - pos > MAX_LINE and not single:
+                break  # the detector cuts it: feed sees its first MAX_LINE characters
             pid_b, pid, clock, f, name, args, ret, rest, u_name, u_args, r_name, r_rest = m.groups()
             if name is not None:
                 if not (pid_b or pid or clock or f):
-                    break  # a bare call line: the detector asks the other formats
+                    if not single:
+                        break  # a bare call line: the detector asks the other formats
+                    if not self._linux and "(" not in rest and "<" not in rest:
+                        said = dialect(text)  # `-1 ENOENT (...)` and `<0.000123>` say Linux
+                        if said is None:
+                            unsure = True
+                        elif said != "strace":
+                            return -1  # truss's shape: not this block's
+                if self._cut is not None:
+                    self._cut = None  # the split write never got its value
                 self._n += 1
                 p = int(pid_b or pid) if (pid_b or pid) else self._main_pid
                 if clock is not None and len_sec and clock[: -len_sec - 1] == self._hm:
@@ -335,19 +324,7 @@ class StraceParser(SyscallParser):
                 else:
                     ts, r = time_of(clock, f) if (clock or f) else (None, None)
                     len_sec = len(clock) - len(self._hm) - 1 if clock is not None else 0
-                err = d = None
-                if rest:  # _outcome inlined
-                    tail = rest.rstrip()
-                    if tail[-1:] == ">":
-                        i = tail.rfind("<")
-                        value = tail[i + 1 : -1]
-                        if value[:1].isdigit() and _DURATION(value):
-                            d = float(value) * 1000.0
-                            tail = tail[:i]
-                    if tail and (ret == "-1" or ret == "?"):
-                        e = _ERRNAME(tail)
-                        if e is not None:
-                            err = e.group(1)
+                err, d = _outcome(ret, rest) if rest else (None, None)
                 if not self._decided and ret != "?":
                     self._decide(d, ts)
                 if d is not None:
@@ -355,12 +332,11 @@ class StraceParser(SyscallParser):
                 call(p, name, d, r, ts, None, err, args, self._n, ret)
                 if name in TARGET_CALLS or err is not None:
                     self.targets.call(p, name, args, ret, err, d, self._n)
-            elif text.find("Err#", pos, end) >= 0:
-                break  # feed turns it away as truss
+            elif _ERR_NUM(text, pos, end):
+                break  # truss's Err#: not this block's
             elif u_name is not None:
                 self._n += 1
-                p = int(pid_b or pid) if (pid_b or pid) else self._main_pid
-                ts, r = time_of(clock, f) if (clock or f) else (None, None)
+                p, ts, r = self._prefix(pid_b, pid, clock, f)
                 event(p, ts, None, self._n, u_name)
                 if p in unfinished or len(unfinished) < MAX_PIDS:
                     unfinished[p] = (u_name, u_args, ts, r, self._n)
@@ -370,6 +346,8 @@ class StraceParser(SyscallParser):
             pos = end + 1
         if self._n != n0:
             self._seen_call = True
+            if not unsure:
+                self._linux = True
         return pos
 
     def _feed_other(self, line: str) -> bool:
@@ -390,24 +368,6 @@ class StraceParser(SyscallParser):
             return True
         if _TRUSS_SHAPE(line):
             return False
-        m = _UNFINISHED(line)
-        if m is not None:
-            self._n += 1
-            self._linux = True
-            self._seen_call = True
-            pid_b, pid, clock, f, name, args = m.groups()
-            p, ts, r = self._prefix(pid_b, pid, clock, f)
-            self.agg.event(p, ts, None, self._n, name)
-            if p in self._unfinished or len(self._unfinished) < MAX_PIDS:
-                self._unfinished[p] = (name, args, ts, r, self._n)
-            return True
-        m = _RESUMED(line)
-        if m is not None:
-            self._n += 1
-            self._linux = True
-            self._seen_call = True
-            self._resumed(m.groups())
-            return True
         m = _SIGNAL(line)
         if m is not None:
             self._n += 1

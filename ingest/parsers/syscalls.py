@@ -412,22 +412,8 @@ class SyscallAggregator:
             child = pid_number(ret)
             if child is not None:
                 self._add_child(child, pid, line)
-        # the clock (inlined _clock: this is the per-line hot path)
-        if (ts is not None or gap is not None) and pc is not self._overflow:
-            if ts is not None:
-                if ts > self.ts_max:
-                    self.ts_max = ts
-                if ts < self.ts_min:
-                    self.ts_min = ts
-                last = pc.last_ts
-                pc.last_ts = ts
-                if last is not None:
-                    if gap is None and ts >= last:
-                        gap = (ts - last) * 1000.0
-                    if pc.pending is not None:
-                        self._close_pending(pc, ts)
-            if gap is not None and gap > self._gap_floor and pc.last_name is not None:
-                self._push_gap(pc, gap, line, name)
+        if ts is not None or gap is not None:
+            self._clock(pc, ts, gap, line, name)
         pc.last_name = name
         if dur is None:
             if self.gap_timing and ts is not None and pc is not self._overflow:
@@ -437,27 +423,8 @@ class SyscallAggregator:
             else:
                 self._last_notes = None
             return
-        # timing (inlined _timed)
-        st.timed += 1
-        st.total += dur
-        if dur > st.max:
-            st.max = dur
-        samples = st.samples
-        if len(samples) < RESERVOIR:
-            samples.append(dur)
-        else:
-            j = int(self._random() * st.timed)
-            if j < RESERVOIR:
-                samples[j] = dur
-        i = _bucket(HIST_BOUNDS, dur)
-        self.hist[i if i < _NBUCKETS else -1] += 1
-        pc.time += dur
-        if st.special:
-            self._fork_exec(st.name, dur)
-        if dur > self._slow_floor:
-            self._last_notes = self._push_slow(st, pc, dur, line, ret, err, None)["notes"]
-        else:
-            self._last_notes = None
+        entry = self._timed(st, pc, dur, line, ret, err, None)
+        self._last_notes = entry["notes"] if entry is not None else None
 
     def _repeat_cell(self, st: _Stat, name: str, args: str) -> list[int]:
         k = (name, args[:80]) if name not in FD_CALLS else arg_shape(name, args)
@@ -606,8 +573,9 @@ class SyscallAggregator:
             self._slow_floor = heap[0][0]
         return entry
 
-    def _timed(self, st: _Stat, pc: _Proc, dur, line, ret, err, notes) -> None:
-        """Account one timed call that was waiting for its end ("d" timing)."""
+    def _timed(self, st: _Stat, pc: _Proc, dur, line, ret, err, notes) -> dict | None:
+        """Account one timed call: as it comes (call) or, with "d" timing, when its pid's next
+        line ends it. Returns the slow-call entry it made, if the call was one of the slowest."""
         st.timed += 1
         st.total += dur
         if dur > st.max:
@@ -625,7 +593,8 @@ class SyscallAggregator:
         if st.special:
             self._fork_exec(st.name, dur)
         if dur > self._slow_floor:
-            self._push_slow(st, pc, dur, line, ret, err, notes)
+            return self._push_slow(st, pc, dur, line, ret, err, notes)
+        return None
 
     # -- results ----------------------------------------------------------------------------
 
@@ -1370,21 +1339,39 @@ class SyscallParser(Parser):
         details["findings"] = _findings(facts, details)
 
     @abstractmethod
-    def _run_lines(self, text: str, pos: int, endpos: int, limit: int) -> int:
-        """feed_run's rules in Python for at most `limit` lines (-1: no limit); returns where it
-        stopped."""
+    def _read(self, text: str, pos: int, endpos: int, limit: int, single: bool = False) -> int:
+        """The format's one reader of its common lines, for at most `limit` lines (-1: no
+        limit) of `text` from `pos`; returns where it stopped. `feed` is its one-line case
+        (`single`: a line the run would stop at is judged as feed judges it, and -1 says it is
+        not this block's); feed_run, and the C scanner for each line it hands back, use it for
+        runs. One reader, so the fast path cannot drift from feed."""
+
+    @abstractmethod
+    def _routed_call(self, line: str) -> tuple | None:
+        """(pid, name, args, ret, errno, duration ms) of a call line the C scanner took and
+        routed to FdTargets, or None."""
+
+    def _drain(self) -> None:
+        """Hand FdTargets the lines the C scanner took for it (in order, before anything the
+        Python path reads next)."""
+        routed = self.agg.routed
+        for n, line in routed:
+            call = self._routed_call(line)
+            if call is not None:
+                self.targets.call(*call, n)
+        routed.clear()
 
     def _scan(
         self, step: Callable[[int], tuple[int, int]], text: str, pos: int, endpos: int
     ) -> int:
         """feed_run with a C scanner: `step(pos)` takes lines from pos and says why it stopped
-        (0: at endpos; 1: the line there is for _run_lines; 2: text it does not read, all of it
-        for _run_lines). Returns where the run ends."""
+        (0: at endpos; 1: the line there is for _read; 2: text it does not read, all of it
+        for _read). Returns where the run ends."""
         while True:
             pos, status = step(pos)
             if status == 0:
                 return pos
-            new = self._run_lines(text, pos, endpos, -1 if status == 2 else 1)
+            new = self._read(text, pos, endpos, -1 if status == 2 else 1)
             if new == pos or status == 2:
                 return new
             pos = new

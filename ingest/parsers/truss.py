@@ -43,39 +43,33 @@ _PFX = (
 _T = r"(\d{1,12}+\.\d{1,5}+)"
 _TIMES = r"(?:" + _T + r"\s++)?(?:" + _T + r"\s++)?(?:" + _T + r"\s++)?"
 
-# pid, lwp, lwp2, t1, t2, t3, name, args, ret, errno, ename
-_CALL = re.compile(
-    r"\s*+(?:" + _PFX + r")?\s*+" + _TIMES + r"([A-Za-z_]\w*+)\((.*)\)\s*+"
+# pid, lwp, lwp2, t1, t2, t3, name, args, ret, errno, ename (after any leading whitespace)
+_CALL_BODY = (
+    r"(?:" + _PFX + r")?\s*+" + _TIMES + r"([A-Za-z_]\w*+)\((.*)\)\s*+"
     r"(?:=\s*+(-?\w++)(?:\s++\[[^\]]*+\])?"
     r"|Err#(\d{1,5}+)(?:\s++([A-Z][A-Z0-9_]*+))?(?:\s++\[[^\]]*+\])?"
     r"|argc\s*+=\s*+\d++)?\s*+$"
-).match
+)
+_CALL = re.compile(r"\s*+" + _CALL_BODY).match
 # pid, lwp, lwp2, t1, t2, t3, rest
 _LEAD = re.compile(r"^\s*(?:" + _PFX + r")?\s*" + _TIMES + r"(.*)$").match
 _CALLISH = re.compile(r"[A-Za-z_]\w*\(").match
 # `pid:` + text that is neither a time, a call nor a signal line: a -v continuation line
-_PREFIXED_TEXT = re.compile(
-    r"\s*+(?:\d{1,10}+(?:(?:/|:[ \t]++(?=\d{1,10}+:\s))\d{1,10}+(?:@\d{1,10}+)?)?"
+_PREFIXED_TEXT_BODY = (
+    r"(?:\d{1,10}+(?:(?:/|:[ \t]++(?=\d{1,10}+:\s))\d{1,10}+(?:@\d{1,10}+)?)?"
     r"|/\d{1,10}+(?:@\d{1,10}+)?):\s++"
-    r"(?![\d\s]|[A-Za-z_]\w*+\(|Received|Stopped|Stepped|Incurred)(.+)$"
-).match
+    r"(?!\d|\s|[A-Za-z_]\w*+\(|Received|Stopped|Stepped|Incurred)(.+)$"
+)
 
-# The fast path (feed_run) over many lines at once: _CALL, then _PREFIXED_TEXT, as one regex
-# anchored at a line start, with \s that cannot cross a newline ([^\S\n]) and character classes
-# that exclude it, so each alternative matches exactly the lines (and gives exactly the groups)
-# the single-line regex does; trailing CRs fall into the final whitespace or the text group.
+# The one reader (_read) over one line or many at once: _CALL_BODY, then _PREFIXED_TEXT_BODY,
+# as one regex anchored at a line start, with \s that cannot cross a newline ([^\S\n]) and
+# character classes that exclude it, so on a line alone each alternative matches what it would
+# by itself; trailing CRs fall into the final whitespace or the text group.
 _W = r"[^\S\n]"
 _RUN = re.compile(
-    (
-        r"^~*+(?:(?:" + _PFX + r")?~*+" + _TIMES + r"([A-Za-z_]\w*+)\((.*)\)~*+"
-        r"(?:=~*+(-?\w++)(?:~++\[[^\]\n]*+\])?|Err#(\d{1,5}+)(?:~++([A-Z][A-Z0-9_]*+))?"
-        r"(?:~++\[[^\]\n]*+\])?|argc~*+=~*+\d++)?~*+$"
-        r"|(?:\d{1,10}+(?:(?:/|:[ \t]++(?=\d{1,10}+:\s))\d{1,10}+(?:@\d{1,10}+)?)?"
-        r"|/\d{1,10}+(?:@\d{1,10}+)?):~++"
-        r"(?!\d|\s|[A-Za-z_]\w*+\(|Received|Stopped|Stepped|Incurred)(.+)$)"
-    )
-    .replace(r"\s", "~")
-    .replace("~", _W),
+    (r"^\s*+(?:" + _CALL_BODY + "|" + _PREFIXED_TEXT_BODY + ")")
+    .replace(r"\s", _W)
+    .replace(r"[^\]]", r"[^\]\n]"),
     re.M,
 ).match
 # A pid/lwp prefix and whitespace: TrussParser.claims (no other format prints it)
@@ -217,51 +211,12 @@ class TrussParser(SyscallParser):
         # Solaris-only call say Solaris; AIX's calls (kread, thread_tsleep) say AIX; bare lines
         # strace prints alike say nothing, and then the platform is None ("unsure").
         self._solaris = False
-        self._aix = False
 
     # -- feeding ----------------------------------------------------------------------------
 
     def feed(self, line: str) -> bool:
-        m = _CALL(line)
-        if m is None:
-            return self._feed_other(line)
-        pid, lwp, lwp2, t1, t2, t3, name, args, ret, errno, ename = m.groups()
-        if name in AIX_ONLY_CALLS:
-            self._aix = True
-        if not self._solaris:
-            if pid or lwp2 or t1 or errno is not None:
-                self._solaris = True
-            else:
-                said = dialect(line)
-                if said == "strace":
-                    return False  # strace's shape: not this block's
-                if said is not None:
-                    self._solaris = True
-        if ret is None and errno is None:
-            if "(sleeping" in args:  # the call is reported again when it returns
-                self._n += 1
-                self._seen_call = True
-                self.targets.sleeping(int(pid) if pid else None, lwp or lwp2, name, args)
-                return True
-            if ") = " in args or ") Err#" in args:
-                return self._feed_other(line)
-        self._n += 1
-        self._seen_call = True
-        p = int(pid) if pid else None
-        if "(returning as" in args:
-            self._event((_CHILD_EV, p, _given(t1, t2, t3), ret, self._n, (p, lwp or lwp2)))
-            return True
-        err = (ename or "Err#" + errno) if errno is not None else None
-        if self._buf is not None:
-            nums = _given(t1, t2, t3)
-            self._buffer((_CALL_EV, p, nums, name, args, ret, err, self._n, (p, lwp or lwp2)))
-            return True
-        # decided: the hot path, without building an event
-        ts, D, dur = self._times(t1, t2, t3) if t1 is not None else (None, None, None)
-        self.agg.call(p, name, dur, D, ts, D, err, args, self._n, ret)
-        if name in TARGET_CALLS or err is not None:
-            self.targets.call(p, name, args, ret, err, dur, self._n)
-        return True
+        end = self._read(line, 0, len(line), 1, True)
+        return end > 0 or (end == 0 and self._feed_other(line))
 
     fast = True
 
@@ -271,13 +226,13 @@ class TrussParser(SyscallParser):
         decided; anything else stops the run.
 
         With the C aggregator its scanner (truss_run) takes the common lines and hands each
-        other line to _run_lines, whose regexes define what a line is."""
+        other line to _read, the reader feed also uses, whose regexes define what a line is."""
         if self._buf is not None:
             return pos, 0
         n0 = self._n
         scan = getattr(self.agg, "truss_run", None)
         if scan is None:
-            end = self._run_lines(text, pos, endpos, -1)
+            end = self._read(text, pos, endpos, -1)
         else:
             cols = (self._cols_for(1), self._cols_for(2), self._cols_for(3))
 
@@ -294,30 +249,30 @@ class TrussParser(SyscallParser):
             self._solaris = True  # the run takes only prefixed, timed or Err# lines
         return end, self._n - n0
 
-    def _drain(self) -> None:
-        """Hand FdTargets the lines the C scanner took for it (in order, before anything the
-        Python path reads next)."""
-        routed = self.agg.routed
-        for n, line in routed:
-            m = _CALL(line)
-            if m is None:
-                continue
-            pid, _lwp, _lwp2, t1, t2, t3, name, args, ret, errno, ename = m.groups()
-            err = (ename or "Err#" + errno) if errno is not None else None
-            dur = self._times(t1, t2, t3)[2] if t1 is not None else None
-            self.targets.call(int(pid) if pid else None, name, args, ret, err, dur, n)
-        routed.clear()
+    def _routed_call(self, line: str) -> tuple | None:
+        m = _CALL(line)
+        if m is None:
+            return None
+        pid, _lwp, _lwp2, t1, t2, t3, name, args, ret, errno, ename = m.groups()
+        err = (ename or "Err#" + errno) if errno is not None else None
+        dur = self._times(t1, t2, t3)[2] if t1 is not None else None
+        return int(pid) if pid else None, name, args, ret, err, dur
 
-    def _run_lines(self, text: str, pos: int, endpos: int, limit: int) -> int:
-        """feed_run's rules in Python, for at most `limit` lines (-1: no limit); returns where it
-        stopped. A claimed line the run regex does not read goes to `feed`, as the detector
-        would send it."""
+    def _read(self, text: str, pos: int, endpos: int, limit: int, single: bool = False) -> int:
+        """The one reader of truss's call lines and `pid:` -v continuation lines, for at most
+        `limit` lines (-1: no limit) of `text` from `pos`; returns where it stopped.
+
+        feed is its one-line case (`single`): there any call line is taken (a bare one judged by
+        its dialect: -1 says it is strace's, not this block's) and buffered while the time
+        columns are undecided. In a run (feed_run, once they are decided, and the lines the C
+        scanner hands back) only call lines this parser scores 2 are taken here; another line
+        it claims goes to feed, as the detector would send it, and anything else stops the run."""
         run = _RUN
         agg = self.agg
         call = agg.call
         continuation = agg.continuation
-        cols = self._cols
-        dDE = cols.get(3) == (0, 1, 2)  # three columns read as -d -D -E (the usual case)
+        buffering = self._buf is not None  # only ever in a single line: feed_run waits
+        dDE = self._cols.get(3) == (0, 1, 2)  # three columns read as -d -D -E (the usual case)
         n = self._n
         calls = False
         while limit:
@@ -325,15 +280,35 @@ class TrussParser(SyscallParser):
             m = run(text, pos, endpos)
             if m is not None:
                 end = m.end()
-                if end - pos > MAX_LINE:
-                    break
+                if end - pos > MAX_LINE and not single:
+                    break  # the detector cuts it: feed sees its first MAX_LINE characters
                 pid, lwp, lwp2, t1, t2, t3, name, args, ret, errno, ename, cont = m.groups()
                 if cont is not None:  # always a prefixed line
                     n += 1
-                    continuation(cont)
+                    if buffering:
+                        self._buffer((_CONT_EV, cont))
+                    else:
+                        continuation(cont)
                     pos = end + 1
                     continue
-                if ret is not None or errno is not None:
+                if single:
+                    if not self._solaris:
+                        if pid or lwp2 or t1 or errno is not None:
+                            self._solaris = True
+                        else:
+                            said = dialect(text)
+                            if said == "strace":
+                                return -1  # strace's shape: not this block's
+                            if said is not None:
+                                self._solaris = True
+                    # a call without a value whose text holds one: _feed_other's
+                    ok = not (
+                        ret is None
+                        and errno is None
+                        and "(sleeping" not in args
+                        and (") = " in args or ") Err#" in args)
+                    )
+                elif ret is not None or errno is not None:
                     ok = pid or lwp2 or t1 or errno is not None  # else a bare call line: score 1
                 else:  # _exit(0), an exec's argc, (sleeping...): taken when prefixed
                     ok = (pid or lwp2) and ") = " not in args and ") Err#" not in args
@@ -344,10 +319,17 @@ class TrussParser(SyscallParser):
                         self.targets.sleeping(int(pid) if pid else None, lwp or lwp2, name, args)
                         pos = end + 1  # the call is reported again when it returns
                         continue
+                    p = int(pid) if pid else None
                     if "(returning as" in args:
-                        p = int(pid) if pid else None
                         self._n = n
-                        self._apply((_CHILD_EV, p, _given(t1, t2, t3), ret, n, (p, lwp or lwp2)))
+                        self._event((_CHILD_EV, p, _given(t1, t2, t3), ret, n, (p, lwp or lwp2)))
+                        pos = end + 1
+                        continue
+                    err = (ename or "Err#" + errno) if errno is not None else None
+                    if buffering:
+                        nums = _given(t1, t2, t3)
+                        self._n = n
+                        self._buffer((_CALL_EV, p, nums, name, args, ret, err, n, (p, lwp or lwp2)))
                         pos = end + 1
                         continue
                     if t3 is not None and dDE:
@@ -358,13 +340,13 @@ class TrussParser(SyscallParser):
                         ts, D, dur = self._times(t1, t2, t3)
                     else:
                         ts = D = dur = None
-                    err = (ename or "Err#" + errno) if errno is not None else None
-                    p = int(pid) if pid else None
                     call(p, name, dur, D, ts, D, err, args, n, ret)
                     if name in TARGET_CALLS or err is not None:
                         self.targets.call(p, name, args, ret, err, dur, n)
                     pos = end + 1
                     continue
+            if single:
+                break  # feed hands it to _feed_other
             # any other line: taken through feed() if it is one this parser claims
             eol = text.find("\n", pos, endpos)
             eol = endpos if eol < 0 else eol
@@ -384,11 +366,6 @@ class TrussParser(SyscallParser):
         return pos
 
     def _feed_other(self, line: str) -> bool:
-        m = _PREFIXED_TEXT(line)
-        if m is not None:  # the common case after calls: `pid: fd=9 ev=POLLIN ...` (-v)
-            self._n += 1
-            self._event((_CONT_EV, m.group(1)))
-            return True
         s = line.strip()
         if not s:  # kept, so a blank inside a capture does not split it
             self._n += 1
@@ -602,5 +579,8 @@ class TrussParser(SyscallParser):
             self._decide()
         facts, details, identifiers = self.agg.result(self._timing)
         self._what_it_waited_on(facts, details)
-        platform: Platform | None = "aix" if self._aix else "solaris" if self._solaris else None
+        # AIX's own calls (kread, thread_tsleep) say AIX: read from what was counted, so the
+        # lines the C scanner took say it too
+        aix = not AIX_ONLY_CALLS.isdisjoint(facts.get("syscall.count", ()))
+        platform: Platform | None = "aix" if aix else "solaris" if self._solaris else None
         return facts, details, identifiers, platform

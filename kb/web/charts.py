@@ -13,7 +13,7 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
-from ingest.facts import number
+from ingest.facts import bar_charts, number
 from ingest.model import Block
 
 W = 600  # viewBox width; the SVG scales to its container (text stays near 12 px on a laptop)
@@ -395,18 +395,11 @@ def _os_charts(block: Block) -> list[tuple[str, Markup | None]]:
         if fmt == "iostat" and isinstance(raw, Mapping):
             lines = [(str(d), v) for d, v in raw.items() if isinstance(v, list)]
             out.append(("Device latency over time", series_lines(lines, title="await", unit=" ms")))
-    if fmt in ("pidstat", "prstat"):
-        for caption, name, unit in (
-            ("CPU by process", "proc.cpu_pct", "%"),
-            ("Lock wait (LCK) by thread", "proc.lck_pct", "%"),
-            ("CPU latency (LAT) by thread", "proc.lat_pct", "%"),
-            ("Writes by process", "proc.kb_wr_per_s", " KiB/s"),
-            ("Reads by process", "proc.kb_rd_per_s", " KiB/s"),
-            ("Involuntary context switches by process", "proc.nvcswch_per_s", "/s"),
-        ):
-            values = _table(block, name)
-            if any(values.values()):
-                out.append((caption, hbars(values.items(), title=caption, unit=unit, limit=10)))
+    for chart in bar_charts(fmt):  # the catalogue's: which keyed facts of the format
+        values = _table(block, chart.fact)
+        if any(values.values()):
+            caption = chart.caption
+            out.append((caption, hbars(values.items(), title=caption, unit=chart.unit, limit=10)))
     return out
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, ClassVar, Self
 from urllib.parse import unquote_to_bytes
 
 from fastapi import Request
@@ -13,7 +13,7 @@ from starlette.exceptions import HTTPException
 
 from kb.entry_yaml import FIELD_ORDER, dump_signatures, load_fragment
 from kb.errors import EntryFileError
-from kb.models import PLATFORMS, Entry, NextCommand
+from kb.models import PLATFORMS, Entry
 from kb.web import csrf
 from kb.web.auth import require_page_writer
 from kb.web.state import web
@@ -117,7 +117,39 @@ def load_signatures(text: str) -> tuple[list[Any], str | None]:
     return data, None
 
 
-class VersionRow(BaseModel):
+class _FormRow(BaseModel):
+    """A list item of an entry as the form edits it, one text box per field. `_LISTS` are the
+    item's lists, written comma-separated; an empty box of `_OPTIONAL` is left out, so the item's
+    default applies. One mapping both ways (from_item, item_data) for every kind of row."""
+
+    _LISTS: ClassVar[frozenset[str]] = frozenset()
+    _OPTIONAL: ClassVar[frozenset[str]] = frozenset()
+
+    @classmethod
+    def from_item(cls, item: BaseModel) -> Self:
+        values = {}
+        for name in cls.model_fields:
+            value = getattr(item, name)
+            values[name] = ", ".join(value) if name in cls._LISTS else value or ""
+        return cls(**values)
+
+    def item_data(self) -> dict[str, Any]:
+        data: dict[str, Any] = {}
+        for name in type(self).model_fields:
+            value = getattr(self, name)
+            if name in self._LISTS:
+                data[name] = [v for v in _SPLIT.split(value) if v]
+            elif value or name not in self._OPTIONAL:
+                data[name] = value
+        return data
+
+
+class VersionRow(_FormRow):
+    """One affected version range (kb.models.VersionRange); product 'oracle' when left empty."""
+
+    _LISTS = frozenset({"fixed", "observed_fixed"})
+    _OPTIONAL = frozenset({"product", "introduced"})
+
     product: str = "oracle"
     introduced: str = ""
     fixed: str = ""
@@ -128,9 +160,12 @@ class VersionRow(BaseModel):
         return not (self.introduced or self.fixed or self.observed_fixed or self.note)
 
 
-class CommandRow(BaseModel):
-    """One next command as the form edits it: the command's conditions are text boxes, and a
-    command is intrusive exactly when its 'intrusive because' box says why."""
+class CommandRow(_FormRow):
+    """One next command (kb.models.NextCommand) as the form edits it: the command's conditions
+    are text boxes, and a command is intrusive exactly when its 'intrusive because' box says
+    why."""
+
+    _OPTIONAL = frozenset({"min_version"})
 
     platform: str = "any"
     command: str = ""
@@ -143,29 +178,8 @@ class CommandRow(BaseModel):
     def blank(self) -> bool:
         return not (self.command or self.why)
 
-    @classmethod
-    def from_command(cls, c: NextCommand) -> CommandRow:
-        return cls(
-            platform=c.platform,
-            command=c.command,
-            why=c.why,
-            min_version=c.min_version or "",
-            licence=c.licence,
-            free_alternative=c.free_alternative,
-            intrusive_why=c.intrusive_why,
-        )
-
     def to_data(self) -> dict[str, Any]:
-        return {
-            "platform": self.platform,
-            "command": self.command,
-            "why": self.why,
-            "min_version": self.min_version or None,
-            "licence": self.licence,
-            "free_alternative": self.free_alternative,
-            "intrusive": bool(self.intrusive_why),
-            "intrusive_why": self.intrusive_why,
-        }
+        return {**self.item_data(), "intrusive": bool(self.intrusive_why)}
 
 
 class EntryForm(BaseModel):
@@ -197,20 +211,11 @@ class EntryForm(BaseModel):
             differential="\n".join(
                 f"{d.entry}: {d.check}".replace("\n", "\n  ") for d in entry.differential
             ),
-            versions=[
-                VersionRow(
-                    product=v.product,
-                    introduced=v.introduced or "",
-                    fixed=", ".join(v.fixed),
-                    observed_fixed=", ".join(v.observed_fixed),
-                    note=v.note,
-                )
-                for v in entry.affected_versions
-            ],
+            versions=[VersionRow.from_item(v) for v in entry.affected_versions],
             platforms=list(entry.platforms),
             tags=", ".join(entry.tags),
             references="\n".join(entry.references),
-            commands=[CommandRow.from_command(c) for c in entry.next_commands],
+            commands=[CommandRow.from_item(c) for c in entry.next_commands],
             signatures_yaml=dump_signatures(entry.signatures),
         )
 
@@ -265,16 +270,7 @@ class EntryForm(BaseModel):
             "root_cause": self.root_cause,
             "fix": self.fix,
             "differential": _differential(self.differential),
-            "affected_versions": [
-                {
-                    "product": v.product or "oracle",
-                    "introduced": v.introduced or None,
-                    "fixed": [f for f in _SPLIT.split(v.fixed) if f],
-                    "observed_fixed": [f for f in _SPLIT.split(v.observed_fixed) if f],
-                    "note": v.note,
-                }
-                for v in self.versions
-            ],
+            "affected_versions": [v.item_data() for v in self.versions],
             "platforms": self.platforms,
             "tags": [t for t in _SPLIT.split(self.tags) if t],
             "references": [r.strip() for r in self.references.splitlines() if r.strip()],

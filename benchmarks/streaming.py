@@ -238,6 +238,12 @@ def _check_os_table(exp: gen_os_tables.Expected, facts: dict) -> str:
         bad.append(f"samples {samples} ≠ {exp.samples}")
     if exp.kind in ("vmstat", "sar") and facts.get("runq.max") != exp.runq_max:
         bad.append(f"runq.max {facts.get('runq.max')} ≠ {exp.runq_max}")
+    if exp.kind == "mpstat":
+        if facts.get("cpu.count") != float(gen_os_tables.MPSTAT_CPUS):
+            bad.append(f"cpu.count {facts.get('cpu.count')} ≠ {gen_os_tables.MPSTAT_CPUS}")
+        got = facts.get("cpu.wait_pct")
+        if got is None or abs(got - exp.mean_wait_pct) > 0.002:
+            bad.append(f"cpu.wait_pct {got} ≠ {exp.mean_wait_pct}")
     if exp.kind in ("iostat", "sar"):
         got = facts.get("io.max_await_ms")
         if got is None or abs(got - exp.worst_await_ms) > 0.01:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 
 from ingest.facts import number
-from ingest.parsers.mpstat import _BANNER as SYSSTAT_BANNER  # the one sysstat banner regex
 from ingest.parsers.pasted import number as num
 from ingest.parsers.pasted import unpaste
 
@@ -24,6 +23,7 @@ __all__ = [
     "Series",
     "banner",
     "clean",
+    "clock_row",
     "command",
     "num",
     "split_clock",
@@ -31,6 +31,11 @@ __all__ = [
 
 MAX_LINE = 2048  # table lines are short (iostat -x of sysstat 12 is ~230); longer is not a row
 
+# the one sysstat banner regex (mpstat, iostat, sar, pidstat print it above their tables)
+SYSSTAT_BANNER = re.compile(
+    r"^Linux\s+(?P<kernel>\S+)\s+\((?P<host>[^)]*)\)\s+(?P<date>\S+)"
+    r"(?:\s+_(?P<arch>\w+)_)?\s+\((?P<cpus>\d{1,6})\s+CPU\)\s*$"
+)
 _CLOCK = re.compile(r"^(\d{1,2}):(\d{2}):(\d{2})$")
 _AMPM = ("AM", "PM", "am", "pm")
 # the tool with no arguments, or options/numbers first (`sar -d 30 1`, `vmstat 5`), not prose
@@ -63,6 +68,17 @@ def table_row(line: str, lead: int) -> bool:
     data row, checked without regexes (the detector asks for it on every line of a capture)."""
     parts = line.split(None, lead)
     return len(parts) > lead and numeric(parts[lead]) and len(parts[lead]) > 3
+
+
+_ROW_START = re.compile(r"\d\d:\d\d:\d\d ")
+
+
+def clock_row(line: str) -> bool:
+    """A sysstat data row as printed: a clock, a key (`all`, a CPU, a device; behind AM/PM on a
+    12 h clock), then only numbers (`05:10:01 PM  all  13.9 ...`, `10:00:05  dev8-0  1.0 ...`).
+    sar and mpstat claim these inside their blocks: no other format starts on one, and asking
+    every other parser about each row was most of the time spent on a long capture."""
+    return bool(_ROW_START.match(line)) and (table_row(line, 2) or table_row(line, 3))
 
 
 def command(line: str) -> tuple[str, list[str]] | None:

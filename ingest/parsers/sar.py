@@ -24,13 +24,13 @@ from ingest.parsers.ostable import (
     banner,
     banner_line,
     clean,
+    clock_row,
     command,
     findings,
     is_command_of,
     num,
     r3,
     split_clock,
-    table_row,
 )
 
 MAX_KEYS = 512
@@ -58,7 +58,6 @@ _MPSTAT_ORDER = ("%iowait", "%irq")  # mpstat prints %irq right after %iowait; s
 _SOLARIS_BANNER = re.compile(r"^SunOS\s+\S+\s+\d+\.\d+\S*\s+\S+\s+\S+\s+\d{1,2}/\d{1,2}/\d{2,4}$")
 # a section header, command or banner holds one of these (checked before any regex)
 _HINTS = ("%", "/s", "-sz", "kb", "DEV", "IFACE", "device", "sar", "SunOS", "CPU)", "freemem")
-_ROW_START = re.compile(r"\d\d:\d\d:\d\d ")
 _RESTART = re.compile(r"\bRESTART\b")
 _CPUS = re.compile(r"\((\d{1,6})\s+CPU\)")
 # sysstat -> one meaning for the device columns iostat also prints
@@ -188,7 +187,7 @@ class SarParser(Parser):
     def claims(cls, line: str) -> bool:
         """sysstat's banner continues this block even though mpstat would start on it: it is
         the top of this report (after its command line); feed refuses it once rows came."""
-        if _ROW_START.match(line) and (table_row(line, 2) or table_row(line, 3)):
+        if clock_row(line):
             return True  # `05:10:01 PM  0  361 ...`, `10:00:05  dev8-0  1.0 ...`
         return banner_line(line)
 

@@ -85,6 +85,8 @@ MAX_INTERVALS = 500
 
 # at most 12 integer digits: real counters are far smaller, and sums of them stay finite
 _NUMBER = re.compile(r"^-?\d{1,12}(?:[.,]\d{1,6})?$")
+# values joined by single spaces, each a _NUMBER: one match for a whole row
+_NUMBERS = re.compile(r"-?\d{1,12}(?:[.,]\d{1,6})?(?: -?\d{1,12}(?:[.,]\d{1,6})?)*").fullmatch
 _INT = re.compile(r"^\d+$")
 _TIME = re.compile(r"^\d{1,2}:\d{2}:\d{2}$")
 _STATE = re.compile(r"^\s*<<.*>>\s*$")
@@ -205,11 +207,18 @@ class _Totals:
 
     def add(self, interval: _Interval) -> None:
         self.intervals += 1
+        cpu_sums, cpu_n = self.cpu_sums, self.cpu_n
         for cpu, row in interval.rows.items():
-            sums = self.cpu_sums.setdefault(cpu, {})
-            for key, value in row.items():
-                sums[key] = sums.get(key, 0.0) + value
-            self.cpu_n[cpu] = self.cpu_n.get(cpu, 0) + 1
+            sums = cpu_sums.get(cpu)
+            if sums is None:
+                sums = cpu_sums[cpu] = {}
+            if sums.keys() == row.keys():  # every row of a table has the same columns
+                for key, value in row.items():
+                    sums[key] += value
+            else:
+                for key, value in row.items():
+                    sums[key] = sums.get(key, 0.0) + value
+            cpu_n[cpu] = cpu_n.get(cpu, 0) + 1
         if interval.all_row is not None:
             for key, value in interval.all_row.items():
                 self.all_sums[key] = self.all_sums.get(key, 0.0) + value
@@ -378,6 +387,29 @@ class MpstatParser(Parser):
             return self._solaris_row(line)
         return False
 
+    fast = True
+
+    def feed_run(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int]:
+        """Base.feed_run: the rows of a sysstat CPU table (the lines `claims` says are ours)
+        while one is open, each read by `_linux_row` as `feed` would read it; a blank line, a
+        header, an Average row, a pasted prefix or anything else stops the run and takes the
+        ordinary path."""
+        if self.kind != "linux" or self._table != "cpu" or self._strip is not False:
+            return pos, 0
+        taken = 0
+        row = self._linux_row
+        find = text.find
+        while pos < endpos:
+            end = find("\n", pos, endpos)
+            if end < 0:
+                end = endpos
+            line = text[pos:end].rstrip("\r")
+            if len(line) > MAX_LINE or not clock_row(line) or not row(line):
+                break
+            taken += 1
+            pos = end + 1
+        return pos, taken
+
     def _has_data(self) -> bool:
         return (
             self._totals.intervals > 0
@@ -439,25 +471,34 @@ class MpstatParser(Parser):
         return True
 
     def _linux_row(self, line: str) -> bool:
+        # the hot loop of a long `mpstat -P ALL` (feed_run calls it for every row): the values
+        # are checked with one regex over the joined run and read with float() unless a
+        # decimal comma is among them
         tokens = line.split()
         n = len(self._names)
         if len(tokens) < 2:
             return False
-        average = tokens[0].endswith(":") and not _TIME.match(tokens[0].rstrip(":"))
-        timed = bool(_TIME.match(tokens[0]))
-        if not (average or timed):
+        first = tokens[0]
+        timed = _TIME.match(first) is not None
+        if not timed and not (first.endswith(":") and not _TIME.match(first.rstrip(":"))):
             return False
-        if len(tokens) < n + 2 or not all(_NUMBER.match(v) for v in tokens[-n:]):
+        average = not timed
+        values = tokens[-n:]
+        joined = " ".join(values)
+        if len(tokens) < n + 2 or not _NUMBERS(joined):
             self.malformed += 1
             return True
         cpu = tokens[-n - 1]
         if cpu != "all" and not _INT.match(cpu):
             self.malformed += 1
             return True
-        row = {name: _num(v) for name, v in zip(self._names, tokens[-n:], strict=True)}
-        if any(not 0 <= row.get(k, 0) <= 100 for k in _PCT):
-            self.malformed += 1
-            return True
+        numbers = map(_num, values) if "," in joined else map(float, values)
+        row = dict(zip(self._names, numbers, strict=True))
+        for k in _PCT:
+            v = row.get(k)
+            if v is not None and not 0 <= v <= 100:
+                self.malformed += 1
+                return True
         if self._nodes and cpu != "all":
             cpu = f"node {cpu}"
         if average:

@@ -155,15 +155,21 @@ def test_the_fast_path_is_really_taken(captures, monkeypatch):
 
 _VALUE = st.one_of(
     st.from_regex(r"-?\d{1,12}(?:[.,]\d{1,6})?", fullmatch=True),
-    st.text(alphabet="0123456789.,-e+x ", min_size=1, max_size=16).map(str.strip).filter(bool),
+    st.sampled_from(["0.00", "100.00", "1,5", "-3", "1e5", "inf", "1.", ".5", "1_0", "--1", "٣.٥"]),
+    st.text(alphabet="0123456789.,-e+x_", min_size=1, max_size=16),
 )
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(_VALUE.map(lambda v: v.replace(" ", "")).filter(bool), min_size=1, max_size=14))
-def test_one_regex_over_the_joined_values_is_each_value_checked(values):
-    """_NUMBERS over the values joined by spaces says what _NUMBER said about each one."""
-    assert bool(mpstat._NUMBERS(" ".join(values))) == all(mpstat._NUMBER.match(v) for v in values)
+@given(st.lists(_VALUE, min_size=1, max_size=14))
+def test_memo_of_read_values_is_each_value_checked_and_read(values):
+    """_values (a memo of tokens read) says what _NUMBER and _num say about each token, the
+    first time and when the memo already holds it."""
+    want = (
+        [mpstat._num(v) for v in values] if all(mpstat._NUMBER.match(v) for v in values) else None
+    )
+    assert mpstat._values(values) == want
+    assert mpstat._values(values) == want
 
 
 @settings(max_examples=200, deadline=None)

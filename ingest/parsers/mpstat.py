@@ -85,8 +85,35 @@ MAX_INTERVALS = 500
 
 # at most 12 integer digits: real counters are far smaller, and sums of them stay finite
 _NUMBER = re.compile(r"^-?\d{1,12}(?:[.,]\d{1,6})?$")
-# values joined by single spaces, each a _NUMBER: one match for a whole row
-_NUMBERS = re.compile(r"-?\d{1,12}(?:[.,]\d{1,6})?(?: -?\d{1,12}(?:[.,]\d{1,6})?)*").fullmatch
+# A row as sysstat prints it (`12:00:01 AM   all  13.92 ...`): every line this matches is one
+# ostable.clock_row says yes to (ASCII blanks and keys, so str.split cuts it where this does),
+# so feed_run asks clock_row only about the others
+_PLAIN_ROW = re.compile(
+    r"\d\d:\d\d:\d\d +(?:[AP]M +)?[A-Za-z0-9]+ +[0-9.,-][0-9.,\- \t]{3,}"
+).fullmatch
+# token -> its value (a _NUMBER read by _num), or None when it is not a _NUMBER
+_READ: dict[str, float | None] = {}
+_READ_MAX = 65536  # distinct tokens remembered (sysstat's 0.00-100.00 are 10,001)
+
+
+def _values(tokens: list[str]) -> list[float] | None:
+    """The tokens as numbers, or None if one is not a _NUMBER. The same answer as checking
+    each with _NUMBER and reading it with _num, from a memo of tokens already read."""
+    get = _READ.get
+    out = [get(t) for t in tokens]
+    if None in out:
+        if len(_READ) >= _READ_MAX:
+            _READ.clear()
+        for i, t in enumerate(tokens):
+            if t not in _READ:
+                _READ[t] = _num(t) if _NUMBER.match(t) else None
+            v = _READ[t]
+            if v is None:
+                return None
+            out[i] = v
+    return out  # type: ignore[return-value]
+
+
 _INT = re.compile(r"^\d+$")
 _TIME = re.compile(r"^\d{1,2}:\d{2}:\d{2}$")
 _STATE = re.compile(r"^\s*<<.*>>\s*$")
@@ -207,18 +234,11 @@ class _Totals:
 
     def add(self, interval: _Interval) -> None:
         self.intervals += 1
-        cpu_sums, cpu_n = self.cpu_sums, self.cpu_n
         for cpu, row in interval.rows.items():
-            sums = cpu_sums.get(cpu)
-            if sums is None:
-                sums = cpu_sums[cpu] = {}
-            if sums.keys() == row.keys():  # every row of a table has the same columns
-                for key, value in row.items():
-                    sums[key] += value
-            else:
-                for key, value in row.items():
-                    sums[key] = sums.get(key, 0.0) + value
-            cpu_n[cpu] = cpu_n.get(cpu, 0) + 1
+            sums = self.cpu_sums.setdefault(cpu, {})
+            for key, value in row.items():
+                sums[key] = sums.get(key, 0.0) + value
+            self.cpu_n[cpu] = self.cpu_n.get(cpu, 0) + 1
         if interval.all_row is not None:
             for key, value in interval.all_row.items():
                 self.all_sums[key] = self.all_sums.get(key, 0.0) + value
@@ -397,14 +417,16 @@ class MpstatParser(Parser):
         if self.kind != "linux" or self._table != "cpu" or self._strip is not False:
             return pos, 0
         taken = 0
-        row = self._linux_row
+        row = self._linux_tokens
         find = text.find
         while pos < endpos:
             end = find("\n", pos, endpos)
             if end < 0:
                 end = endpos
             line = text[pos:end].rstrip("\r")
-            if len(line) > MAX_LINE or not clock_row(line) or not row(line):
+            if len(line) > MAX_LINE or not (_PLAIN_ROW(line) or clock_row(line)):
+                break
+            if not row(line.split()):
                 break
             taken += 1
             pos = end + 1
@@ -471,10 +493,11 @@ class MpstatParser(Parser):
         return True
 
     def _linux_row(self, line: str) -> bool:
-        # the hot loop of a long `mpstat -P ALL` (feed_run calls it for every row): the values
-        # are checked with one regex over the joined run and read with float() unless a
-        # decimal comma is among them
-        tokens = line.split()
+        return self._linux_tokens(line.split())
+
+    def _linux_tokens(self, tokens: list[str]) -> bool:
+        # the hot loop of a long `mpstat -P ALL` (feed_run calls it for every row): values
+        # repeat (`0.00`, a busy CPU's `100.00`), so each token is read once (_values)
         n = len(self._names)
         if len(tokens) < 2:
             return False
@@ -483,16 +506,17 @@ class MpstatParser(Parser):
         if not timed and not (first.endswith(":") and not _TIME.match(first.rstrip(":"))):
             return False
         average = not timed
-        values = tokens[-n:]
-        joined = " ".join(values)
-        if len(tokens) < n + 2 or not _NUMBERS(joined):
+        if len(tokens) < n + 2:
+            self.malformed += 1
+            return True
+        numbers = _values(tokens[-n:])
+        if numbers is None:
             self.malformed += 1
             return True
         cpu = tokens[-n - 1]
         if cpu != "all" and not _INT.match(cpu):
             self.malformed += 1
             return True
-        numbers = map(_num, values) if "," in joined else map(float, values)
         row = dict(zip(self._names, numbers, strict=True))
         for k in _PCT:
             v = row.get(k)

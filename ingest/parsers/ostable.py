@@ -23,6 +23,7 @@ __all__ = [
     "Series",
     "banner",
     "clean",
+    "cleaned",
     "clock_row",
     "command",
     "num",
@@ -52,6 +53,18 @@ def clean(line: str) -> str:
     if head[:1].isdigit() and head[10:11] != "T":
         return line  # a row as printed (not an ISO journal stamp): nothing in front of it
     return unpaste(line, prompts=True, hosts=True)
+
+
+def cleaned(line: str) -> tuple[str, list[str]] | None:
+    """(the cleaned line stripped, its tokens), or None for a line too long to be a row or
+    blank once cleaned: the first step of every feed (and of start_score behind a parser's
+    hint words) of the column-table parsers, which read tokens, never positions."""
+    if len(line) > MAX_LINE:
+        return None
+    text = clean(line).strip()
+    if not text:
+        return None
+    return text, text.split()
 
 
 # what a row of numbers is made of: deleting these from it leaves nothing

@@ -18,10 +18,9 @@ from typing import ClassVar
 from ingest.base import Parser
 from ingest.model import Format, Platform
 from ingest.parsers.ostable import (
-    MAX_LINE,
     ProcTable,
     Series,
-    clean,
+    cleaned,
     command,
     findings,
     is_command_of,
@@ -89,12 +88,12 @@ class PrstatParser(Parser):
 
     @classmethod
     def start_score(cls, line: str) -> int:
-        if len(line) > MAX_LINE or not ("PROCESS/" in line or "prstat" in line):
+        if not ("PROCESS/" in line or "prstat" in line):
             return 0
-        text = clean(line).strip()
-        tokens = text.split()
-        if not tokens:
+        got = cleaned(line)
+        if got is None:
             return 0
+        text, tokens = got
         if _header(tokens):
             return 2
         if is_command_of(text, "prstat"):
@@ -102,12 +101,10 @@ class PrstatParser(Parser):
         return 0
 
     def feed(self, line: str) -> bool:
-        if len(line) > MAX_LINE:
+        got = cleaned(line)
+        if got is None:
             return False
-        text = clean(line).strip()
-        if not text:
-            return False
-        tokens = text.split()
+        text, tokens = got
         if cmd := command(text):
             return cmd[0] == "prstat"
         if header := _header(tokens):

@@ -19,11 +19,10 @@ from ingest.base import Parser
 from ingest.model import Format, Platform
 from ingest.parsers.iostat import device_facts
 from ingest.parsers.ostable import (
-    MAX_LINE,
     Series,
     banner,
     banner_line,
-    clean,
+    cleaned,
     clock_row,
     command,
     findings,
@@ -164,12 +163,12 @@ class SarParser(Parser):
 
     @classmethod
     def start_score(cls, line: str) -> int:
-        if len(line) > MAX_LINE or not any(w in line for w in _HINTS):
+        if not any(w in line for w in _HINTS):
             return 0
-        text = clean(line).strip()
-        tokens = text.split()
-        if not tokens:
+        got = cleaned(line)
+        if got is None:
             return 0
+        text, tokens = got
         _, _, rest = split_clock(tokens)
         if rest and rest[0].endswith(":"):
             return 0
@@ -194,12 +193,10 @@ class SarParser(Parser):
     # -- feeding --------------------------------------------------------------------------------
 
     def feed(self, line: str) -> bool:
-        if len(line) > MAX_LINE:
+        got = cleaned(line)
+        if got is None:
             return False
-        text = clean(line).strip()
-        if not text:
-            return False
-        tokens = text.split()
+        text, tokens = got
         if cmd := command(text):
             return cmd[0] == "sar" and not self.sections
         if b := banner(text):

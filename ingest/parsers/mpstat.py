@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import copy
 import re
-from typing import ClassVar
+from operator import add as _add
+from typing import Any, ClassVar
 
 from ingest.base import Parser
 from ingest.facts import number
@@ -225,7 +226,9 @@ class _Totals:
     """Running sums over the intervals that count."""
 
     def __init__(self) -> None:
-        self.cpu_sums: dict[str, dict[str, float]] = {}
+        # cpu -> column -> sum; while a CPU's rows keep the columns of its first row, its sums
+        # are (columns, [sums]) added up in one C loop per row (settle() makes them dicts)
+        self.cpu_sums: dict[str, Any] = {}
         self.cpu_n: dict[str, int] = {}
         self.all_sums: dict[str, float] = {}
         self.all_n = 0
@@ -234,17 +237,31 @@ class _Totals:
 
     def add(self, interval: _Interval) -> None:
         self.intervals += 1
+        cpu_sums, cpu_n = self.cpu_sums, self.cpu_n
         for cpu, row in interval.rows.items():
-            sums = self.cpu_sums.setdefault(cpu, {})
-            for key, value in row.items():
-                sums[key] = sums.get(key, 0.0) + value
-            self.cpu_n[cpu] = self.cpu_n.get(cpu, 0) + 1
+            sums = cpu_sums.get(cpu)
+            if sums is None:  # 0.0 + v, as a sum that starts at 0.0 (-0.0 becomes 0.0)
+                cpu_sums[cpu] = (tuple(row), [0.0 + v for v in row.values()])
+            elif type(sums) is tuple and sums[0] == tuple(row):
+                sums[1][:] = map(_add, sums[1], row.values())  # the same adds, in order
+            else:
+                if type(sums) is tuple:  # other columns (another header): a dict from now on
+                    sums = cpu_sums[cpu] = dict(zip(*sums, strict=True))
+                for key, value in row.items():
+                    sums[key] = sums.get(key, 0.0) + value
+            cpu_n[cpu] = cpu_n.get(cpu, 0) + 1
         if interval.all_row is not None:
             for key, value in interval.all_row.items():
                 self.all_sums[key] = self.all_sums.get(key, 0.0) + value
             self.all_n += 1
         if len(self.summaries) < MAX_INTERVALS:
             self.summaries.append(_summary(interval))
+
+    def settle(self) -> None:
+        """Every CPU's sums as a dict of column -> sum (what facts read)."""
+        for cpu, sums in self.cpu_sums.items():
+            if type(sums) is tuple:
+                self.cpu_sums[cpu] = dict(zip(*sums, strict=True))
 
 
 def _mean(rows: list[dict[str, float]], key: str) -> float | None:
@@ -285,6 +302,7 @@ class MpstatParser(Parser):
         self._nodes = False  # sysstat `mpstat -N`: rows are NUMA nodes
         self._table = "cpu"  # which sysstat table the rows belong to: cpu, or an -I kind
         self._intr_at = 0
+        self._tail: list[str] = []  # the last CPU table header from its id column on
         # `mpstat -I` tables: kind -> cpu -> column -> [sum, samples]; Average rows apart
         self._irq: dict[str, dict[str, dict[str, list[float]]]] = {}
         self._irq_avg: dict[str, dict[str, dict[str, list[float]]]] = {}
@@ -377,6 +395,7 @@ class MpstatParser(Parser):
             self.kind = "linux"
             self._table = "cpu"
             self._names = header[1]
+            self._tail = line.split()[header[0] :]
             self._headers += 1
             if line.split()[0] != "Average:":
                 self._start_interval(" ".join(line.split()[: header[0]]))
@@ -424,13 +443,30 @@ class MpstatParser(Parser):
             if end < 0:
                 end = endpos
             line = text[pos:end].rstrip("\r")
-            if len(line) > MAX_LINE or not (_PLAIN_ROW(line) or clock_row(line)):
+            if len(line) > MAX_LINE:
                 break
-            if not row(line.split()):
+            if _PLAIN_ROW(line) or clock_row(line):
+                if not row(line.split()):
+                    break
+            elif not self._same_header(line):
                 break
             taken += 1
             pos = end + 1
         return pos, taken
+
+    def _same_header(self, line: str) -> bool:
+        """The next interval's header (`12:00:02 AM  CPU  %usr ...`, this parser scores it 2):
+        the same columns as the table's header behind a new clock. Read as feed reads a CPU
+        table header, without asking the header regexes again; anything else is left to feed."""
+        tokens = line.split()
+        if not tokens or not _TIME.match(tokens[0]):
+            return False
+        at = 2 if len(tokens) > 1 and tokens[1] in ("AM", "PM") else 1
+        if tokens[at:] != self._tail or not self._tail:
+            return False
+        self._headers += 1
+        self._start_interval(" ".join(tokens[:at]))
+        return True
 
     def _has_data(self) -> bool:
         return (
@@ -591,6 +627,7 @@ class MpstatParser(Parser):
         if totals.intervals == 0 and not self._average.empty():
             totals.add(self._average)
             notes.append("only the Average rows were present")
+        totals.settle()
         if self._mismatched_rows:
             notes.append(
                 f"{self._mismatched_rows} rows did not match the header: columns read from the "

@@ -19,6 +19,7 @@ from ingest.base import Parser
 from ingest.model import Format, Platform
 from ingest.parsers.iostat import device_facts
 from ingest.parsers.ostable import (
+    ClaimedRuns,
     Series,
     banner,
     banner_line,
@@ -143,7 +144,7 @@ class _Section:
         return out
 
 
-class SarParser(Parser):
+class SarParser(ClaimedRuns, Parser):
     format: ClassVar[Format] = "sar"
 
     def __init__(self) -> None:

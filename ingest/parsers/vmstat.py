@@ -21,6 +21,7 @@ from ingest.base import Parser
 from ingest.model import Format, Platform
 from ingest.parsers.ostable import (
     MAX_LINE,
+    ClaimedRuns,
     Series,
     clean,
     cleaned,
@@ -101,7 +102,7 @@ def _group_line(tokens: list[str]) -> bool:
     return sum(w in _GROUP_WORDS or w in ("disk", "disks", "timestamp", "time") for w in words) >= 3
 
 
-class VmstatParser(Parser):
+class VmstatParser(ClaimedRuns, Parser):
     format: ClassVar[Format] = "vmstat"
 
     def __init__(self) -> None:

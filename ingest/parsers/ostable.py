@@ -12,6 +12,7 @@ number reading serve all five, and each parser stays about its tool's meaning.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from ingest.base import MAX_LINE as RUN_LINE
 from ingest.facts import number
@@ -305,6 +306,24 @@ class ProcTable:
                 name = self.names[key][0]
                 out[name] = max(out.get(name, float("-inf")), row[metric])
         return {k: r3(v) for k, v in out.items()}
+
+    def ranked(
+        self, busy: Callable[[dict[str, float]], float], name: str, hide: tuple[str, ...] = ()
+    ) -> tuple[list[str], list[dict]]:
+        """(keys busiest first by `busy` of their means, ties in table order; the first 30 as
+        rows for details: the command under `name`, the pid, each mean but `hide` to 2
+        decimals). pidstat ranks by CPU and I/O, prstat by CPU and microstate waits."""
+        means = self.means()
+        order = sorted(means, key=lambda k: -busy(means[k]))
+        rows = [
+            {
+                name: self.names[k][0],
+                "pid": self.names[k][1],
+                **{m: round(v, 2) for m, v in means[k].items() if m not in hide},
+            }
+            for k in order[:30]
+        ]
+        return order, rows
 
     def top(self, metric: str) -> tuple[str, float] | None:
         """(`command (pid)`, value) of the process with the highest mean of `metric`."""

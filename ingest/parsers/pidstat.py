@@ -226,25 +226,9 @@ class PidstatParser(Parser):
             command, ident = procs.names[key]
             facts["proc.top_io"] = f"{command} ({ident})"
             facts["proc.max_io_kb_per_s"] = r3(io[key])
-        means = procs.means()
-        order = sorted(
-            means,
-            key=lambda k: (
-                -(
-                    means[k].get("cpu", 0.0)
-                    + means[k].get("kb_rd", 0.0)
-                    + means[k].get("kb_wr", 0.0)
-                )
-            ),
+        order, details["processes"] = procs.ranked(
+            lambda m: m.get("cpu", 0.0) + m.get("kb_rd", 0.0) + m.get("kb_wr", 0.0), "command"
         )
-        details["processes"] = [
-            {
-                "command": procs.names[k][0],
-                "pid": procs.names[k][1],
-                **{m: round(v, 2) for m, v in means[k].items()},
-            }
-            for k in order[:30]
-        ]
         if procs.dropped:
             notes.append(f"{procs.dropped} rows of processes beyond the first {len(procs.rows)}")
         details["findings"] = findings(facts, notes)

@@ -205,25 +205,11 @@ class PrstatParser(Parser):
         ):
             if top := procs.top(metric):
                 facts[top_fact], facts[max_fact] = top[0], r3(top[1])
-        means = procs.means()
-        order = sorted(
-            means,
-            key=lambda k: (
-                -(
-                    means[k].get("cpu_m", means[k].get("cpu", 0.0))
-                    + means[k].get("lck", 0.0)
-                    + means[k].get("lat", 0.0)
-                )
-            ),
+        order, details["processes"] = procs.ranked(
+            lambda m: m.get("cpu_m", m.get("cpu", 0.0)) + m.get("lck", 0.0) + m.get("lat", 0.0),
+            "process",
+            hide=("cpu_m",),
         )
-        details["processes"] = [
-            {
-                "process": procs.names[k][0],
-                "pid": procs.names[k][1],
-                **{m: round(v, 2) for m, v in means[k].items() if m != "cpu_m"},
-            }
-            for k in order[:30]
-        ]
         details["findings"] = findings(facts, details["notes"])
         idents = ["prstat", *sorted({procs.names[k][0].split("/")[0] for k in order[:20]})]
         return facts, details, idents, "solaris"

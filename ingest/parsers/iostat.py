@@ -17,7 +17,6 @@ from typing import ClassVar
 from ingest.base import Parser
 from ingest.model import Block, Format, Platform
 from ingest.parsers.ostable import (
-    ClaimedRuns,
     Series,
     banner,
     banner_line,
@@ -183,7 +182,7 @@ _DEV_KEYS = ("r_s", "w_s", "tps", "rkb_s", "wkb_s", "await", "r_await", "w_await
 _DEV_KEYS += ("util", "svctm", "rareq_kb", "wareq_kb", "avgrq_kb", "asvc", "wsvc", "actv")
 
 
-class IostatParser(ClaimedRuns, Parser):
+class IostatParser(Parser):
     format: ClassVar[Format] = "iostat"
 
     def __init__(self) -> None:

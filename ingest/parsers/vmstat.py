@@ -21,7 +21,6 @@ from ingest.base import Parser
 from ingest.model import Format, Platform
 from ingest.parsers.ostable import (
     MAX_LINE,
-    ClaimedRuns,
     Series,
     clean,
     cleaned,
@@ -102,7 +101,7 @@ def _group_line(tokens: list[str]) -> bool:
     return sum(w in _GROUP_WORDS or w in ("disk", "disks", "timestamp", "time") for w in words) >= 3
 
 
-class VmstatParser(ClaimedRuns, Parser):
+class VmstatParser(Parser):
     format: ClassVar[Format] = "vmstat"
 
     def __init__(self) -> None:

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from ingest import detect
 from ingest.detect import Detector, parse_stream, parse_text
-from ingest.parsers import mpstat
+from ingest.parsers import mpstat, sar
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "snippets"
@@ -137,19 +137,22 @@ def test_every_os_fixture_and_corpus_snippet(monkeypatch):
             _same(data.rstrip(b"\n") + b"\n" + data, monkeypatch)
 
 
-def test_the_fast_path_is_really_taken(captures, monkeypatch):
+@pytest.mark.parametrize(
+    ("kind", "parser", "share"), [("mpstat", mpstat.MpstatParser, 0.9), ("sar", sar.SarParser, 0.9)]
+)
+def test_the_fast_path_is_really_taken(captures, monkeypatch, kind, parser, share):
     calls: list[int] = []
-    real = mpstat.MpstatParser.feed_run
+    real = parser.feed_run
 
     def counted(self, text, pos, endpos, plain):
         end, taken = real(self, text, pos, endpos, plain)
         calls.append(taken)
         return end, taken
 
-    monkeypatch.setattr(mpstat.MpstatParser, "feed_run", counted)
-    evidence = parse_text(captures["mpstat"].decode())
+    monkeypatch.setattr(parser, "feed_run", counted)
+    evidence = parse_text(captures[kind].decode())
     block = evidence.blocks[0]
-    assert sum(calls) > 0.9 * block.lines  # rows and the headers between them came in runs
+    assert sum(calls) > share * block.lines  # rows (and mpstat's headers) came in runs
     assert sum(calls) < block.lines
 
 

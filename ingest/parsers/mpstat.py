@@ -430,7 +430,8 @@ class MpstatParser(Parser):
 
     def feed_run(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int]:
         """Base.feed_run: the rows of a sysstat CPU table (the lines `claims` says are ours)
-        while one is open, each read by `_linux_row` as `feed` would read it; a blank line, a
+        while one is open, each read by `_linux_tokens` as `feed` would read it, and the next
+        interval's header (`_same_header`: a line this parser scores 2); a blank line, another
         header, an Average row, a pasted prefix or anything else stops the run and takes the
         ordinary path."""
         if self.kind != "linux" or self._table != "cpu" or self._strip is not False:

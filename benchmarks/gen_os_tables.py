@@ -28,14 +28,15 @@ GEN_VERSION = 2  # 2: iostat awaits tallied from the printed (rounded) values
 DATA_DIR = Path(__file__).resolve().parent / "data"
 SEED = 8
 
-Kind = Literal["vmstat", "iostat", "sar"]
-KINDS: tuple[Kind, ...] = ("vmstat", "iostat", "sar")
+Kind = Literal["vmstat", "iostat", "sar", "mpstat"]
+KINDS: tuple[Kind, ...] = ("vmstat", "iostat", "sar", "mpstat")
 
 # One regular expression for "a data row" per format: the grep -cE reference.
 GREP_RE: dict[str, str] = {
     "vmstat": r"^ *[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ ",
     "iostat": r"^(sd|nvme|dm-)[a-z0-9-]* +[0-9]",
     "sar": r"^[0-9]{2}:[0-9]{2}:[0-9]{2} [AP]M +[^ ]+ +[0-9.]+ ",
+    "mpstat": r"^[0-9]{2}:[0-9]{2}:[0-9]{2}( [AP]M)? +(all|[0-9]+) +[0-9.]+ ",
 }
 
 _DEVICES = ("sda", "sdb", "sdc", "sdd", "nvme0n1", "nvme1n1", "dm-0", "dm-1")
@@ -53,6 +54,7 @@ class Expected(BaseModel):
     samples: int = 0  # samples that count (since-boot rows and reports left out)
     runq_max: float = 0.0
     worst_await_ms: float = 0.0
+    mean_wait_pct: float = 0.0  # mpstat: the mean %iowait of the intervals' `all` rows
 
 
 class _Out:
@@ -198,21 +200,86 @@ def _sar(rng: random.Random, out: _Out, exp: Expected) -> None:
         out.add("")
 
 
+# mpstat -P ALL headers of three sysstat generations: (header after the clock, 12 h clock?)
+MPSTAT_RELEASES: dict[str, tuple[str, bool]] = {
+    # sysstat 10-12 (RHEL 7-9, Ubuntu 18+): %gnice, a 12 h clock under en_US
+    "12": (
+        "CPU    %usr   %nice    %sys %iowait    %irq   %soft  %steal  %guest  %gnice   %idle",
+        True,
+    ),
+    # sysstat 9 (RHEL 6): no %gnice, a 24 h clock under LC_TIME=C
+    "9": ("CPU    %usr   %nice    %sys %iowait    %irq   %soft  %steal  %guest   %idle", False),
+    # sysstat 7 (RHEL 5): %user and intr/s at the end
+    "7": ("CPU   %user   %nice    %sys %iowait    %irq   %soft  %steal   %idle    intr/s", True),
+}
+MPSTAT_CPUS = 8
+
+
+def _mpstat(rng: random.Random, out: _Out, exp: Expected, release: str = "12") -> None:
+    """`mpstat -P ALL 1` left running: a banner, then per interval a blank line, the header
+    (behind the interval's clock), the `all` row and one row per CPU; the Average rows at the
+    end. Every interval counts (sysstat prints no since-boot report with an interval given)."""
+    header, twelve = MPSTAT_RELEASES[release]
+    names = header.split()[1:]
+    out.add(f"Linux 4.18.0-553.el8_10.x86_64 (dbhost07)  11/02/2026  _x86_64_  ({MPSTAT_CPUS} CPU)")
+    sec, wait_sum = 0, 0.0
+    while not out.full:
+        sec += 1
+        h, m, s_ = (sec // 3600) % 24, (sec // 60) % 60, sec % 60
+        if twelve:
+            clock = f"{h % 12 or 12:02d}:{m:02d}:{s_:02d} {'AM' if h < 12 else 'PM'}"
+        else:
+            clock = f"{h:02d}:{m:02d}:{s_:02d}"
+        out.add("")
+        out.add(f"{clock}  {header}")
+        for cpu in ("all", *(str(c) for c in range(MPSTAT_CPUS))):
+            usr, sy = round(rng.uniform(0, 70), 2), round(rng.uniform(0, 15), 2)
+            wa = (
+                round(rng.uniform(0, 12), 2) if rng.random() < 0.9 else round(rng.uniform(0, 60), 2)
+            )
+            wa = min(wa, round(100 - usr - sy, 2))
+            idle = round(max(0.0, 100 - usr - sy - wa), 2)
+            vals = {"%usr": usr, "%user": usr, "%sys": sy, "%iowait": wa, "%idle": idle}
+            cells = []
+            for name in names:
+                if name == "intr/s":
+                    cells.append(f"{rng.uniform(100, 9000):9.2f}")
+                else:
+                    cells.append(f"{vals.get(name, 0.0):7.2f}")
+            out.add(f"{clock}  {cpu:>4} " + " ".join(cells))
+            if cpu == "all":
+                wait_sum += wa
+        exp.samples += 1
+    exp.mean_wait_pct = round(wait_sum / exp.samples, 3) if exp.samples else 0.0
+    out.add("")
+    out.add(f"Average:  {header}")
+    for cpu in ("all", *(str(c) for c in range(MPSTAT_CPUS))):
+        cells = ["   0.00" if n != "%idle" else " 100.00" for n in names]
+        out.add(f"Average:  {cpu:>4} " + " ".join(cells))
+
+
 _GENERATORS: dict[str, Callable[[random.Random, _Out, Expected], None]] = {
     "vmstat": _vmstat,
     "iostat": _iostat,
     "sar": _sar,
+    "mpstat": _mpstat,
 }
 
 
-def generate(kind: Kind, target_bytes: int, path: Path, *, seed: int = SEED) -> Expected:
-    """Write a capture of at least `target_bytes` to `path`; return what it holds."""
+def generate(
+    kind: Kind, target_bytes: int, path: Path, *, seed: int = SEED, release: str = "12"
+) -> Expected:
+    """Write a capture of at least `target_bytes` to `path`; return what it holds. `release`
+    picks mpstat's sysstat generation (MPSTAT_RELEASES); the other kinds have one shape."""
     rng = random.Random(f"{kind}:{seed}")
     exp = Expected(kind=kind, seed=seed, target_bytes=target_bytes)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="ascii", newline="\n") as fh:
         out = _Out(fh, target_bytes)
-        _GENERATORS[kind](rng, out, exp)
+        if kind == "mpstat":
+            _mpstat(rng, out, exp, release)
+        else:
+            _GENERATORS[kind](rng, out, exp)
         out.flush()
     exp.bytes, exp.lines = out.size, out.lines
     return exp

@@ -238,6 +238,12 @@ def _check_os_table(exp: gen_os_tables.Expected, facts: dict) -> str:
         bad.append(f"samples {samples} ≠ {exp.samples}")
     if exp.kind in ("vmstat", "sar") and facts.get("runq.max") != exp.runq_max:
         bad.append(f"runq.max {facts.get('runq.max')} ≠ {exp.runq_max}")
+    if exp.kind == "mpstat":
+        if facts.get("cpu.count") != float(gen_os_tables.MPSTAT_CPUS):
+            bad.append(f"cpu.count {facts.get('cpu.count')} ≠ {gen_os_tables.MPSTAT_CPUS}")
+        got = facts.get("cpu.wait_pct")
+        if got is None or abs(got - exp.mean_wait_pct) > 0.002:
+            bad.append(f"cpu.wait_pct {got} ≠ {exp.mean_wait_pct}")
     if exp.kind in ("iostat", "sar"):
         got = facts.get("io.max_await_ms")
         if got is None or abs(got - exp.worst_await_ms) > 0.01:
@@ -271,8 +277,51 @@ def os_table_figures(
             "python_floor_wall_s": round(fl.wall, 3),
             "counts_match": not problem,
         }
+        if kind == "mpstat" and exp.bytes <= JC_MAX_BYTES:
+            figures += jc_figures(path, p, f"{kind} {size}", exp)
         figures += [m.throughput(problem, extra, target=False), m.rss()]
     return figures
+
+
+JC = VENV_BIN / "jc"
+# jc holds every row as a dict (about 28x the text in RSS at 10 MB): the jc row is the 10 MB
+# capture's (~10,700 intervals of 8 CPUs), never the 1 GB one
+JC_MAX_BYTES = 64 * MB
+
+
+def jc_figures(path: Path, p: Timed, case: str, exp: gen_os_tables.Expected) -> list[Figure]:
+    """`jc --mpstat < FILE` (kellyjonbrazil/jc, the common way to turn mpstat text into data) on
+    the same capture, right after perfkb: CPU time is the fair figure on a shared box. jc
+    keeps every row as a dict and prints them all; perfkb keeps running sums."""
+    if not JC.exists():
+        return [
+            Figure(bench=BENCH, case=case, metric="CPU time vs jc --mpstat", value=None,
+                   note="jc is not installed (pip install jc: the dev extra)")
+        ]  # fmt: skip
+    argv = ["bash", "-c", f"{shlex.quote(str(JC))} --mpstat < {shlex.quote(str(path))} | wc -c"]
+    j = timed_run(argv)
+    return [
+        Figure(
+            bench=BENCH,
+            case=case,
+            metric="CPU time vs jc --mpstat",
+            value=round(p.cpu, 3),
+            unit="s",
+            reference="jc --mpstat",
+            ref_value=round(j.cpu, 3),
+            ratio=ratio(p.cpu, j.cpu),
+            target="< jc",
+            met=p.cpu < j.cpu,
+            extra={
+                "intervals": exp.samples,
+                "perfkb_wall_s": round(p.wall, 3),
+                "jc_wall_s": round(j.wall, 3),
+                "jc_rss_mb": round(j.maxrss_mb, 1),
+                "perfkb_rss_mb": round(p.maxrss_mb, 1),
+                "jc_json_bytes": int(j.stdout.strip() or 0),
+            },
+        )
+    ]
 
 
 def run(full: bool, data_root: Path | None = None) -> list[Figure]:
@@ -349,11 +398,16 @@ def run(full: bool, data_root: Path | None = None) -> list[Figure]:
                 ]
             reps = 3 if full and size == "10MB" else 1
             figures += trace10046_figures(size, data_dir, reps, truss_mbps.get(size), data_root)
-        # OS samplers: pure Python, so one size that takes a couple of minutes (see
-        # docs/benchmarks.md for a 1 GB run); the quick mode proves they run at 10 MB
+        # OS samplers (vmstat, iostat, sar, mpstat with the jc row): 10 MB in quick mode
+        # (mpstat's ~10,700 intervals), 1 GB in full mode when the disk has room
         figures += os_table_figures(
-            "100MB" if full else "10MB", data_dir, data_root, gen_os_tables.KINDS
+            ("1GB" if "1GB" in sizes else "100MB") if full else "10MB",
+            data_dir,
+            data_root,
+            gen_os_tables.KINDS,
         )
+        if full:  # the jc comparison is on 10k intervals
+            figures += os_table_figures("10MB", data_dir, data_root, ("mpstat",))
     return figures
 
 

@@ -217,7 +217,11 @@ class Detector:
             if parser.lines <= HAND_OVER_LINES and self._hand_over(cur, line, lineno):
                 return
             if (
-                parser.claims(line)
+                # a line seen before that no other format starts on (the blank line between
+                # two mpstat intervals, a repeated header): the memo answers before the parser
+                # is asked; each test is pure, so their order changes only the cost
+                self._strong_memo.get((ptype, line)) is False
+                or parser.claims(line)
                 or ptype.start_score(line) == 2
                 or not self._strong_other(line, ptype)
             ):

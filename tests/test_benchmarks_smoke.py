@@ -8,6 +8,7 @@ lines in tests/fixtures/seeds/004_*); nothing here reads a fixture file of its o
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -101,6 +102,21 @@ def test_generated_os_table_parses_to_exactly_what_was_written(tmp_path, kind):
     assert exp.samples > 100
     again = gen_os_tables.generate(kind, SIZE, tmp_path / "again.txt")
     assert (tmp_path / "again.txt").read_bytes() == path.read_bytes() and again == exp
+
+
+@pytest.mark.parametrize("release", sorted(gen_os_tables.MPSTAT_RELEASES))
+def test_generated_mpstat_of_each_sysstat_release_counts_every_interval(tmp_path, release):
+    from benchmarks.streaming import _check_os_table
+
+    path = tmp_path / f"mpstat-{release}.txt"
+    exp = gen_os_tables.generate("mpstat", SIZE, path, release=release)
+    evidence = _parse(path)
+    assert [b.format for b in evidence.blocks] == ["mpstat"]
+    assert evidence.blocks[0].malformed_lines == 0
+    assert _check_os_table(exp, evidence.blocks[0].facts) == ""
+    grep = re.compile(gen_os_tables.GREP_RE["mpstat"])
+    rows = sum(1 for line in path.read_text().splitlines() if grep.match(line))
+    assert rows == exp.samples * (gen_os_tables.MPSTAT_CPUS + 1)
 
 
 def test_generator_is_deterministic_and_seeded(tmp_path):

@@ -17,11 +17,10 @@ from typing import ClassVar
 from ingest.base import Parser
 from ingest.model import Block, Format, Platform
 from ingest.parsers.ostable import (
-    MAX_LINE,
     Series,
     banner,
     banner_line,
-    clean,
+    cleaned,
     command,
     findings,
     is_command_of,
@@ -212,12 +211,12 @@ class IostatParser(Parser):
 
     @classmethod
     def start_score(cls, line: str) -> int:
-        if len(line) > MAX_LINE or not any(w in line for w in _HINTS):
+        if not any(w in line for w in _HINTS):
             return 0
-        text = clean(line).strip()
-        tokens = text.split()
-        if not tokens:
+        got = cleaned(line)
+        if got is None:
             return 0
+        text, tokens = got
         if _device_header(tokens) or _cpu_header(tokens) or _EXTENDED.match(text):
             return 2
         if is_command_of(text, "iostat"):
@@ -249,12 +248,10 @@ class IostatParser(Parser):
         return False
 
     def _feed(self, line: str) -> bool:
-        if len(line) > MAX_LINE:
+        got = cleaned(line)
+        if got is None:
             return False
-        text = clean(line).strip()
-        if not text:
-            return False
-        tokens = text.split()
+        text, tokens = got
         header = self.header
         if self.partial is not None:  # the first part of a row a narrow terminal wrapped
             joined = self.partial + tokens

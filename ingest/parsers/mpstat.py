@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import copy
 import re
-from typing import ClassVar
+from operator import add as _add
+from typing import Any, ClassVar
 
 from ingest.base import Parser
 from ingest.facts import number
 from ingest.model import Format, Platform
+from ingest.parsers.ostable import SYSSTAT_BANNER as _BANNER
+from ingest.parsers.ostable import clock_row
 
 SOLARIS_COLUMNS = (
     "minf",
@@ -83,12 +86,37 @@ MAX_INTERVALS = 500
 
 # at most 12 integer digits: real counters are far smaller, and sums of them stay finite
 _NUMBER = re.compile(r"^-?\d{1,12}(?:[.,]\d{1,6})?$")
+# A row as sysstat prints it (`12:00:01 AM   all  13.92 ...`): every line this matches is one
+# ostable.clock_row says yes to (ASCII blanks and keys, so str.split cuts it where this does),
+# so feed_run asks clock_row only about the others
+_PLAIN_ROW = re.compile(
+    r"\d\d:\d\d:\d\d +(?:[AP]M +)?[A-Za-z0-9]+ +[0-9.,-][0-9.,\- \t]{3,}"
+).fullmatch
+# token -> its value (a _NUMBER read by _num), or None when it is not a _NUMBER
+_READ: dict[str, float | None] = {}
+_READ_MAX = 65536  # distinct tokens remembered (sysstat's 0.00-100.00 are 10,001)
+
+
+def _values(tokens: list[str]) -> list[float] | None:
+    """The tokens as numbers, or None if one is not a _NUMBER. The same answer as checking
+    each with _NUMBER and reading it with _num, from a memo of tokens already read."""
+    get = _READ.get
+    out = [get(t) for t in tokens]
+    if None in out:
+        if len(_READ) >= _READ_MAX:
+            _READ.clear()
+        for i, t in enumerate(tokens):
+            if t not in _READ:
+                _READ[t] = _num(t) if _NUMBER.match(t) else None
+            v = _READ[t]
+            if v is None:
+                return None
+            out[i] = v
+    return out  # type: ignore[return-value]
+
+
 _INT = re.compile(r"^\d+$")
 _TIME = re.compile(r"^\d{1,2}:\d{2}:\d{2}$")
-_BANNER = re.compile(
-    r"^Linux\s+(?P<kernel>\S+)\s+\((?P<host>[^)]*)\)\s+(?P<date>\S+)"
-    r"(?:\s+_(?P<arch>\w+)_)?\s+\((?P<cpus>\d{1,6})\s+CPU\)\s*$"
-)
 _STATE = re.compile(r"^\s*<<.*>>\s*$")
 # What pastes put before every line: a `#` (a comment-quoted capture) or `host: ` (pdsh, clush,
 # ansible); `Average:` is mpstat's own and a `12:00:01` clock is not a host name.
@@ -198,7 +226,9 @@ class _Totals:
     """Running sums over the intervals that count."""
 
     def __init__(self) -> None:
-        self.cpu_sums: dict[str, dict[str, float]] = {}
+        # cpu -> column -> sum; while a CPU's rows keep the columns of its first row, its sums
+        # are (columns, [sums]) added up in one C loop per row (settle() makes them dicts)
+        self.cpu_sums: dict[str, Any] = {}
         self.cpu_n: dict[str, int] = {}
         self.all_sums: dict[str, float] = {}
         self.all_n = 0
@@ -207,17 +237,31 @@ class _Totals:
 
     def add(self, interval: _Interval) -> None:
         self.intervals += 1
+        cpu_sums, cpu_n = self.cpu_sums, self.cpu_n
         for cpu, row in interval.rows.items():
-            sums = self.cpu_sums.setdefault(cpu, {})
-            for key, value in row.items():
-                sums[key] = sums.get(key, 0.0) + value
-            self.cpu_n[cpu] = self.cpu_n.get(cpu, 0) + 1
+            sums = cpu_sums.get(cpu)
+            if sums is None:  # 0.0 + v, as a sum that starts at 0.0 (-0.0 becomes 0.0)
+                cpu_sums[cpu] = (tuple(row), [0.0 + v for v in row.values()])
+            elif type(sums) is tuple and sums[0] == tuple(row):
+                sums[1][:] = map(_add, sums[1], row.values())  # the same adds, in order
+            else:
+                if type(sums) is tuple:  # other columns (another header): a dict from now on
+                    sums = cpu_sums[cpu] = dict(zip(*sums, strict=True))
+                for key, value in row.items():
+                    sums[key] = sums.get(key, 0.0) + value
+            cpu_n[cpu] = cpu_n.get(cpu, 0) + 1
         if interval.all_row is not None:
             for key, value in interval.all_row.items():
                 self.all_sums[key] = self.all_sums.get(key, 0.0) + value
             self.all_n += 1
         if len(self.summaries) < MAX_INTERVALS:
             self.summaries.append(_summary(interval))
+
+    def settle(self) -> None:
+        """Every CPU's sums as a dict of column -> sum (what facts read)."""
+        for cpu, sums in self.cpu_sums.items():
+            if type(sums) is tuple:
+                self.cpu_sums[cpu] = dict(zip(*sums, strict=True))
 
 
 def _mean(rows: list[dict[str, float]], key: str) -> float | None:
@@ -258,6 +302,7 @@ class MpstatParser(Parser):
         self._nodes = False  # sysstat `mpstat -N`: rows are NUMA nodes
         self._table = "cpu"  # which sysstat table the rows belong to: cpu, or an -I kind
         self._intr_at = 0
+        self._tail: list[str] = []  # the last CPU table header from its id column on
         # `mpstat -I` tables: kind -> cpu -> column -> [sum, samples]; Average rows apart
         self._irq: dict[str, dict[str, dict[str, list[float]]]] = {}
         self._irq_avg: dict[str, dict[str, dict[str, list[float]]]] = {}
@@ -289,6 +334,12 @@ class MpstatParser(Parser):
         ):
             return 1
         return 0
+
+    @classmethod
+    def claims(cls, line: str) -> bool:
+        """A sysstat row (`12:00:01 AM  3  57.17 ...`) continues the table: asking every other
+        format about each of them was three quarters of the time on a long `mpstat -P ALL`."""
+        return clock_row(line)
 
     # -- feeding --------------------------------------------------------------------------------
 
@@ -344,6 +395,7 @@ class MpstatParser(Parser):
             self.kind = "linux"
             self._table = "cpu"
             self._names = header[1]
+            self._tail = line.split()[header[0] :]
             self._headers += 1
             if line.split()[0] != "Average:":
                 self._start_interval(" ".join(line.split()[: header[0]]))
@@ -373,6 +425,49 @@ class MpstatParser(Parser):
             self._names = list(SOLARIS_COLUMNS) + (["set"] if len(tokens) == 17 else [])
             return self._solaris_row(line)
         return False
+
+    fast = True
+
+    def feed_run(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int]:
+        """Base.feed_run: the rows of a sysstat CPU table (the lines `claims` says are ours)
+        while one is open, each read by `_linux_tokens` as `feed` would read it, and the next
+        interval's header (`_same_header`: a line this parser scores 2); a blank line, another
+        header, an Average row, a pasted prefix or anything else stops the run and takes the
+        ordinary path."""
+        if self.kind != "linux" or self._table != "cpu" or self._strip is not False:
+            return pos, 0
+        taken = 0
+        row = self._linux_tokens
+        find = text.find
+        while pos < endpos:
+            end = find("\n", pos, endpos)
+            if end < 0:
+                end = endpos
+            line = text[pos:end].rstrip("\r")
+            if len(line) > MAX_LINE:
+                break
+            if _PLAIN_ROW(line) or clock_row(line):
+                if not row(line.split()):
+                    break
+            elif not self._same_header(line):
+                break
+            taken += 1
+            pos = end + 1
+        return pos, taken
+
+    def _same_header(self, line: str) -> bool:
+        """The next interval's header (`12:00:02 AM  CPU  %usr ...`, this parser scores it 2):
+        the same columns as the table's header behind a new clock. Read as feed reads a CPU
+        table header, without asking the header regexes again; anything else is left to feed."""
+        tokens = line.split()
+        if not tokens or not _TIME.match(tokens[0]):
+            return False
+        at = 2 if len(tokens) > 1 and tokens[1] in ("AM", "PM") else 1
+        if tokens[at:] != self._tail or not self._tail:
+            return False
+        self._headers += 1
+        self._start_interval(" ".join(tokens[:at]))
+        return True
 
     def _has_data(self) -> bool:
         return (
@@ -435,25 +530,36 @@ class MpstatParser(Parser):
         return True
 
     def _linux_row(self, line: str) -> bool:
-        tokens = line.split()
+        return self._linux_tokens(line.split())
+
+    def _linux_tokens(self, tokens: list[str]) -> bool:
+        # the hot loop of a long `mpstat -P ALL` (feed_run calls it for every row): values
+        # repeat (`0.00`, a busy CPU's `100.00`), so each token is read once (_values)
         n = len(self._names)
         if len(tokens) < 2:
             return False
-        average = tokens[0].endswith(":") and not _TIME.match(tokens[0].rstrip(":"))
-        timed = bool(_TIME.match(tokens[0]))
-        if not (average or timed):
+        first = tokens[0]
+        timed = _TIME.match(first) is not None
+        if not timed and not (first.endswith(":") and not _TIME.match(first.rstrip(":"))):
             return False
-        if len(tokens) < n + 2 or not all(_NUMBER.match(v) for v in tokens[-n:]):
+        average = not timed
+        if len(tokens) < n + 2:
+            self.malformed += 1
+            return True
+        numbers = _values(tokens[-n:])
+        if numbers is None:
             self.malformed += 1
             return True
         cpu = tokens[-n - 1]
         if cpu != "all" and not _INT.match(cpu):
             self.malformed += 1
             return True
-        row = {name: _num(v) for name, v in zip(self._names, tokens[-n:], strict=True)}
-        if any(not 0 <= row.get(k, 0) <= 100 for k in _PCT):
-            self.malformed += 1
-            return True
+        row = dict(zip(self._names, numbers, strict=True))
+        for k in _PCT:
+            v = row.get(k)
+            if v is not None and not 0 <= v <= 100:
+                self.malformed += 1
+                return True
         if self._nodes and cpu != "all":
             cpu = f"node {cpu}"
         if average:
@@ -522,6 +628,7 @@ class MpstatParser(Parser):
         if totals.intervals == 0 and not self._average.empty():
             totals.add(self._average)
             notes.append("only the Average rows were present")
+        totals.settle()
         if self._mismatched_rows:
             notes.append(
                 f"{self._mismatched_rows} rows did not match the header: columns read from the "

@@ -17,11 +17,10 @@ from typing import ClassVar
 from ingest.base import Parser
 from ingest.model import Format, Platform
 from ingest.parsers.ostable import (
-    MAX_LINE,
     ProcTable,
     banner,
     banner_line,
-    clean,
+    cleaned,
     command,
     findings,
     is_command_of,
@@ -88,12 +87,12 @@ class PidstatParser(Parser):
 
     @classmethod
     def start_score(cls, line: str) -> int:
-        if len(line) > MAX_LINE or not ("Command" in line or "pidstat" in line or "CPU)" in line):
+        if not ("Command" in line or "pidstat" in line or "CPU)" in line):
             return 0
-        text = clean(line).strip()
-        tokens = text.split()
-        if not tokens:
+        got = cleaned(line)
+        if got is None:
             return 0
+        text, tokens = got
         _, _, rest = split_clock(tokens)
         if _header(rest):
             return 2
@@ -110,12 +109,10 @@ class PidstatParser(Parser):
         return banner_line(line)
 
     def feed(self, line: str) -> bool:
-        if len(line) > MAX_LINE:
+        got = cleaned(line)
+        if got is None:
             return False
-        text = clean(line).strip()
-        if not text:
-            return False
-        tokens = text.split()
+        text, tokens = got
         if cmd := command(text):
             return cmd[0] == "pidstat"
         if b := banner(text):
@@ -229,25 +226,9 @@ class PidstatParser(Parser):
             command, ident = procs.names[key]
             facts["proc.top_io"] = f"{command} ({ident})"
             facts["proc.max_io_kb_per_s"] = r3(io[key])
-        means = procs.means()
-        order = sorted(
-            means,
-            key=lambda k: (
-                -(
-                    means[k].get("cpu", 0.0)
-                    + means[k].get("kb_rd", 0.0)
-                    + means[k].get("kb_wr", 0.0)
-                )
-            ),
+        order, details["processes"] = procs.ranked(
+            lambda m: m.get("cpu", 0.0) + m.get("kb_rd", 0.0) + m.get("kb_wr", 0.0), "command"
         )
-        details["processes"] = [
-            {
-                "command": procs.names[k][0],
-                "pid": procs.names[k][1],
-                **{m: round(v, 2) for m, v in means[k].items()},
-            }
-            for k in order[:30]
-        ]
         if procs.dropped:
             notes.append(f"{procs.dropped} rows of processes beyond the first {len(procs.rows)}")
         details["findings"] = findings(facts, notes)

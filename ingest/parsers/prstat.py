@@ -18,10 +18,9 @@ from typing import ClassVar
 from ingest.base import Parser
 from ingest.model import Format, Platform
 from ingest.parsers.ostable import (
-    MAX_LINE,
     ProcTable,
     Series,
-    clean,
+    cleaned,
     command,
     findings,
     is_command_of,
@@ -89,12 +88,12 @@ class PrstatParser(Parser):
 
     @classmethod
     def start_score(cls, line: str) -> int:
-        if len(line) > MAX_LINE or not ("PROCESS/" in line or "prstat" in line):
+        if not ("PROCESS/" in line or "prstat" in line):
             return 0
-        text = clean(line).strip()
-        tokens = text.split()
-        if not tokens:
+        got = cleaned(line)
+        if got is None:
             return 0
+        text, tokens = got
         if _header(tokens):
             return 2
         if is_command_of(text, "prstat"):
@@ -102,12 +101,10 @@ class PrstatParser(Parser):
         return 0
 
     def feed(self, line: str) -> bool:
-        if len(line) > MAX_LINE:
+        got = cleaned(line)
+        if got is None:
             return False
-        text = clean(line).strip()
-        if not text:
-            return False
-        tokens = text.split()
+        text, tokens = got
         if cmd := command(text):
             return cmd[0] == "prstat"
         if header := _header(tokens):
@@ -208,25 +205,11 @@ class PrstatParser(Parser):
         ):
             if top := procs.top(metric):
                 facts[top_fact], facts[max_fact] = top[0], r3(top[1])
-        means = procs.means()
-        order = sorted(
-            means,
-            key=lambda k: (
-                -(
-                    means[k].get("cpu_m", means[k].get("cpu", 0.0))
-                    + means[k].get("lck", 0.0)
-                    + means[k].get("lat", 0.0)
-                )
-            ),
+        order, details["processes"] = procs.ranked(
+            lambda m: m.get("cpu_m", m.get("cpu", 0.0)) + m.get("lck", 0.0) + m.get("lat", 0.0),
+            "process",
+            hide=("cpu_m",),
         )
-        details["processes"] = [
-            {
-                "process": procs.names[k][0],
-                "pid": procs.names[k][1],
-                **{m: round(v, 2) for m, v in means[k].items() if m != "cpu_m"},
-            }
-            for k in order[:30]
-        ]
         details["findings"] = findings(facts, details["notes"])
         idents = ["prstat", *sorted({procs.names[k][0].split("/")[0] for k in order[:20]})]
         return facts, details, idents, "solaris"

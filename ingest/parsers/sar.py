@@ -19,18 +19,18 @@ from ingest.base import Parser
 from ingest.model import Format, Platform
 from ingest.parsers.iostat import device_facts
 from ingest.parsers.ostable import (
-    MAX_LINE,
+    ClaimedRuns,
     Series,
     banner,
     banner_line,
-    clean,
+    cleaned,
+    clock_row,
     command,
     findings,
     is_command_of,
     num,
     r3,
     split_clock,
-    table_row,
 )
 
 MAX_KEYS = 512
@@ -58,7 +58,6 @@ _MPSTAT_ORDER = ("%iowait", "%irq")  # mpstat prints %irq right after %iowait; s
 _SOLARIS_BANNER = re.compile(r"^SunOS\s+\S+\s+\d+\.\d+\S*\s+\S+\s+\S+\s+\d{1,2}/\d{1,2}/\d{2,4}$")
 # a section header, command or banner holds one of these (checked before any regex)
 _HINTS = ("%", "/s", "-sz", "kb", "DEV", "IFACE", "device", "sar", "SunOS", "CPU)", "freemem")
-_ROW_START = re.compile(r"\d\d:\d\d:\d\d ")
 _RESTART = re.compile(r"\bRESTART\b")
 _CPUS = re.compile(r"\((\d{1,6})\s+CPU\)")
 # sysstat -> one meaning for the device columns iostat also prints
@@ -145,7 +144,7 @@ class _Section:
         return out
 
 
-class SarParser(Parser):
+class SarParser(ClaimedRuns, Parser):
     format: ClassVar[Format] = "sar"
 
     def __init__(self) -> None:
@@ -165,12 +164,12 @@ class SarParser(Parser):
 
     @classmethod
     def start_score(cls, line: str) -> int:
-        if len(line) > MAX_LINE or not any(w in line for w in _HINTS):
+        if not any(w in line for w in _HINTS):
             return 0
-        text = clean(line).strip()
-        tokens = text.split()
-        if not tokens:
+        got = cleaned(line)
+        if got is None:
             return 0
+        text, tokens = got
         _, _, rest = split_clock(tokens)
         if rest and rest[0].endswith(":"):
             return 0
@@ -188,19 +187,17 @@ class SarParser(Parser):
     def claims(cls, line: str) -> bool:
         """sysstat's banner continues this block even though mpstat would start on it: it is
         the top of this report (after its command line); feed refuses it once rows came."""
-        if _ROW_START.match(line) and (table_row(line, 2) or table_row(line, 3)):
+        if clock_row(line):
             return True  # `05:10:01 PM  0  361 ...`, `10:00:05  dev8-0  1.0 ...`
         return banner_line(line)
 
     # -- feeding --------------------------------------------------------------------------------
 
     def feed(self, line: str) -> bool:
-        if len(line) > MAX_LINE:
+        got = cleaned(line)
+        if got is None:
             return False
-        text = clean(line).strip()
-        if not text:
-            return False
-        tokens = text.split()
+        text, tokens = got
         if cmd := command(text):
             return cmd[0] == "sar" and not self.sections
         if b := banner(text):

@@ -23,6 +23,7 @@ from ingest.parsers.ostable import (
     MAX_LINE,
     Series,
     clean,
+    cleaned,
     command,
     findings,
     is_command_of,
@@ -150,12 +151,10 @@ class VmstatParser(Parser):
     # -- feeding --------------------------------------------------------------------------------
 
     def feed(self, line: str) -> bool:
-        if len(line) > MAX_LINE:
+        got = cleaned(line)
+        if got is None:
             return False
-        text = clean(line).strip()
-        if not text:
-            return False
-        tokens = text.split()
+        text, tokens = got
         if self.names and text[0].isdigit():
             return self._row(tokens)  # the common line: a sample
         if cmd := command(text):

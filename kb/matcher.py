@@ -21,10 +21,15 @@ explanations: so a KB of 10,000 entries costs about what one of 100 does.
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import threading
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -127,6 +132,7 @@ class Matcher:
 
     def __init__(self, entries: list[Entry]) -> None:
         self.entries = list(entries)
+        self.unreadable: dict[str, str] = {}  # rows left out (saved with a compiled KB)
         self.sigs: list[_Sig] = []
         self.entry_sigs: list[range] = []
         self.entry_terms: list[set[str]] = []
@@ -150,7 +156,8 @@ class Matcher:
                     )
                 )
             self.entry_sigs.append(range(start, len(self.sigs)))
-        self.position = {e.id: i for i, e in enumerate(self.entries)}
+        self.ids = [e.id for e in self.entries]
+        self.position = {e: i for i, e in enumerate(self.ids)}
         n = max(1, len(self.entries))
         self.idf = {t: math.log(1 + n / c) for t, c in df.items()}
         self.entry_idf_total = np.array(
@@ -161,6 +168,10 @@ class Matcher:
             for t in terms:
                 term_entries[t].append(i)
         self.term_entries = {t: np.array(ix, dtype=np.int64) for t, ix in term_entries.items()}
+        self.sig_specific = np.array([cs.sig.specific for cs in self.sigs], dtype=bool)
+        self.sig_probed = np.array(
+            [("text" in cs.sources and cs.probe is not None) for cs in self.sigs], dtype=bool
+        )
         self.index = SignatureIndex([cs.sig for cs in self.sigs])
         self.sig_entry = np.array([cs.entry for cs in self.sigs], dtype=np.int64)
         self.sig_weight = np.array([cs.sig.weight for cs in self.sigs], dtype=float)
@@ -197,10 +208,8 @@ class Matcher:
         # trigram occurs in the text can be tried.
         probed = [cs for cs in self.sigs if "text" in cs.sources and cs.probe is not None]
         by_gram: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
-        self.entry_probed: dict[int, list[_Sig]] = defaultdict(list)
         for cs, key in zip(probed, rarest_grams([cs.probe for cs in probed]), strict=True):
             by_gram[key or ""][cs.probe or ""].append(cs.gid)
-            self.entry_probed[cs.entry].append(cs)
         self.text_by_gram: dict[str, dict[str, np.ndarray]] = {
             g: {lit: np.array(gids, dtype=np.int64) for lit, gids in lits.items()}
             for g, lits in by_gram.items()
@@ -313,10 +322,13 @@ class Matcher:
     ) -> list:
         """Entry i's text signatures the literal index left out (they cannot hold): evaluated
         for a shown match, so its explanation still lists them as tried."""
-        tried = {id(t.cs) for t in es.tried}
+        tried = {t.cs.gid for t in es.tried}
         out = []
-        for cs in self.entry_probed.get(i, ()):
-            if id(cs) not in tried and self._has_required(cs, keys):
+        for g in self.entry_sigs[i]:
+            if not self.sig_probed[g] or g in tried:
+                continue
+            cs = self.sigs[g]
+            if self._has_required(cs, keys):
                 found = self._eval_sig(cs, evidence, full_text)
                 if found is not None:
                     out.append(found[0])
@@ -441,14 +453,14 @@ class Matcher:
         for g in self.entry_sigs[i]:
             if not s.tried[g]:
                 continue
-            weight = self.sigs[g].sig.weight
+            weight = float(self.sig_weight[g])
             held, n_held = s.verdict(g)
             if held:
                 miss *= 1 - weight
                 any_held = True
-                specific |= self.sigs[g].sig.specific
+                specific |= bool(self.sig_specific[g])
             else:
-                near = max(near, partial_credit(weight, n_held, max(1, self.sigs[g].leaves)))
+                near = max(near, partial_credit(weight, n_held, int(self.sig_leaves[g])))
         common = sorted((s.order[t], t) for t in self.entry_terms[i] if t in s.order)
         sim = None
         if common and self.entry_idf_total[i]:
@@ -456,7 +468,7 @@ class Matcher:
             for _, t in common:
                 gained += self.idf[t]
             sim = gained / float(self.entry_idf_total[i])
-        entry_id = self.entries[i].id
+        entry_id = self.ids[i]
         if entry_id in s.bm25:
             sim = ((sim or 0.0) + s.bm25[entry_id]) / 2
         held_part = 1 - miss if any_held else 0.0
@@ -491,17 +503,21 @@ class Matcher:
         ranked: list[tuple[float, str, int, str, list[str], dict, bool]] = []
         floor, floor_id = -1.0, ""  # the tenth of the top ten so far
         for i, top in zip(candidates.tolist(), upper.tolist(), strict=True):
-            entry = self.entries[i]
+            entry_id = self.ids[i]
             if len(ranked) >= MAX_MATCHES:
                 bound = round(top + _SLACK, 4)
                 if bound < floor:
                     break  # no entry further down can reach the top ten
-                if bound == floor and entry.id > floor_id:
+                if bound == floor and entry_id > floor_id:
                     continue  # at best a tie with the tenth, which wins on its id
             score, any_held, specific = self._exact(i, s)
-            votes = feedback.get(entry.id, {})
+            votes = feedback.get(entry_id, {})
             score = with_feedback(score, votes)
-            verdict_lines, excluded = _version_verdicts(entry, versions)
+            # the entry itself is read only when a version must be judged (a saved KB reads
+            # it from SQLite by id)
+            verdict_lines, excluded = (
+                _version_verdicts(self.entries[i], versions) if versions else ([], False)
+            )
             if excluded:
                 score *= 0.5
             score = max(0.0, min(1.0, score))
@@ -514,7 +530,7 @@ class Matcher:
             else:
                 confidence = "low"
             ranked.append(
-                (round(score, 4), entry.id, i, confidence, verdict_lines, dict(votes), excluded)
+                (round(score, 4), entry_id, i, confidence, verdict_lines, dict(votes), excluded)
             )
             if len(ranked) >= MAX_MATCHES:
                 ranked.sort(key=lambda r: (-r[0], r[1]))
@@ -559,6 +575,210 @@ class Matcher:
             ),
             demoted=excluded,
         )
+
+    # -- a compiled KB saved beside the database ----------------------------------------------
+
+    _ARRAYS = [
+        "sig_entry",
+        "sig_weight",
+        "sig_leaves",
+        "sig_log_miss",
+        "sig_specific",
+        "sig_probed",
+        "sig_set",
+        "sig_req_len",
+        "sig_req_ptr",
+        "sig_req_flat",
+        "text_free",
+        "entry_idf_total",
+    ]
+
+    def save(self, path: Path, key: str, revs: Sequence[int]) -> None:
+        """Write this matcher (every program compiled so far, call index.compile_all first) to
+        `path` for the KB state `key`, entry i being revision revs[i] of its id. numpy arrays
+        and one JSON document in an .npz, no pickle; written beside and renamed into place, so
+        a reader sees the old file or the new one."""
+        arrays = {f"m_{name}": getattr(self, name) for name in self._ARRAYS}
+        index_arrays, index_doc = self.index.parts()
+        arrays.update({f"i_{name}": a for name, a in index_arrays.items()})
+        vocab = sorted(self.idf)
+        term_ix = {t: k for k, t in enumerate(vocab)}
+        flat = [term_ix[t] for terms in self.entry_terms for t in sorted(terms)]
+        arrays["m_entry_terms"] = np.array(flat, dtype=np.int64)
+        arrays["m_entry_terms_ptr"] = np.cumsum(
+            [0] + [len(t) for t in self.entry_terms], dtype=np.int64
+        )
+        arrays["m_idf"] = np.array([self.idf[t] for t in vocab], dtype=float)
+        arrays["m_entry_sig_ptr"] = np.array(
+            [0] + [r.stop for r in self.entry_sigs], dtype=np.int64
+        )
+        doc = {
+            "format": SAVED_FORMAT,
+            "key": key,
+            "ids": self.ids,
+            "revs": [int(r) for r in revs],
+            "vocab": vocab,
+            "req_ids": sorted(self.req_ids, key=self.req_ids.__getitem__),
+            "req_sets": [sorted(x) for x in self.req_sets],
+            "text_by_gram": {
+                g: {lit: gids.tolist() for lit, gids in lits.items()}
+                for g, lits in self.text_by_gram.items()
+            },
+            "index": index_doc,
+            "unreadable": self.unreadable,
+        }
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        try:
+            with open(tmp, "wb") as f:
+                _write_arrays(f, arrays, doc)
+            os.replace(tmp, path)
+        finally:
+            with suppress(FileNotFoundError):
+                tmp.unlink()
+
+    @classmethod
+    def load(cls, path: Path, key: str, fetch: Callable[[str, int], Entry]) -> Matcher | None:
+        """The matcher `save` wrote for state `key`; None if the file is absent, for another
+        state, or unreadable in any way (the caller rebuilds it). Entries are not read: `fetch`
+        (id, rev) reads one when a shown match is explained or a version judged."""
+        try:
+            arrays, doc = _read_arrays(path)
+            if doc.get("format") != SAVED_FORMAT or doc.get("key") != key:
+                return None
+            return cls._from_saved(arrays, doc, fetch)
+        except Exception:  # noqa: BLE001 - our own file, but a damaged one is only a cache miss
+            return None
+
+    @classmethod
+    def _from_saved(cls, arrays: dict, doc: dict, fetch: Callable[[str, int], Entry]) -> Matcher:
+        m = cls.__new__(cls)
+        for name in cls._ARRAYS:
+            setattr(m, name, arrays[f"m_{name}"])
+        ids, revs = doc["ids"], doc["revs"]
+        if len(ids) != len(revs) or len(m.entry_idf_total) != len(ids):
+            raise ValueError("saved KB does not add up")
+        m.ids = ids
+        m.unreadable = dict(doc.get("unreadable", {}))
+        m.position = {e: i for i, e in enumerate(ids)}
+        m.entries = _Lazy(len(ids), lambda i: fetch(ids[i], revs[i]))
+        ptr = arrays["m_entry_sig_ptr"].tolist()
+        m.entry_sigs = [range(a, b) for a, b in zip(ptr[:-1], ptr[1:], strict=True)]
+        vocab = doc["vocab"]
+        m.idf = dict(zip(vocab, arrays["m_idf"].tolist(), strict=True))
+        terms, tptr = arrays["m_entry_terms"], arrays["m_entry_terms_ptr"]
+        m.entry_terms = _Lazy(
+            len(ids), lambda i: {vocab[t] for t in terms[tptr[i] : tptr[i + 1]].tolist()}
+        )
+        order = np.argsort(terms, kind="stable")
+        owner = np.repeat(np.arange(len(ids), dtype=np.int64), np.diff(tptr))[order]
+        bounds = np.searchsorted(terms[order], np.arange(len(vocab) + 1))
+        m.term_entries = {
+            t: owner[bounds[k] : bounds[k + 1]]
+            for k, t in enumerate(vocab)
+            if bounds[k + 1] > bounds[k]
+        }
+        m.req_ids = {k: j for j, k in enumerate(doc["req_ids"])}
+        m.req_sets = [frozenset(x) for x in doc["req_sets"]]
+        m.text_by_gram = {
+            g: {lit: np.array(gids, dtype=np.int64) for lit, gids in lits.items()}
+            for g, lits in doc["text_by_gram"].items()
+        }
+        m.sigs = _Lazy(len(m.sig_entry), m._saved_sig)
+        index_arrays = {k[2:]: a for k, a in arrays.items() if k.startswith("i_")}
+        m.index = SignatureIndex.from_parts(
+            _Lazy(len(m.sig_entry), lambda g: m.sigs[g].sig), index_arrays, doc["index"]
+        )
+        m.format_mask = {
+            fmt: np.isin(np.arange(len(m.sig_entry)), gids)
+            for fmt, gids in m.index.by_format.items()
+        }
+        return m
+
+    def _saved_sig(self, g: int) -> _Sig:
+        """Signature g of a saved matcher, from its entry (read by id when first needed)."""
+        i = int(self.sig_entry[g])
+        sig = self.entries[i].signatures[g - self.entry_sigs[i].start]
+        return _Sig(
+            entry=i,
+            gid=g,
+            sig=sig,
+            sources=frozenset(sig.sources),
+            required=frozenset(k.lower() for k in sig.required_identifiers()),
+            leaves=sum(1 for _ in walk(sig.when)),
+            probe=probe(sig.when),
+        )
+
+
+# bumped whenever what `Matcher.save` writes changes: an older file is then rebuilt
+SAVED_FORMAT = 1
+_MAGIC = b"PERFKBC1"
+_ALIGN = 16
+
+
+def _write_arrays(f, arrays: Mapping[str, np.ndarray], doc: Mapping) -> None:
+    """One file: magic, header length, a JSON header (each array's dtype, shape and offset,
+    and `doc`), then the arrays' raw bytes, aligned. Read back with np.memmap, so a process
+    pages in only the arrays (and the parts of them) an analysis touches."""
+    layout: dict[str, list] = {}
+    offset = 0
+    for name, a in arrays.items():
+        a = np.ascontiguousarray(a)
+        if a.dtype.hasobject:
+            raise ValueError(f"array {name} holds objects")
+        layout[name] = [a.dtype.str, list(a.shape), offset]
+        offset += -(-a.nbytes // _ALIGN) * _ALIGN
+    header = json.dumps({"arrays": layout, "doc": doc}).encode()
+    start = -(-(len(_MAGIC) + 8 + len(header)) // _ALIGN) * _ALIGN
+    f.write(_MAGIC + len(header).to_bytes(8, "little") + header)
+    f.write(b"\0" * (start - len(_MAGIC) - 8 - len(header)))
+    for a in arrays.values():
+        data = np.ascontiguousarray(a).tobytes()
+        f.write(data + b"\0" * (-(-len(data) // _ALIGN) * _ALIGN - len(data)))
+
+
+def _read_arrays(path: Path) -> tuple[dict[str, np.ndarray], dict]:
+    """What _write_arrays wrote: read-only views into the mapped file, and the document."""
+    mm = np.memmap(path, dtype=np.uint8, mode="r")
+    if mm[: len(_MAGIC)].tobytes() != _MAGIC:
+        raise ValueError("not a saved KB")
+    size = int.from_bytes(mm[len(_MAGIC) : len(_MAGIC) + 8].tobytes(), "little")
+    header = json.loads(mm[len(_MAGIC) + 8 : len(_MAGIC) + 8 + size].tobytes())
+    start = -(-(len(_MAGIC) + 8 + size) // _ALIGN) * _ALIGN
+    arrays = {}
+    for name, (dtype, shape, offset) in header["arrays"].items():
+        dt = np.dtype(dtype)
+        if dt.hasobject:
+            raise ValueError("object arrays are never read")
+        count = int(np.prod(shape, dtype=np.int64))
+        begin = start + offset
+        raw = mm[begin : begin + count * dt.itemsize]
+        if len(raw) != count * dt.itemsize:
+            raise ValueError("saved KB is cut short")
+        arrays[name] = raw.view(dt).reshape(shape)
+    return arrays, header["doc"]
+
+
+class _Lazy(Sequence):
+    """A list whose items are made on first access (entries read by id, their signatures)."""
+
+    def __init__(self, n: int, make: Callable[[int], object]) -> None:
+        self.n, self.make, self.done = n, make, {}
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(self.n))]
+        if i < 0:
+            i += self.n
+        if not 0 <= i < self.n:
+            raise IndexError(i)
+        found = self.done.get(i)
+        if found is None:
+            found = self.done[i] = self.make(i)
+        return found
 
 
 MAX_NEAR_MISSES = 3

@@ -18,6 +18,7 @@ from pathlib import Path
 from ingest.detect import CHUNK, line_chunks, parse_chunks
 from ingest.model import Evidence
 from kb import command_fill
+from kb.errors import EntryNotFound, UnreadableEntry
 from kb.matcher import Matcher, evidence_terms
 from kb.models import Entry
 from kb.results import AnalysisResult, Match
@@ -62,7 +63,7 @@ def matcher_for(store) -> Matcher:
         return m
 
 
-COMPILED_NAME = "compiled-kb.npz"
+COMPILED_NAME = "compiled-kb.arrays"
 
 
 def compiled_path(store) -> Path:
@@ -72,26 +73,72 @@ def compiled_path(store) -> Path:
 
 def _load_or_build(store) -> Matcher:
     """The compiled KB saved for the store's current state (key: Store.state_key, read from
-    an index without touching any entry's JSON), or, when it is absent, stale or damaged, one
-    built from the validated entries, every program compiled, and saved for the next process.
+    an index without touching any entry's JSON); when the saved one is of an earlier state of
+    the same store and few entries changed since, that one with the changed entries layered
+    on (Matcher.updated: only they are read and compiled); otherwise (absent, damaged, another
+    store, many changes) one built from the validated entries and saved for the next process.
 
     Why: a 10,000-entry KB is 50 MB of JSON; validating it and compiling its signatures took
-    4-6 s in every `perfkb analyze`. A saved KB loads its arrays and reads an entry (by id and
-    revision, from SQLite) only for a match that is shown or a version that is judged."""
+    4-6 s in every `perfkb analyze`, and again after every edit in `perfkb serve`. A saved KB
+    loads its arrays and reads an entry (by id and revision, from SQLite) only for a match
+    that is shown or a version that is judged."""
     key = store.state_key()
     path = compiled_path(store)
-    m = Matcher.load(path, key, store.entry_at)
-    if m is not None:
+    m = Matcher.load(path, None, store.entry_at)
+    if m is not None and m.saved.get("key") == key:
         store._warn_unreadable(m.unreadable)
         return m
-    entries, revs, bad = store.list_entries_with_revs()
+    if m is not None and m.saved.get("store_id") == store.store_id:
+        try:
+            layered = _layer_changes(store, m)
+        except (KeyError, TypeError, ValueError) as exc:  # a saved document not as written
+            log.warning("the compiled KB %s is rebuilt (%s)", path, exc)
+            layered = None
+        if layered is not None:
+            return layered
+    entries, state, bad = store.list_entries_with_state()
     m = Matcher(entries)
     m.unreadable = bad
     try:  # compiles every program (aside: see SignatureIndex._pending)
-        m.save(path, key, revs)
+        m.save(
+            path,
+            key,
+            [rev for rev, _ in state],
+            [checksum for _, checksum in state],
+            store.store_id,
+        )
     except OSError as exc:  # a read-only data dir: answer anyway, unsaved
         log.warning("the compiled KB could not be saved to %s (%s)", path, exc)
     return m
+
+
+def _layer_changes(store, saved: Matcher) -> Matcher | None:
+    """`saved` updated with the entries changed since it was saved (a new revision, a row
+    edited behind perfkb's back, a row not verified since), read and validated one by one;
+    None when more than MAX_LAYERED changed (a rebuild then costs little more)."""
+    doc = saved.saved
+    then = {i: (r, c) for i, r, c in zip(doc["ids"], doc["revs"], doc["checksums"], strict=True)}
+    now = store.live_state()
+    changed = [i for i, st in now.items() if then.get(i) != st or st[1] is None]
+    removed = [i for i in then if i not in now]
+    if len(changed) + len(removed) > max(MAX_LAYERED, len(now) // 50):
+        return None
+    entries, bad = [], {}
+    for entry_id in sorted(changed):
+        try:
+            entries.append(store.get(entry_id))
+        except UnreadableEntry as exc:
+            bad[entry_id] = exc.problem
+            removed.append(entry_id)
+        except EntryNotFound:  # deleted in between
+            removed.append(entry_id)
+    store._warn_unreadable(bad)
+    m = saved.updated(entries, removed)
+    m.unreadable = bad
+    return m
+
+
+MAX_LAYERED = 64
 
 
 def _freeze() -> None:

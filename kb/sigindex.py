@@ -364,6 +364,13 @@ class Program:
             prog.buckets[b["key"]] = bucket
         return prog
 
+    def prepare(self) -> None:
+        """Compile now what a saved program compiles on first use (its RE2 sets)."""
+        for bucket in self.buckets.values():
+            for found in bucket.sets:
+                if isinstance(found, _LazySet):
+                    found.compiled()
+
     # -- evaluation -------------------------------------------------------------------------
 
     def _text_leaves(self, view: View, held: np.ndarray) -> None:
@@ -632,7 +639,7 @@ class SignatureIndex:
         """Compile every program now (each block format, each source set): a long-lived
         process calls this after loading the KB, so no analysis pays a compile."""
         for key, members in self._all_keys():
-            self.program(key, members)
+            self.program(key, members)[1].prepare()
 
     def parts(self) -> tuple[dict[str, np.ndarray], dict]:
         """(arrays, JSON-able document) of the index and all its programs."""

@@ -971,17 +971,32 @@ class Store:
         self._warn_unreadable(bad)  # skipped, not fatal: `perfkb check` names them
         return entries
 
-    def list_entries_with_revs(self) -> tuple[list[Entry], list[int], dict[str, str]]:
-        """(entries, the revision each is at, unreadable rows: id -> why) in one read, as
-        list_entries (which this warns like); what a compiled KB is built and saved from."""
+    def list_entries_with_state(
+        self,
+    ) -> tuple[list[Entry], list[tuple[int, str | None]], dict[str, str]]:
+        """(entries, the (rev, checksum) each is at, unreadable rows: id -> why) in one read,
+        as list_entries (which this warns like); what a compiled KB is built and saved from."""
         with self._conns.borrow() as conn:
             rows = conn.execute(
-                "SELECT id, data, rev FROM entries WHERE deleted = 0 ORDER BY id"
+                "SELECT id, data, rev, checksum FROM entries WHERE deleted = 0 ORDER BY id"
             ).fetchall()
         entries, bad = _readable([(r[0], r[1]) for r in rows])
         self._warn_unreadable(bad)
-        rev_of = {r[0]: int(r[2]) for r in rows}
-        return entries, [rev_of[e.id] for e in entries], bad
+        state = {r[0]: (int(r[2]), r[3]) for r in rows}
+        return entries, [state[e.id] for e in entries], bad
+
+    def live_state(self) -> dict[str, tuple[int, str | None]]:
+        """id -> (rev, checksum) of every live entry, from the covering index (no JSON read):
+        what a saved compiled KB is compared with to find the entries changed since."""
+        with self._conns.borrow() as conn:
+            rows = conn.execute(
+                "SELECT id, rev, checksum FROM entries INDEXED BY entries_state WHERE deleted = 0"
+            ).fetchall()
+        return {i: (int(r), c) for i, r, c in rows}
+
+    @property
+    def store_id(self) -> str:
+        return self._store_id
 
     def count(self) -> int:
         with self._conns.borrow() as conn:
@@ -1057,14 +1072,6 @@ class Store:
         if row is None or not row[0]:
             raise EntryNotFound(f"no revision {rev} of entry '{entry_id}'")
         return _from_json(row[0], entry_id)
-
-    def live_revs(self) -> dict[str, int]:
-        """id -> rev of every live entry (from the covering index)."""
-        with self._conns.borrow() as conn:
-            rows = conn.execute(
-                "SELECT id, rev FROM entries INDEXED BY entries_state WHERE deleted = 0"
-            ).fetchall()
-        return dict(rows)
 
     def data_version(self) -> int:
         """The newest revision id: it changes whenever any process changes any entry."""

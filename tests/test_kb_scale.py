@@ -180,28 +180,94 @@ def test_the_store_saves_the_compiled_kb_and_the_next_process_only_loads_it(
         assert [x.id for x in first.matches][:1] == ["e-0"]
 
 
-def test_a_change_rebuilds_the_saved_kb_and_a_damaged_file_is_rebuilt(
-    settings, make_entry, compiles
+def test_an_edit_compiles_only_that_entry_and_a_damaged_file_is_rebuilt(
+    settings, make_entry, monkeypatch
 ):
+    compiled: list[int] = []  # signatures per compiled program
+    original = sigindex.Program.__init__
+
+    def counting(self, conds, slots):
+        compiled.append(len(conds))
+        original(self, conds, slots)
+
+    monkeypatch.setattr(sigindex.Program, "__init__", counting)
     path = settings.data_dir / COMPILED_NAME
     with Store(settings) as store:
-        store.add(make_entry("old-one"), author="t")
+        for i in range(30):
+            store.add(make_entry(f"old-{i:02}", title=f"Sample {i}"), author="t")
         analyze_text(TRUSS, store)
+        assert max(compiled) == 30  # the first build compiles every signature
         saved = path.read_bytes()
-        store.add(make_entry("new-one", title="A newer incident"), author="t")
-        result = analyze_text(TRUSS, store)
-        assert {"old-one", "new-one"} <= {x.id for x in result.matches}
-        assert path.read_bytes() != saved
+        compiled.clear()
+        store.update(make_entry("old-07", title="Edited seven"), author="t")
+        edited = analyze_text(TRUSS, store)
+        assert compiled and max(compiled) == 1  # only the edited entry's one signature
+        assert path.read_bytes() == saved  # layered on the saved KB, which stays as it was
+        assert "Edited seven" in [x.title for x in edited.matches]
+        assert _same(edited, analyze_text(TRUSS, entries=store.list_entries()))
+        analysis._cache.clear()  # a new process: the saved KB plus the one change again
+        compiled.clear()
+        assert _same(analyze_text(TRUSS, store), edited)
+        assert max(compiled) == 1
         for damage in (b"", b"PERFKBC1" + b"\xff" * 40, path.read_bytes()[:-100]):
             path.write_bytes(damage)
             analysis._cache.clear()
-            before = compiles[0]
-            assert _same(analyze_text(TRUSS, store), result)
-            assert compiles[0] > before  # rebuilt, not trusted
+            compiled.clear()
+            assert _same(analyze_text(TRUSS, store), edited)
+            assert max(compiled) == 30  # rebuilt from every entry, not trusted
             assert path.read_bytes()[:8] == b"PERFKBC1"
-        path.write_bytes(saved)  # a valid file, but of an older state: stale, not used
+
+
+def test_many_changes_rebuild_and_save(settings, make_entry, compiles):
+    path = settings.data_dir / COMPILED_NAME
+    with Store(settings) as store:
+        store.add(make_entry("first"), author="t")
+        analyze_text(TRUSS, store)
+        saved = path.read_bytes()
+        for i in range(analysis.MAX_LAYERED + 1):
+            store.add(make_entry(f"more-{i:03}", title=f"More {i}"), author="t")
+        result = analyze_text(TRUSS, store)
+        assert path.read_bytes() != saved  # rebuilt and saved for the new state
         analysis._cache.clear()
+        before = compiles[0]
         assert _same(analyze_text(TRUSS, store), result)
+        assert compiles[0] == before
+
+
+def test_updates_answer_as_a_rebuild_does(tmp_path):
+    """Edits, additions and removals layered on a saved matcher, one after the other, against
+    a matcher built from the resulting entries, on every text."""
+    entries = synthetic_entries(240)
+    built = Matcher(entries)
+    path = tmp_path / "saved.kb"
+    built.save(path, "s", [1] * len(entries))
+    by_id = {e.id: e for e in entries}
+    current = Matcher.load(path, "s", lambda i, r: by_id[i])
+    live = dict(by_id)
+    ids = sorted(by_id)
+    steps = [
+        ([entries[41].model_copy(update={"title": "Edited"})], []),
+        ([], [ids[3], ids[100]]),
+        (
+            [
+                e.model_copy(update={"id": f"zz-new-{k}", "title": f"New {k}"})
+                for k, e in enumerate(entries[5:9])
+            ],
+            [ids[150]],
+        ),
+        ([entries[3]], []),  # a removed entry comes back
+    ]
+    texts = _texts()
+    for changed, removed in steps:
+        current = current.updated(changed, removed)
+        for entry_id in removed:
+            live.pop(entry_id)
+        live.update({e.id: e for e in changed})
+        reference = Matcher([live[i] for i in sorted(live)])
+        for name, text in texts[::2]:
+            a = analyze_text(text, matcher=current)
+            b = analyze_text(text, matcher=reference)
+            assert _same(a, b), name
 
 
 def test_a_row_edited_by_hand_is_validated_again_and_reported_when_bad(settings, caplog):

@@ -195,7 +195,7 @@ def _serve_figures(data: Path, ref_data: Path, n: int, per_client: int) -> list[
 
                 store = Store(Settings(data_dir=d))  # an edit by another process
                 try:
-                    entry = store.get(max(store.live_revs()))
+                    entry = store.get(max(store.live_state()))
                     edited = entry.model_copy(update={"title": entry.title + " (edited)"})
                     store.update(edited, author="bench")
                 finally:

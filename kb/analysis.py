@@ -53,9 +53,10 @@ def matcher_for(store) -> Matcher:
     with _cache_lock:
         m = _cache.get(key)
         if m is None:
+            previous = None
             for k in [k for k in _cache if k[0] == id(store)]:
-                del _cache[k]
-            m = _load_or_build(store)
+                previous = _cache.pop(k)
+            m = _load_or_build(store, previous)
             if store in _long_lived:
                 m.index.compile_all()
                 _freeze()
@@ -71,7 +72,7 @@ def compiled_path(store) -> Path:
     return store.settings.data_dir / COMPILED_NAME
 
 
-def _load_or_build(store) -> Matcher:
+def _load_or_build(store, previous: Matcher | None = None) -> Matcher:
     """The compiled KB saved for the store's current state (key: Store.state_key, read from
     an index without touching any entry's JSON); when the saved one is of an earlier state of
     the same store and few entries changed since, that one with the changed entries layered
@@ -84,16 +85,19 @@ def _load_or_build(store) -> Matcher:
     that is shown or a version that is judged."""
     key = store.state_key()
     path = compiled_path(store)
+    # the saved KB this process already holds (its programs compiled, its RE2 sets too in a
+    # warm process): changes since are layered on it without reading the file again
+    base = getattr(previous, "_base", None) or previous
+    if base is not None and getattr(base, "saved", None) and _layerable(store, base):
+        layered = _layer_changes(store, base)
+        if layered is not None:
+            return layered
     m = Matcher.load(path, None, store.entry_at)
     if m is not None and m.saved.get("key") == key:
         store._warn_unreadable(m.unreadable)
         return m
-    if m is not None and m.saved.get("store_id") == store.store_id:
-        try:
-            layered = _layer_changes(store, m)
-        except (KeyError, TypeError, ValueError) as exc:  # a saved document not as written
-            log.warning("the compiled KB %s is rebuilt (%s)", path, exc)
-            layered = None
+    if m is not None and _layerable(store, m):
+        layered = _layer_changes(store, m)
         if layered is not None:
             return layered
     entries, state, bad = store.list_entries_with_state()
@@ -110,6 +114,17 @@ def _load_or_build(store) -> Matcher:
     except OSError as exc:  # a read-only data dir: answer anyway, unsaved
         log.warning("the compiled KB could not be saved to %s (%s)", path, exc)
     return m
+
+
+def _layerable(store, saved: Matcher) -> bool:
+    """Whether changes can be layered on `saved`: this store's, and its document whole."""
+    doc = saved.saved
+    try:
+        return doc["store_id"] == store.store_id and len(doc["ids"]) == len(doc["revs"]) == len(
+            doc["checksums"]
+        )
+    except (KeyError, TypeError):
+        return False
 
 
 def _layer_changes(store, saved: Matcher) -> Matcher | None:

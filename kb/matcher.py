@@ -188,8 +188,7 @@ class Matcher:
         with np.errstate(divide="ignore"):
             self.sig_log_miss = np.log1p(-self.sig_weight)  # weight 1 -> -inf -> held part 1
         self.format_mask = {
-            fmt: np.isin(np.arange(len(self.sigs)), gids)
-            for fmt, gids in self.index.by_format.items()
+            fmt: _mask(len(self.sigs), gids) for fmt, gids in self.index.by_format.items()
         }
         # Which signatures could be tried at all, as before the index: one of their sources is in
         # the evidence (text only when the literal it requires is there) and the identifiers they
@@ -709,8 +708,7 @@ class Matcher:
             _Lazy(len(m.sig_entry), lambda g: me().sigs[g].sig), index_arrays, doc["index"]
         )
         m.format_mask = {
-            fmt: np.isin(np.arange(len(m.sig_entry)), gids)
-            for fmt, gids in m.index.by_format.items()
+            fmt: _mask(len(m.sig_entry), gids) for fmt, gids in m.index.by_format.items()
         }
         return m
 
@@ -751,6 +749,13 @@ class Matcher:
             leaves=sum(1 for _ in walk(sig.when)),
             probe=probe(sig.when),
         )
+
+
+def _mask(n: int, gids) -> np.ndarray:
+    """n booleans, True at gids: linear (np.isin over an arange sorts both, per format)."""
+    out = np.zeros(n, dtype=bool)
+    out[np.asarray(gids, dtype=np.int64)] = True
+    return out
 
 
 def _csr_terms(flat: np.ndarray, ptr: np.ndarray, vocab: list[str]) -> _Lazy:
@@ -863,9 +868,7 @@ def _layered(base: Matcher, delta: dict[str, Entry], gone: set[str]) -> Matcher:
     m.entry_terms = _csr_terms(m.term_flat, m.term_ptr, m.vocab)
     m.term_entries = _term_entries(m.term_flat, m.term_ptr, m.vocab, live)
     m.index = _Layers(base.index, d.index, s0)
-    m.format_mask = {
-        fmt: np.isin(np.arange(len(m.sig_entry)), gids) for fmt, gids in m.index.by_format.items()
-    }
+    m.format_mask = {fmt: _mask(len(m.sig_entry), gids) for fmt, gids in m.index.by_format.items()}
     return m
 
 

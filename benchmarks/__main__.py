@@ -13,7 +13,7 @@ from rich.console import Console
 
 from benchmarks.report import Figure, Run, machine, now, print_table, write_json
 
-BENCHES = ("startup", "streaming", "onepath", "latency", "gcpause", "search", "bot", "web")
+BENCHES = ("startup", "streaming", "onepath", "latency", "gcpause", "scale", "search", "bot", "web")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,10 +21,16 @@ explanations: so a KB of 10,000 entries costs about what one of 100 does.
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import threading
+import weakref
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -127,6 +133,7 @@ class Matcher:
 
     def __init__(self, entries: list[Entry]) -> None:
         self.entries = list(entries)
+        self.unreadable: dict[str, str] = {}  # rows left out (saved with a compiled KB)
         self.sigs: list[_Sig] = []
         self.entry_sigs: list[range] = []
         self.entry_terms: list[set[str]] = []
@@ -150,7 +157,8 @@ class Matcher:
                     )
                 )
             self.entry_sigs.append(range(start, len(self.sigs)))
-        self.position = {e.id: i for i, e in enumerate(self.entries)}
+        self.ids = [e.id for e in self.entries]
+        self.position = {e: i for i, e in enumerate(self.ids)}
         n = max(1, len(self.entries))
         self.idf = {t: math.log(1 + n / c) for t, c in df.items()}
         self.entry_idf_total = np.array(
@@ -161,6 +169,18 @@ class Matcher:
             for t in terms:
                 term_entries[t].append(i)
         self.term_entries = {t: np.array(ix, dtype=np.int64) for t, ix in term_entries.items()}
+        # the same as a CSR over a vocabulary: what is saved, and what an update recounts
+        self.vocab = sorted(self.idf)
+        term_ix = {t: k for k, t in enumerate(self.vocab)}
+        self.term_flat = np.array(
+            [term_ix[t] for terms in self.entry_terms for t in sorted(terms)], dtype=np.int64
+        )
+        self.term_ptr = np.cumsum([0] + [len(t) for t in self.entry_terms], dtype=np.int64)
+        self.sig_dead: np.ndarray | None = None  # signatures of entries an update replaced
+        self.sig_specific = np.array([cs.sig.specific for cs in self.sigs], dtype=bool)
+        self.sig_probed = np.array(
+            [("text" in cs.sources and cs.probe is not None) for cs in self.sigs], dtype=bool
+        )
         self.index = SignatureIndex([cs.sig for cs in self.sigs])
         self.sig_entry = np.array([cs.entry for cs in self.sigs], dtype=np.int64)
         self.sig_weight = np.array([cs.sig.weight for cs in self.sigs], dtype=float)
@@ -168,8 +188,7 @@ class Matcher:
         with np.errstate(divide="ignore"):
             self.sig_log_miss = np.log1p(-self.sig_weight)  # weight 1 -> -inf -> held part 1
         self.format_mask = {
-            fmt: np.isin(np.arange(len(self.sigs)), gids)
-            for fmt, gids in self.index.by_format.items()
+            fmt: _mask(len(self.sigs), gids) for fmt, gids in self.index.by_format.items()
         }
         # Which signatures could be tried at all, as before the index: one of their sources is in
         # the evidence (text only when the literal it requires is there) and the identifiers they
@@ -197,10 +216,8 @@ class Matcher:
         # trigram occurs in the text can be tried.
         probed = [cs for cs in self.sigs if "text" in cs.sources and cs.probe is not None]
         by_gram: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
-        self.entry_probed: dict[int, list[_Sig]] = defaultdict(list)
         for cs, key in zip(probed, rarest_grams([cs.probe for cs in probed]), strict=True):
             by_gram[key or ""][cs.probe or ""].append(cs.gid)
-            self.entry_probed[cs.entry].append(cs)
         self.text_by_gram: dict[str, dict[str, np.ndarray]] = {
             g: {lit: np.array(gids, dtype=np.int64) for lit, gids in lits.items()}
             for g, lits in by_gram.items()
@@ -297,6 +314,8 @@ class Matcher:
     ) -> tuple[np.ndarray, np.ndarray]:
         """(positions of the signatures tried, in order; every signature's best rank)."""
         best = self.index.evaluate(self._views(evidence, full_text))
+        if self.sig_dead is not None:
+            best[self.sig_dead] = -1  # an older version of an entry an update replaced
         seen = np.flatnonzero(best >= 0)
         return seen[self._eligible(seen, keys, full_text)], best
 
@@ -313,10 +332,13 @@ class Matcher:
     ) -> list:
         """Entry i's text signatures the literal index left out (they cannot hold): evaluated
         for a shown match, so its explanation still lists them as tried."""
-        tried = {id(t.cs) for t in es.tried}
+        tried = {t.cs.gid for t in es.tried}
         out = []
-        for cs in self.entry_probed.get(i, ()):
-            if id(cs) not in tried and self._has_required(cs, keys):
+        for g in self.entry_sigs[i]:
+            if not self.sig_probed[g] or g in tried:
+                continue
+            cs = self.sigs[g]
+            if self._has_required(cs, keys):
                 found = self._eval_sig(cs, evidence, full_text)
                 if found is not None:
                     out.append(found[0])
@@ -441,14 +463,14 @@ class Matcher:
         for g in self.entry_sigs[i]:
             if not s.tried[g]:
                 continue
-            weight = self.sigs[g].sig.weight
+            weight = float(self.sig_weight[g])
             held, n_held = s.verdict(g)
             if held:
                 miss *= 1 - weight
                 any_held = True
-                specific |= self.sigs[g].sig.specific
+                specific |= bool(self.sig_specific[g])
             else:
-                near = max(near, partial_credit(weight, n_held, max(1, self.sigs[g].leaves)))
+                near = max(near, partial_credit(weight, n_held, int(self.sig_leaves[g])))
         common = sorted((s.order[t], t) for t in self.entry_terms[i] if t in s.order)
         sim = None
         if common and self.entry_idf_total[i]:
@@ -456,7 +478,7 @@ class Matcher:
             for _, t in common:
                 gained += self.idf[t]
             sim = gained / float(self.entry_idf_total[i])
-        entry_id = self.entries[i].id
+        entry_id = self.ids[i]
         if entry_id in s.bm25:
             sim = ((sim or 0.0) + s.bm25[entry_id]) / 2
         held_part = 1 - miss if any_held else 0.0
@@ -491,17 +513,21 @@ class Matcher:
         ranked: list[tuple[float, str, int, str, list[str], dict, bool]] = []
         floor, floor_id = -1.0, ""  # the tenth of the top ten so far
         for i, top in zip(candidates.tolist(), upper.tolist(), strict=True):
-            entry = self.entries[i]
+            entry_id = self.ids[i]
             if len(ranked) >= MAX_MATCHES:
                 bound = round(top + _SLACK, 4)
                 if bound < floor:
                     break  # no entry further down can reach the top ten
-                if bound == floor and entry.id > floor_id:
+                if bound == floor and entry_id > floor_id:
                     continue  # at best a tie with the tenth, which wins on its id
             score, any_held, specific = self._exact(i, s)
-            votes = feedback.get(entry.id, {})
+            votes = feedback.get(entry_id, {})
             score = with_feedback(score, votes)
-            verdict_lines, excluded = _version_verdicts(entry, versions)
+            # the entry itself is read only when a version must be judged (a saved KB reads
+            # it from SQLite by id)
+            verdict_lines, excluded = (
+                _version_verdicts(self.entries[i], versions) if versions else ([], False)
+            )
             if excluded:
                 score *= 0.5
             score = max(0.0, min(1.0, score))
@@ -514,7 +540,7 @@ class Matcher:
             else:
                 confidence = "low"
             ranked.append(
-                (round(score, 4), entry.id, i, confidence, verdict_lines, dict(votes), excluded)
+                (round(score, 4), entry_id, i, confidence, verdict_lines, dict(votes), excluded)
             )
             if len(ranked) >= MAX_MATCHES:
                 ranked.sort(key=lambda r: (-r[0], r[1]))
@@ -559,6 +585,419 @@ class Matcher:
             ),
             demoted=excluded,
         )
+
+    # -- a compiled KB saved beside the database ----------------------------------------------
+
+    _ARRAYS = [
+        "sig_entry",
+        "sig_weight",
+        "sig_leaves",
+        "sig_log_miss",
+        "sig_specific",
+        "sig_probed",
+        "sig_set",
+        "sig_req_len",
+        "sig_req_ptr",
+        "sig_req_flat",
+        "text_free",
+        "entry_idf_total",
+    ]
+
+    def save(
+        self,
+        path: Path,
+        key: str,
+        revs: Sequence[int],
+        checksums: Sequence[str | None] = (),
+        store_id: str = "",
+    ) -> None:
+        """Write this matcher (every program compiled so far, call index.compile_all first) to
+        `path` for the KB state `key`, entry i being revision revs[i] of its id. numpy arrays
+        and one JSON document in an .npz, no pickle; written beside and renamed into place, so
+        a reader sees the old file or the new one."""
+        arrays = {f"m_{name}": getattr(self, name) for name in self._ARRAYS}
+        index_arrays, index_doc = self.index.parts()
+        arrays.update({f"i_{name}": a for name, a in index_arrays.items()})
+        if self.sig_dead is not None:
+            raise ValueError("an updated matcher is not saved: build one from the entries")
+        vocab = self.vocab
+        arrays["m_entry_terms"] = self.term_flat
+        arrays["m_entry_terms_ptr"] = self.term_ptr
+        arrays["m_idf"] = np.array([self.idf[t] for t in vocab], dtype=float)
+        arrays["m_entry_sig_ptr"] = np.array(
+            [0] + [r.stop for r in self.entry_sigs], dtype=np.int64
+        )
+        doc = {
+            "format": SAVED_FORMAT,
+            "key": key,
+            "ids": self.ids,
+            "revs": [int(r) for r in revs],
+            "checksums": list(checksums) or [None] * len(self.ids),
+            "store_id": store_id,
+            "vocab": vocab,
+            "req_ids": sorted(self.req_ids, key=self.req_ids.__getitem__),
+            "req_sets": [sorted(x) for x in self.req_sets],
+            "text_by_gram": {
+                g: {lit: gids.tolist() for lit, gids in lits.items()}
+                for g, lits in self.text_by_gram.items()
+            },
+            "index": index_doc,
+            "unreadable": self.unreadable,
+        }
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        try:
+            with open(tmp, "wb") as f:
+                _write_arrays(f, arrays, doc)
+            os.replace(tmp, path)
+        finally:
+            with suppress(FileNotFoundError):
+                tmp.unlink()
+
+    @classmethod
+    def load(
+        cls, path: Path, key: str | None, fetch: Callable[[str, int], Entry]
+    ) -> Matcher | None:
+        """The matcher `save` wrote for state `key` (None: whatever state it was saved for, its
+        `saved` document says which); None if the file is absent, for another state, or
+        unreadable in any way (the caller rebuilds it). Entries are not read: `fetch`
+        (id, rev) reads one when a shown match is explained or a version judged."""
+        try:
+            arrays, doc = _read_arrays(path)
+            if doc.get("format") != SAVED_FORMAT or (key is not None and doc.get("key") != key):
+                return None
+            return cls._from_saved(arrays, doc, fetch)
+        except Exception:  # noqa: BLE001 - our own file, but a damaged one is only a cache miss
+            return None
+
+    @classmethod
+    def _from_saved(cls, arrays: dict, doc: dict, fetch: Callable[[str, int], Entry]) -> Matcher:
+        m = cls.__new__(cls)
+        for name in cls._ARRAYS:
+            setattr(m, name, arrays[f"m_{name}"])
+        ids, revs = doc["ids"], doc["revs"]
+        if len(ids) != len(revs) or len(m.entry_idf_total) != len(ids):
+            raise ValueError("saved KB does not add up")
+        m.ids = ids
+        m.unreadable = dict(doc.get("unreadable", {}))
+        m.position = {e: i for i, e in enumerate(ids)}
+        m.entries = _Lazy(len(ids), lambda i: fetch(ids[i], revs[i]))
+        ptr = arrays["m_entry_sig_ptr"].tolist()
+        m.entry_sigs = [range(a, b) for a, b in zip(ptr[:-1], ptr[1:], strict=True)]
+        vocab = doc["vocab"]
+        m.idf = dict(zip(vocab, arrays["m_idf"].tolist(), strict=True))
+        m.vocab, m.term_flat, m.term_ptr = (
+            vocab,
+            arrays["m_entry_terms"],
+            arrays["m_entry_terms_ptr"],
+        )
+        m.entry_terms = _csr_terms(m.term_flat, m.term_ptr, vocab)
+        m.term_entries = _term_entries(m.term_flat, m.term_ptr, vocab, None)
+        m.sig_dead = None
+        m.saved = doc
+        m.req_ids = {k: j for j, k in enumerate(doc["req_ids"])}
+        m.req_sets = [frozenset(x) for x in doc["req_sets"]]
+        m.text_by_gram = {
+            g: {lit: np.array(gids, dtype=np.int64) for lit, gids in lits.items()}
+            for g, lits in doc["text_by_gram"].items()
+        }
+        me = weakref.ref(m)  # no cycle through the lazy lists: frozen matchers must be freed
+        m.sigs = _Lazy(len(m.sig_entry), lambda g: me()._saved_sig(g))
+        index_arrays = {k[2:]: a for k, a in arrays.items() if k.startswith("i_")}
+        m.index = SignatureIndex.from_parts(
+            _Lazy(len(m.sig_entry), lambda g: me().sigs[g].sig), index_arrays, doc["index"]
+        )
+        m.format_mask = {
+            fmt: _mask(len(m.sig_entry), gids) for fmt, gids in m.index.by_format.items()
+        }
+        return m
+
+    def updated(self, changed: Sequence[Entry], removed: Iterable[str]) -> Matcher:
+        """This matcher with `changed` entries added or replaced and `removed` ids gone, as a
+        new matcher; only the changed entries are compiled (a small matcher of their own,
+        evaluated beside this one's programs, which are shared, not copied). The entries they
+        replace stay in the arrays, marked dead: none of their signatures is tried, no term or
+        BM25 hit reaches them. Document frequencies, idf and the per-entry idf totals are
+        recounted over the live entries (vectorised), so the similarity part is the one a
+        rebuild would compute (up to the order of a float sum).
+
+        Why: an edit to a 10,000-entry KB rebuilt the whole matcher, 4 s before the next
+        analysis; layered on the saved one it costs milliseconds. Updates always layer on the
+        original (saved) base: a second update recompiles every entry changed since it."""
+        base = self._base if getattr(self, "_base", None) is not None else self
+        delta = dict(getattr(self, "_delta", {}))
+        gone = set(getattr(self, "_gone", set()))
+        for entry_id in removed:
+            delta.pop(entry_id, None)
+            if entry_id in base.position:
+                gone.add(entry_id)
+        for entry in changed:
+            delta[entry.id] = entry
+            gone.discard(entry.id)
+        return _layered(base, delta, gone)
+
+    def _saved_sig(self, g: int) -> _Sig:
+        """Signature g of a saved matcher, from its entry (read by id when first needed)."""
+        i = int(self.sig_entry[g])
+        sig = self.entries[i].signatures[g - self.entry_sigs[i].start]
+        return _Sig(
+            entry=i,
+            gid=g,
+            sig=sig,
+            sources=frozenset(sig.sources),
+            required=frozenset(k.lower() for k in sig.required_identifiers()),
+            leaves=sum(1 for _ in walk(sig.when)),
+            probe=probe(sig.when),
+        )
+
+
+def _mask(n: int, gids) -> np.ndarray:
+    """n booleans, True at gids: linear (np.isin over an arange sorts both, per format)."""
+    out = np.zeros(n, dtype=bool)
+    out[np.asarray(gids, dtype=np.int64)] = True
+    return out
+
+
+def _csr_terms(flat: np.ndarray, ptr: np.ndarray, vocab: list[str]) -> _Lazy:
+    return _Lazy(len(ptr) - 1, lambda i: {vocab[t] for t in flat[ptr[i] : ptr[i + 1]].tolist()})
+
+
+def _term_entries(
+    flat: np.ndarray, ptr: np.ndarray, vocab: list[str], live: np.ndarray | None
+) -> dict[str, np.ndarray]:
+    """term -> the (live) entries naming it, ascending, from the entry -> terms CSR."""
+    owner = np.repeat(np.arange(len(ptr) - 1, dtype=np.int64), np.diff(ptr))
+    if live is not None:
+        keep = live[owner]
+        owner, flat = owner[keep], flat[keep]
+    order = np.argsort(flat, kind="stable")
+    owner = owner[order]
+    bounds = np.searchsorted(flat[order], np.arange(len(vocab) + 1))
+    return {
+        t: owner[bounds[k] : bounds[k + 1]]
+        for k, t in enumerate(vocab)
+        if bounds[k + 1] > bounds[k]
+    }
+
+
+def _layered(base: Matcher, delta: dict[str, Entry], gone: set[str]) -> Matcher:
+    """`base` with the `delta` entries appended (compiled on their own) and the base entries
+    they replace or that were removed marked dead (see Matcher.updated)."""
+    d = Matcher(list(delta.values()))
+    m = Matcher.__new__(Matcher)
+    m._base, m._delta, m._gone = base, delta, gone
+    m.unreadable = base.unreadable
+    n0, s0 = len(base.ids), len(base.sig_entry)
+    dead_entries = sorted(base.position[i] for i in set(delta) | gone if i in base.position)
+    m.ids = list(base.ids) + d.ids
+    live = np.ones(len(m.ids), dtype=bool)
+    live[dead_entries] = False
+    m.position = {e: i for i, e in enumerate(m.ids) if live[i]}
+    m.entries = _Lazy(len(m.ids), lambda i: base.entries[i] if i < n0 else d.entries[i - n0])
+    m.entry_sigs = list(base.entry_sigs) + [range(r.start + s0, r.stop + s0) for r in d.entry_sigs]
+
+    def shifted(g: int) -> _Sig:
+        if g < s0:
+            return base.sigs[g]
+        cs = d.sigs[g - s0]
+        return _Sig(
+            entry=cs.entry + n0,
+            gid=cs.gid + s0,
+            sig=cs.sig,
+            sources=cs.sources,
+            required=cs.required,
+            leaves=cs.leaves,
+            probe=cs.probe,
+        )
+
+    m.sigs = _Lazy(s0 + len(d.sig_entry), shifted)
+    for name in ("sig_weight", "sig_leaves", "sig_log_miss", "sig_specific", "sig_probed"):
+        setattr(m, name, np.concatenate([getattr(base, name), getattr(d, name)]))
+    m.text_free = np.concatenate([base.text_free, d.text_free])
+    m.sig_entry = np.concatenate([base.sig_entry, d.sig_entry + n0])
+    m.sig_dead = ~live[m.sig_entry]
+    # required identifiers: the delta's keys and source sets numbered after the base's
+    m.req_ids = dict(base.req_ids)
+    d_keys = sorted(d.req_ids, key=d.req_ids.__getitem__)
+    key_map = np.array([m.req_ids.setdefault(k, len(m.req_ids)) for k in d_keys], dtype=np.int64)
+    m.req_sets = list(base.req_sets)
+    set_ix = {x: k for k, x in enumerate(m.req_sets)}
+    set_map = []
+    for x in d.req_sets:
+        if x not in set_ix:
+            set_ix[x] = len(m.req_sets)
+            m.req_sets.append(x)
+        set_map.append(set_ix[x])
+    m.sig_set = np.concatenate(
+        [base.sig_set, np.array(set_map, dtype=np.int64)[d.sig_set] if len(d.sig_set) else []]
+    ).astype(np.int64)
+    m.sig_req_len = np.concatenate([base.sig_req_len, d.sig_req_len]).astype(np.int64)
+    m.sig_req_ptr = np.concatenate([[0], np.cumsum(m.sig_req_len)]).astype(np.int64)
+    m.sig_req_flat = np.concatenate(
+        [base.sig_req_flat, key_map[d.sig_req_flat] if len(d.sig_req_flat) else []]
+    ).astype(np.int64)
+    m.text_by_gram = {g: dict(lits) for g, lits in base.text_by_gram.items()}
+    for g, lits in d.text_by_gram.items():
+        mine = m.text_by_gram.setdefault(g, {})
+        for lit, gids in lits.items():
+            old = mine.get(lit)
+            mine[lit] = gids + s0 if old is None else np.concatenate([old, gids + s0])
+    # terms: one vocabulary, the delta's new terms after the base's; df and idf recounted
+    m.vocab = list(base.vocab)
+    vocab_ix = {t: k for k, t in enumerate(m.vocab)}
+    for t in d.vocab:
+        if t not in vocab_ix:
+            vocab_ix[t] = len(m.vocab)
+            m.vocab.append(t)
+    d_map = np.array([vocab_ix[t] for t in d.vocab], dtype=np.int64)
+    m.term_flat = np.concatenate(
+        [base.term_flat, d_map[d.term_flat] if len(d.term_flat) else []]
+    ).astype(np.int64)
+    m.term_ptr = np.concatenate([base.term_ptr, d.term_ptr[1:] + base.term_ptr[-1]]).astype(
+        np.int64
+    )
+    owner = np.repeat(np.arange(len(m.ids), dtype=np.int64), np.diff(m.term_ptr))
+    df = np.bincount(m.term_flat[live[owner]], minlength=len(m.vocab))
+    n = max(1, int(live.sum()))
+    idf = np.zeros(len(m.vocab))
+    m.idf = {}
+    for k, c in enumerate(df.tolist()):
+        if c:
+            idf[k] = m.idf[m.vocab[k]] = math.log(1 + n / c)
+    m.entry_idf_total = np.bincount(owner, weights=idf[m.term_flat], minlength=len(m.ids))
+    m.entry_terms = _csr_terms(m.term_flat, m.term_ptr, m.vocab)
+    m.term_entries = _term_entries(m.term_flat, m.term_ptr, m.vocab, live)
+    m.index = _Layers(base.index, d.index, s0)
+    m.format_mask = {fmt: _mask(len(m.sig_entry), gids) for fmt, gids in m.index.by_format.items()}
+    return m
+
+
+class _Layers:
+    """Two signature indexes evaluated as one: the base's programs and an update's, whose
+    signatures are numbered after the base's. Each keeps its own slot table, so neither is
+    recompiled; a view is built once per layer."""
+
+    def __init__(self, base: SignatureIndex, delta: SignatureIndex, offset: int) -> None:
+        self.layers = [(base, 0), (delta, offset)]
+        self.n = offset + len(delta)
+        self.by_format: dict[str, list[int]] = defaultdict(list)
+        self.by_set: dict[frozenset[str], list[int]] = defaultdict(list)
+        for index, off in self.layers:
+            for fmt, gids in index.by_format.items():
+                self.by_format[fmt] += [g + off for g in gids]
+            for sources, gids in index.by_set.items():
+                self.by_set[sources] += [g + off for g in gids]
+
+    def __len__(self) -> int:
+        return self.n
+
+    @property
+    def _programs(self) -> dict:
+        """View key -> its compiled program in each layer that has signatures for it: only
+        keys every such layer has compiled (as SignatureIndex._programs lists compiled keys)."""
+        out = {}
+        for key in {("format", f) for f in self.by_format} | {("set", x) for x in self.by_set}:
+            progs = []
+            for index, _ in self.layers:
+                kind, what = key
+                if (index.by_format if kind == "format" else index.by_set).get(what):
+                    found = index._programs.get(key)
+                    if found is None:
+                        break
+                    progs.append(found[1])
+            else:
+                out[key] = tuple(progs)
+        return out
+
+    def compile_all(self) -> None:
+        for index, _ in self.layers:
+            index.compile_all()
+
+    def view(self, facts: Mapping, text: str) -> list[View]:
+        return [index.view(facts, text) for index, _ in self.layers]
+
+    def evaluate(self, views: list[tuple[tuple, list[int], list[View]]]) -> np.ndarray:
+        best = np.full(self.n, -1, dtype=np.int64)
+        for k, (index, off) in enumerate(self.layers):
+            mine = []
+            for key, _, layer_views in views:
+                kind, what = key
+                members = (index.by_format if kind == "format" else index.by_set).get(what)
+                if members:
+                    mine.append((key, members, layer_views[k]))
+            best[off : off + len(index)] = index.evaluate(mine)
+        return best
+
+
+# bumped whenever what `Matcher.save` writes changes: an older file is then rebuilt
+SAVED_FORMAT = 2
+_MAGIC = b"PERFKBC1"
+_ALIGN = 16
+
+
+def _write_arrays(f, arrays: Mapping[str, np.ndarray], doc: Mapping) -> None:
+    """One file: magic, header length, a JSON header (each array's dtype, shape and offset,
+    and `doc`), then the arrays' raw bytes, aligned. Read back with np.memmap, so a process
+    pages in only the arrays (and the parts of them) an analysis touches."""
+    layout: dict[str, list] = {}
+    offset = 0
+    for name, a in arrays.items():
+        a = np.ascontiguousarray(a)
+        if a.dtype.hasobject:
+            raise ValueError(f"array {name} holds objects")
+        layout[name] = [a.dtype.str, list(a.shape), offset]
+        offset += -(-a.nbytes // _ALIGN) * _ALIGN
+    header = json.dumps({"arrays": layout, "doc": doc}).encode()
+    start = -(-(len(_MAGIC) + 8 + len(header)) // _ALIGN) * _ALIGN
+    f.write(_MAGIC + len(header).to_bytes(8, "little") + header)
+    f.write(b"\0" * (start - len(_MAGIC) - 8 - len(header)))
+    for a in arrays.values():
+        data = np.ascontiguousarray(a).tobytes()
+        f.write(data + b"\0" * (-(-len(data) // _ALIGN) * _ALIGN - len(data)))
+
+
+def _read_arrays(path: Path) -> tuple[dict[str, np.ndarray], dict]:
+    """What _write_arrays wrote: read-only views into the mapped file, and the document."""
+    mm = np.memmap(path, dtype=np.uint8, mode="r")
+    if mm[: len(_MAGIC)].tobytes() != _MAGIC:
+        raise ValueError("not a saved KB")
+    size = int.from_bytes(mm[len(_MAGIC) : len(_MAGIC) + 8].tobytes(), "little")
+    header = json.loads(mm[len(_MAGIC) + 8 : len(_MAGIC) + 8 + size].tobytes())
+    start = -(-(len(_MAGIC) + 8 + size) // _ALIGN) * _ALIGN
+    arrays = {}
+    for name, (dtype, shape, offset) in header["arrays"].items():
+        dt = np.dtype(dtype)
+        if dt.hasobject:
+            raise ValueError("object arrays are never read")
+        count = int(np.prod(shape, dtype=np.int64))
+        begin = start + offset
+        raw = mm[begin : begin + count * dt.itemsize]
+        if len(raw) != count * dt.itemsize:
+            raise ValueError("saved KB is cut short")
+        arrays[name] = raw.view(dt).reshape(shape)
+    return arrays, header["doc"]
+
+
+class _Lazy(Sequence):
+    """A list whose items are made on first access (entries read by id, their signatures)."""
+
+    def __init__(self, n: int, make: Callable[[int], object]) -> None:
+        self.n, self.make, self.done = n, make, {}
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(self.n))]
+        if i < 0:
+            i += self.n
+        if not 0 <= i < self.n:
+            raise IndexError(i)
+        found = self.done.get(i)
+        if found is None:
+            found = self.done[i] = self.make(i)
+        return found
 
 
 MAX_NEAR_MISSES = 3

@@ -7,6 +7,7 @@ Append new steps; never edit a step that has shipped.
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 import uuid
 from datetime import UTC, datetime
@@ -62,7 +63,50 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         );
         """,
     ),
+    (
+        2,
+        "entries.checksum: validated on write, trusted on load",
+        """
+        ALTER TABLE entries ADD COLUMN checksum TEXT;  -- data_checksum(data) when perfkb wrote it
+        CREATE INDEX entries_state ON entries (deleted, id, rev, checksum);
+        """,
+    ),
 ]
+
+# A write that changes `data` without a new checksum (sqlite3 by hand, another tool) marks the
+# row unverified, so the next load validates it again instead of trusting it. Kept apart from
+# the step's script: its body holds a semicolon, which _statements would split on.
+_UNVERIFY_TRIGGER = (
+    "CREATE TRIGGER entries_unverified AFTER UPDATE OF data ON entries"
+    " WHEN NEW.checksum IS OLD.checksum AND NEW.data IS NOT OLD.data"
+    " BEGIN UPDATE entries SET checksum = NULL WHERE id = NEW.id; END"
+)
+
+
+def data_checksum(data: str) -> str:
+    """The checksum of an entry's stored JSON (kb.store writes it beside the row; loading
+    trusts a row whose checksum still matches). Not a secret: it catches edits made behind
+    perfkb's back, not an attacker who can write the database (they could write anything)."""
+    return hashlib.blake2b(data.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def _backfill_checksums(conn: sqlite3.Connection) -> None:
+    """Step 2 on an existing KB: rows that validate now get their checksum (once, here); a row
+    that does not stays unverified (NULL) and is validated and reported on every load."""
+    from pydantic import ValidationError
+
+    from kb.models import Entry
+
+    rows = conn.execute("SELECT id, data FROM entries").fetchall()
+    for entry_id, data in rows:
+        try:
+            Entry.model_validate_json(data)
+        except (ValidationError, ValueError, RecursionError):
+            continue
+        conn.execute(
+            "UPDATE entries SET checksum = ? WHERE id = ?", (data_checksum(data), entry_id)
+        )
+
 
 LATEST = MIGRATIONS[-1][0]
 
@@ -103,6 +147,9 @@ def migrate(conn: sqlite3.Connection) -> int:
                 conn.execute(
                     "INSERT INTO meta (key, value) VALUES ('store_id', ?)", (uuid.uuid4().hex,)
                 )
+            if number == 2:
+                conn.execute(_UNVERIFY_TRIGGER)
+                _backfill_checksums(conn)
             conn.execute(
                 "INSERT INTO schema_version (version, description, applied_at) VALUES (?, ?, ?)",
                 (number, description, datetime.now(UTC).isoformat(timespec="seconds")),

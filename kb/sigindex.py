@@ -12,6 +12,7 @@ kb.evaluate.quick()'s, leaf for leaf: both apply kb/conditions.py's rules, here 
 
 from __future__ import annotations
 
+import json
 import math
 import threading
 from collections import defaultdict
@@ -266,6 +267,110 @@ class Program:
                     )
         return bucket
 
+    # -- persistence (kb.matcher saves a compiled KB beside the database) --------------------
+
+    _ARRAYS = [
+        "leaf_flat",
+        "flat_pos",
+        "flat_need",
+        "nested_pos",
+        "roots",
+        "leafcount",
+        "cmp_ptr",
+        "cmp_slot",
+        "cmp_leaf",
+        "cmp_right",
+        "cmp_op",
+        "ref_ptr",
+        "ref_leaf",
+        "ref_slot",
+        "ref_operands",
+        "ref_times",
+        "ref_op",
+    ]
+
+    def parts(self) -> tuple[dict[str, np.ndarray], dict]:
+        """(arrays, JSON-able document) holding everything evaluation reads. The RE2 sets are
+        kept as their patterns, in the order they were added, and compiled again on first use."""
+        arrays = {name: getattr(self, name) for name in self._ARRAYS}
+        kinds = [kind for kind, _, _, _ in self.steps]
+        arrays["step_kind"] = np.array(kinds, dtype=np.int64)
+        for name, k in (("nodes", 1), ("flat", 2), ("offsets", 3)):
+            pieces = [step[k] for step in self.steps]
+            arrays[f"step_{name}"] = np.concatenate(pieces) if pieces else np.zeros(0, np.int64)
+            arrays[f"step_{name}_ptr"] = np.cumsum([0] + [len(p) for p in pieces]).astype(np.int64)
+        pairs = sorted((slot, i) for slot, leaves in self.by_slot.items() for i in leaves)
+        arrays["by_slot_slot"] = np.array([p[0] for p in pairs], dtype=np.int64)
+        arrays["by_slot_leaf"] = np.array([p[1] for p in pairs], dtype=np.int64)
+        blob, ptr = _blob([_leaf_json(c) for c in self.leaf_conds])
+        arrays["leaf_blob"], arrays["leaf_ptr"] = blob, ptr
+        buckets = []
+        for key, bucket in self.buckets.items():
+            buckets.append(
+                {
+                    "key": key,
+                    "probes": sorted(bucket.probes) if bucket.probes is not None else None,
+                    "needles": [
+                        [needle, cs, [list(x) for x in leaves]]
+                        for (needle, cs), leaves in bucket.needles.items()
+                    ],
+                    "sets": [
+                        [
+                            _set_case(members),
+                            [
+                                None if m is None else [m[0], m[1].regex, m[1].min_count]
+                                for m in members
+                            ],
+                        ]
+                        for _, members in bucket.sets
+                    ],
+                }
+            )
+        doc = {
+            "n_sigs": self.n_sigs,
+            "n_leaves": self.n_leaves,
+            "size": self.size,
+            "python_leaves": [[i, read] for i, _, read in self.python_leaves],
+            "always": [i for i, _ in self.always],
+            "buckets": buckets,
+        }
+        return arrays, doc
+
+    @classmethod
+    def from_parts(cls, arrays: Mapping[str, np.ndarray], doc: Mapping) -> Program:
+        """The program `parts` saved, without compiling anything (see parts)."""
+        prog = cls.__new__(cls)
+        for name in cls._ARRAYS:
+            setattr(prog, name, arrays[name])
+        prog.n_sigs, prog.n_leaves, prog.size = doc["n_sigs"], doc["n_leaves"], doc["size"]
+        steps = []
+        for k, kind in enumerate(arrays["step_kind"].tolist()):
+            part = []
+            for name in ("nodes", "flat", "offsets"):
+                ptr = arrays[f"step_{name}_ptr"]
+                part.append(arrays[f"step_{name}"][ptr[k] : ptr[k + 1]])
+            steps.append((kind, part[0], part[1], part[2]))
+        prog.steps = steps
+        prog.leaf_conds = _LazyLeaves(arrays["leaf_blob"], arrays["leaf_ptr"])
+        prog.by_slot = _CsrMap(arrays["by_slot_slot"], arrays["by_slot_leaf"])
+        prog.python_leaves = [(i, prog.leaf_conds[i], read) for i, read in doc["python_leaves"]]
+        prog.always = [(i, prog.leaf_conds[i]) for i in doc["always"]]
+        prog.buckets = {}
+        for b in doc["buckets"]:
+            bucket = _Bucket(probes=set(b["probes"]) if b["probes"] is not None else None)
+            for needle, cs, leaves in b["needles"]:
+                bucket.needles[(needle, cs)] = [(i, n) for i, n in leaves]
+            bucket.sets = [_LazySet(cs, members, prog.leaf_conds) for cs, members in b["sets"]]
+            prog.buckets[b["key"]] = bucket
+        return prog
+
+    def prepare(self) -> None:
+        """Compile now what a saved program compiles on first use (its RE2 sets)."""
+        for bucket in self.buckets.values():
+            for found in bucket.sets:
+                if isinstance(found, _LazySet):
+                    found.compiled()
+
     # -- evaluation -------------------------------------------------------------------------
 
     def _text_leaves(self, view: View, held: np.ndarray) -> None:
@@ -289,7 +394,8 @@ class Program:
                 count = (text if case_sensitive else view.lower or "").count(needle)
                 for i, min_count in leaves:
                     held[i] = count >= min_count
-            for rset, added in bucket.sets:
+            for found in bucket.sets:
+                rset, added = found.compiled() if isinstance(found, _LazySet) else found
                 if view.data is None:
                     view.data = text.encode("utf-8", "replace")
                 for j in rset.Match(view.data) or ():
@@ -354,6 +460,101 @@ class Program:
         return out
 
 
+def _leaf_json(cond) -> str:
+    return json.dumps([cond.kind, cond.model_dump(mode="json", by_alias=True, exclude_unset=True)])
+
+
+def _blob(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Many strings as one byte array and its CSR pointers (no pickle in a saved KB)."""
+    data = [t.encode("utf-8", "surrogatepass") for t in texts]
+    ptr = np.cumsum([0] + [len(d) for d in data]).astype(np.int64)
+    return np.frombuffer(b"".join(data), dtype=np.uint8).copy(), ptr
+
+
+def _set_case(members: list) -> bool:
+    return next((m[1].case_sensitive for m in members if m is not None), False)
+
+
+class _LazyLeaves:
+    """A saved program's leaf conditions, each read from its JSON when evaluation needs it
+    (string facts, string thresholds, text leaves counted more than once): most never are."""
+
+    def __init__(self, blob: np.ndarray, ptr: np.ndarray) -> None:
+        self.blob, self.ptr = blob, ptr
+        self.done: dict[int, object] = {}
+
+    def __len__(self) -> int:
+        return len(self.ptr) - 1
+
+    def __getitem__(self, i: int):
+        cond = self.done.get(i)
+        if cond is None:
+            raw = (
+                self.blob[self.ptr[i] : self.ptr[i + 1]].tobytes().decode("utf-8", "surrogatepass")
+            )
+            kind, data = json.loads(raw)
+            model = TextCondition if kind == "text" else FactCondition
+            cond = self.done[i] = model.model_validate(data)
+        return cond
+
+
+class _CsrMap:
+    """slot -> leaves, over the saved sorted (slot, leaf) pairs: `by_slot` of a saved program."""
+
+    def __init__(self, slots: np.ndarray, leaves: np.ndarray) -> None:
+        self.slots, self.leaves = slots, leaves
+
+    def get(self, slot: int, default=()):
+        lo = int(np.searchsorted(self.slots, slot, "left"))
+        hi = int(np.searchsorted(self.slots, slot, "right"))
+        return self.leaves[lo:hi].tolist() if hi > lo else default
+
+
+class _LazySet:
+    """A saved RE2 set: its patterns added again in the saved order, compiled on first scan (a
+    paste reaches few buckets). Members are (leaf, regex, min_count); None matched the empty
+    string when saved and is counted with `always`."""
+
+    def __init__(self, case_sensitive: bool, members: list, leaves: _LazyLeaves) -> None:
+        self.case_sensitive, self.members, self.leaves = case_sensitive, members, leaves
+        self.done: tuple | None = None
+
+    def compiled(self) -> tuple:
+        if self.done is None:
+            options = re2.Options()
+            options.case_sensitive = self.case_sensitive
+            options.log_errors = False
+            options.max_mem = SET_MAX_MEM
+            rset = re2.Set.SearchSet(options)
+            added: list = []
+            for m in self.members:
+                if m is None:
+                    rset.Add("(?:)")  # keeps the indices; its leaf is evaluated with `always`
+                    added.append(None)
+                else:
+                    rset.Add(m[1])
+                    added.append(_SavedLeaf(m[0], m[2], self.leaves))
+            rset.Compile()
+            self.done = (rset, added)
+        return self.done
+
+
+class _SavedLeaf(tuple):
+    """(leaf, condition) as _text_leaves unpacks a set member; the condition read only when a
+    pattern must be counted more than once."""
+
+    def __new__(cls, i: int, min_count: int, leaves: _LazyLeaves):
+        return super().__new__(cls, (i, _MinCount(i, min_count, leaves)))
+
+
+class _MinCount:
+    def __init__(self, i: int, min_count: int, leaves: _LazyLeaves) -> None:
+        self.i, self.min_count, self.leaves = i, min_count, leaves
+
+    def __getattr__(self, name: str):
+        return getattr(self.leaves[self.i], name)
+
+
 def _pointers(sorted_slots: list[int], n_slots: int) -> np.ndarray:
     """CSR pointers: the items of slot s are [ptr[s], ptr[s + 1])."""
     counts = np.bincount(np.array(sorted_slots, dtype=np.int64), minlength=n_slots)
@@ -390,6 +591,8 @@ class SignatureIndex:
         self.slots = Slots()
         self.sources = [frozenset(s.sources) for s in self.signatures]
         self._programs: dict[tuple, tuple[np.ndarray, Program]] = {}
+        # compiled for a save or read from one, not used yet: moved to _programs on first use
+        self._pending: dict[tuple, tuple[np.ndarray, Program]] = {}
         self._lock = threading.Lock()
         # compile the slot table up front so views built before a program exists see every slot
         for sig in self.signatures:
@@ -400,6 +603,9 @@ class SignatureIndex:
             for s in sources:
                 self.by_format[s].append(g)
             self.by_set[sources].append(g)
+
+    def __len__(self) -> int:
+        return len(self.signatures)
 
     def _slots_of(self, cond) -> None:
         for leaf in walk(cond):
@@ -416,18 +622,71 @@ class SignatureIndex:
             with self._lock:
                 found = self._programs.get(key)
                 if found is None:
-                    prog = Program([self.signatures[g].when for g in members], self.slots)
-                    found = (np.array(members, dtype=np.int64), prog)
+                    found = self._pending.pop(key, None) or self._compile(members)
                     self._programs[key] = found
         return found
+
+    def _compile(self, members: list[int]) -> tuple[np.ndarray, Program]:
+        prog = Program([self.signatures[g].when for g in members], self.slots)
+        return (np.array(members, dtype=np.int64), prog)
+
+    def _all_keys(self) -> list[tuple[tuple, list[int]]]:
+        return [(("format", fmt), m) for fmt, m in self.by_format.items()] + [
+            (("set", sources), m) for sources, m in self.by_set.items()
+        ]
 
     def compile_all(self) -> None:
         """Compile every program now (each block format, each source set): a long-lived
         process calls this after loading the KB, so no analysis pays a compile."""
-        for fmt, members in list(self.by_format.items()):
-            self.program(("format", fmt), members)
-        for sources, members in list(self.by_set.items()):
-            self.program(("set", sources), members)
+        for key, members in self._all_keys():
+            self.program(key, members)[1].prepare()
+
+    def parts(self) -> tuple[dict[str, np.ndarray], dict]:
+        """(arrays, JSON-able document) of the index and all its programs."""
+        arrays: dict[str, np.ndarray] = {}
+        programs = []
+        with self._lock:  # every program, the ones not used yet compiled aside (_pending)
+            for key, members in self._all_keys():
+                if key not in self._programs and key not in self._pending:
+                    self._pending[key] = self._compile(members)
+            every = {**self._pending, **self._programs}
+        for k, (key, (gids, prog)) in enumerate(sorted(every.items(), key=_key_order)):
+            p_arrays, p_doc = prog.parts()
+            arrays[f"p{k}_gids"] = gids
+            arrays.update({f"p{k}_{name}": a for name, a in p_arrays.items()})
+            programs.append({"key": _key_json(key), "doc": p_doc})
+        doc = {
+            "n": len(self.signatures),
+            "slots": [[fact, key] for (fact, key) in self.slots.ids],
+            "by_format": self.by_format,
+            "by_set": [[sorted(s), gids] for s, gids in self.by_set.items()],
+            "programs": programs,
+        }
+        return arrays, doc
+
+    @classmethod
+    def from_parts(
+        cls, signatures: Sequence, arrays: Mapping[str, np.ndarray], doc: Mapping
+    ) -> SignatureIndex:
+        """The index `parts` saved; `signatures` (in order) are read only to compile a program
+        that was not saved."""
+        index = cls.__new__(cls)
+        index.signatures = signatures
+        index.slots = Slots()
+        index.slots.ids = {(fact, key): n for n, (fact, key) in enumerate(doc["slots"])}
+        index._lock = threading.Lock()
+        index.by_format = defaultdict(list, doc["by_format"])
+        index.by_set = defaultdict(list, {frozenset(s): gids for s, gids in doc["by_set"]})
+        index._programs = {}
+        index._pending = {}
+        for k, p in enumerate(doc["programs"]):
+            prefix = f"p{k}_"
+            mine = {name[len(prefix) :]: a for name, a in arrays.items() if name.startswith(prefix)}
+            index._pending[_key_from_json(p["key"])] = (
+                mine["gids"],
+                Program.from_parts(mine, p["doc"]),
+            )
+        return index
 
     def view(self, facts: Mapping, text: str) -> View:
         v = self.slots.view(facts, text)
@@ -436,10 +695,24 @@ class SignatureIndex:
 
     def evaluate(self, views: list[tuple[tuple, list[int], View]]) -> np.ndarray:
         """Best rank of every signature over the views that apply to it (-1: none applied)."""
-        best = np.full(len(self.signatures), -1, dtype=np.int64)
+        best = np.full(len(self), -1, dtype=np.int64)
         for key, members, view in views:
             if not members:
                 continue
             gids, prog = self.program(key, members)
             best[gids] = np.maximum(best[gids], prog.ranks(view))
         return best
+
+
+def _key_json(key: tuple) -> list:
+    kind, what = key
+    return [kind, sorted(what) if kind == "set" else what]
+
+
+def _key_from_json(raw: list) -> tuple:
+    kind, what = raw
+    return (kind, frozenset(what) if kind == "set" else what)
+
+
+def _key_order(item: tuple) -> str:
+    return json.dumps(_key_json(item[0]))

@@ -11,6 +11,7 @@ check first, which is how two processes see each other's entries at once.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import logging
 import secrets
@@ -44,7 +45,7 @@ from kb.index_docs import (
     doc_from_entry,
     entry_digest,
 )
-from kb.migrations import MigrationError, migrate
+from kb.migrations import MigrationError, data_checksum, migrate
 from kb.models import Entry
 from kb.search_query import QueryError, parse_query
 from kb.settings import Settings, get_settings
@@ -761,11 +762,21 @@ class Store:
         if entry is not None:
             data = _to_json(entry)
             conn.execute(
-                "INSERT INTO entries (id, title, data, deleted, deleted_at, created, updated, rev)"
-                " VALUES (?, ?, ?, 0, NULL, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET"
+                "INSERT INTO entries"
+                " (id, title, data, deleted, deleted_at, created, updated, rev, checksum)"
+                " VALUES (?, ?, ?, 0, NULL, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET"
                 " title = excluded.title, data = excluded.data, deleted = 0, deleted_at = NULL,"
-                " created = excluded.created, updated = excluded.updated, rev = excluded.rev",
-                (entry.id, entry.title, data, _iso(entry.created), _iso(entry.updated), rev),
+                " created = excluded.created, updated = excluded.updated, rev = excluded.rev,"
+                " checksum = excluded.checksum",
+                (
+                    entry.id,
+                    entry.title,
+                    data,
+                    _iso(entry.created),
+                    _iso(entry.updated),
+                    rev,
+                    data_checksum(data),  # validated just now (_to_json): trusted on load
+                ),
             )
         else:
             conn.execute(
@@ -960,6 +971,33 @@ class Store:
         self._warn_unreadable(bad)  # skipped, not fatal: `perfkb check` names them
         return entries
 
+    def list_entries_with_state(
+        self,
+    ) -> tuple[list[Entry], list[tuple[int, str | None]], dict[str, str]]:
+        """(entries, the (rev, checksum) each is at, unreadable rows: id -> why) in one read,
+        as list_entries (which this warns like); what a compiled KB is built and saved from."""
+        with self._conns.borrow() as conn:
+            rows = conn.execute(
+                "SELECT id, data, rev, checksum FROM entries WHERE deleted = 0 ORDER BY id"
+            ).fetchall()
+        entries, bad = _readable([(r[0], r[1]) for r in rows])
+        self._warn_unreadable(bad)
+        state = {r[0]: (int(r[2]), r[3]) for r in rows}
+        return entries, [state[e.id] for e in entries], bad
+
+    def live_state(self) -> dict[str, tuple[int, str | None]]:
+        """id -> (rev, checksum) of every live entry, from the covering index (no JSON read):
+        what a saved compiled KB is compared with to find the entries changed since."""
+        with self._conns.borrow() as conn:
+            rows = conn.execute(
+                "SELECT id, rev, checksum FROM entries INDEXED BY entries_state WHERE deleted = 0"
+            ).fetchall()
+        return {i: (int(r), c) for i, r, c in rows}
+
+    @property
+    def store_id(self) -> str:
+        return self._store_id
+
     def count(self) -> int:
         with self._conns.borrow() as conn:
             (n,) = conn.execute("SELECT COUNT(*) FROM entries WHERE deleted = 0").fetchone()
@@ -996,6 +1034,44 @@ class Store:
             return _from_json(snap, entry_id)
         except UnreadableEntry:
             return None
+
+    def state_key(self) -> str:
+        """A digest of every live entry's (id, rev, checksum), read from the covering index
+        without touching the JSON: it changes with any write by perfkb and with any edit made
+        behind its back (the trigger of migration 2 clears the checksum; an unverified row is
+        keyed by the checksum of its data, read for those rows only). What a persisted compiled
+        KB is keyed by (kb.matcher)."""
+        digest = hashlib.blake2b(digest_size=20)
+        with self._conns.borrow() as conn:
+            (store_id,) = conn.execute(
+                "SELECT value FROM meta WHERE key = 'store_id'"
+            ).fetchone() or ("",)
+            digest.update(f"{store_id}\n".encode())
+            unverified: list[str] = []
+            cursor = conn.execute(
+                "SELECT id, rev, checksum FROM entries INDEXED BY entries_state"
+                " WHERE deleted = 0 ORDER BY id"
+            )
+            for entry_id, rev, checksum in cursor:
+                if checksum is None:
+                    unverified.append(entry_id)
+                digest.update(f"{entry_id}\t{rev}\t{checksum}\n".encode("utf-8", "replace"))
+            for entry_id in unverified:
+                row = self._row(conn, entry_id)
+                raw = data_checksum(row[0]) if row is not None else ""
+                digest.update(f"{entry_id}\traw\t{raw}\n".encode("utf-8", "replace"))
+        return digest.hexdigest()
+
+    def entry_at(self, entry_id: str, rev: int) -> Entry:
+        """The entry as revision `rev` stored it (validated): the version a persisted compiled
+        KB was built from, even if the entry changed since."""
+        with self._conns.borrow() as conn:
+            row = conn.execute(
+                "SELECT snapshot FROM revisions WHERE entry_id = ? AND rev = ?", (entry_id, rev)
+            ).fetchone()
+        if row is None or not row[0]:
+            raise EntryNotFound(f"no revision {rev} of entry '{entry_id}'")
+        return _from_json(row[0], entry_id)
 
     def data_version(self) -> int:
         """The newest revision id: it changes whenever any process changes any entry."""

@@ -18,7 +18,13 @@ from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from whoosh import query
-from whoosh.analysis import CompositeAnalyzer, LowercaseFilter, RegexTokenizer, StopFilter
+from whoosh.analysis import (
+    CompositeAnalyzer,
+    LowercaseFilter,
+    RegexTokenizer,
+    StopFilter,
+    StripFilter,
+)
 from whoosh.analysis.morph import StemFilter
 from whoosh.codec.whoosh3 import (
     LENGTHS_COLUMN,
@@ -28,7 +34,7 @@ from whoosh.codec.whoosh3 import (
     _lenfield,
 )
 from whoosh.collectors import TimeLimit, WrappingCollector
-from whoosh.formats import Positions
+from whoosh.formats import Frequency, Positions
 from whoosh.matching import (
     FilterMatcher,
     IntersectionMatcher,
@@ -37,6 +43,7 @@ from whoosh.matching import (
     WrappingMatcher,
 )
 from whoosh.scoring import WeightLengthScorer
+from whoosh.system import pack_uint
 from whoosh.util import make_weighted_tree
 from whoosh.writing import SegmentWriter, UnknownFieldError
 
@@ -513,37 +520,118 @@ def mask_of(docs: Iterable[int], size: int) -> int:
 # would: tests/test_index_build.py compares every posting, length and stored field of the two.
 
 
+class _Words(dict):
+    """token -> the word indexed for it (stemmed), or None for a stop word: each distinct token
+    goes through the filters once per build, then is a dict lookup."""
+
+    def __init__(self, stop: Any, stem: Any, ignore: frozenset[str]) -> None:
+        super().__init__()
+        self.stop, self.stem, self.ignore = stop, stem, ignore
+
+    def __missing__(self, token: str) -> str | None:
+        word: str | None = token
+        if self.stop is not None:
+            stops, minsize, maxsize, _ = self.stop
+            n = len(token)
+            if n < minsize or (maxsize is not None and n > maxsize) or token in stops:
+                word = None
+        if word is not None and self.stem is not None and token not in self.ignore:
+            word = self.stem(token)
+        self[token] = word
+        return word
+
+
 class _ChainSpec:
-    """A positional TEXT field's analysis, read off its analyzer: RegexTokenizer (matching, not
-    gaps), LowercaseFilter, then optionally StopFilter and StemFilter, nothing else."""
+    """A field's analysis as _chain_spec reads it: RegexTokenizer (matching, not gaps), then
+    optionally StripFilter, LowercaseFilter, optionally StopFilter and StemFilter, nothing
+    else; and the field's format, Positions or Frequency."""
 
     def __init__(
         self,
         expression: re.Pattern[str],
+        strip: bool,
         stop: tuple[frozenset[str], int, int | None, bool] | None,
         stem: Any,
         ignore: frozenset[str],
+        positions: bool,
     ) -> None:
         self.finditer = expression.finditer
-        self.stop = stop
-        self.stem = stem
-        self.ignore = ignore
-        self.stems: dict[str, str] = {}  # per build: every distinct word is stemmed once
+        self.findall = _findall(expression)
+        self.strip = strip
+        self.renumber = stop is not None and stop[3]
+        self.words = _Words(stop, stem, ignore)
+        self.positions = positions
+
+
+def _findall(expression: re.Pattern[str]) -> Any:
+    """findall with `expression`'s matches (its capturing groups made non-capturing, so findall
+    returns whole matches; that does not change what matches), or None when the pattern cannot
+    be rewritten so: the tokenizer's match objects are then used."""
+    pattern = expression.pattern
+    if not isinstance(pattern, str):
+        return None
+    if expression.groups:
+        pattern = _non_capturing(pattern)
+    compiled = re.compile(pattern, expression.flags)
+    if compiled.groups:
+        return None
+    return compiled.findall
+
+
+def _non_capturing(pattern: str) -> str:
+    """`pattern` with each capturing '(' written '(?:' (not an escaped one, not one inside a
+    character class, not '(?...' already)."""
+    out = []
+    i, n, in_class = 0, len(pattern), False
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        if in_class:
+            if c == "]":
+                in_class = False
+        elif c == "[":
+            in_class = True
+            out.append(c)
+            i += 1
+            if pattern[i : i + 1] == "^":
+                out.append("^")
+                i += 1
+            if pattern[i : i + 1] == "]":  # a ']' first in a class is a literal
+                out.append("]")
+                i += 1
+            continue
+        elif c == "(" and pattern[i + 1 : i + 2] != "?":
+            out.append("(?:")
+            i += 1
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
 
 
 def _chain_spec(field: Any) -> _ChainSpec | None:
     """The fast path's reading of `field`'s analysis, or None when the field is anything else
-    (another format, a boost, another tokenizer or filter): such fields go through whoosh."""
+    (another format, a field boost, another tokenizer or filter): such fields go through
+    whoosh's own field.index."""
     fmt = getattr(field, "format", None)
     ana = getattr(field, "analyzer", None)
-    if type(fmt) is not Positions or fmt.field_boost != 1.0 or type(ana) is not CompositeAnalyzer:
+    if type(fmt) not in (Positions, Frequency) or fmt.field_boost != 1.0:
+        return None
+    if type(ana) is not CompositeAnalyzer:
         return None
     items = list(ana.items)
-    if len(items) < 2 or type(items[0]) is not RegexTokenizer or items[0].gaps:
+    if type(items[0]) is not RegexTokenizer or items[0].gaps:
         return None
-    if type(items[1]) is not LowercaseFilter:
+    rest = items[1:]
+    strip = bool(rest) and type(rest[0]) is StripFilter
+    if strip:
+        rest.pop(0)
+    if not rest or type(rest[0]) is not LowercaseFilter:
         return None
-    rest = items[2:]
+    rest.pop(0)
     stop = stem = None
     ignore: frozenset[str] = frozenset()
     if rest and type(rest[0]) is StopFilter:
@@ -554,50 +642,53 @@ def _chain_spec(field: Any) -> _ChainSpec | None:
         stem, ignore = f._stem, f.ignore
     if rest:
         return None
-    return _ChainSpec(items[0].expression, stop, stem, ignore)
+    return _ChainSpec(items[0].expression, strip, stop, stem, ignore, type(fmt) is Positions)
 
 
 def _positions(spec: _ChainSpec, value: str) -> dict[str, list[int]]:
     """word -> its positions in `value`, as Positions.word_values collects them from the
     analyzer's tokens (StopFilter's renumbering included: the first kept token keeps its
     position, each later one takes the previous kept position + 1)."""
+    if spec.findall is not None:
+        tokens = spec.findall(value)
+    else:
+        tokens = [m.group(0) for m in spec.finditer(value)]
+    if spec.strip:  # StripFilter, then LowercaseFilter, on each token
+        tokens = map(str.strip, tokens)
+    mapped = list(map(spec.words.__getitem__, map(str.lower, tokens)))
+    if spec.renumber:
+        kept = [w for w in mapped if w is not None] if None in mapped else mapped
+        first = mapped.index(kept[0]) if kept else 0
+        pairs: Any = zip(range(first, first + len(kept)), kept, strict=True)
+    elif None in mapped:
+        pairs = ((i, w) for i, w in enumerate(mapped) if w is not None)
+    else:
+        pairs = enumerate(mapped)
     poses: dict[str, list[int]] = {}
-    stop, stem, ignore, stems = spec.stop, spec.stem, spec.ignore, spec.stems
-    if stop is not None:
-        stops, minsize, maxsize, renumber = stop
-    kept: int | None = None
-    for i, match in enumerate(spec.finditer(value)):
-        text = match.group(0).lower()
-        pos = i
-        if stop is not None:
-            n = len(text)
-            if n < minsize or (maxsize is not None and n > maxsize) or text in stops:
-                continue
-            if renumber:
-                kept = i if kept is None else kept + 1
-                pos = kept
-        if stem is not None and text not in ignore:
-            stemmed = stems.get(text)
-            if stemmed is None:
-                stemmed = stems[text] = stem(text)
-            text = stemmed
-        found = poses.get(text)
+    get = poses.get
+    for pos, word in pairs:
+        found = get(word)
         if found is None:
-            poses[text] = [pos]
+            poses[word] = [pos]
         else:
             found.append(pos)
     return poses
 
 
-class _Postings:
-    """One field's postings in docnum order per word: docnums, weights, encoded values."""
+class _Tails(dict):
+    """position -> what Positions.encode([position]) writes after its 4-byte count."""
 
-    __slots__ = ("ids", "weights", "values")
+    def __init__(self, encode: Any) -> None:
+        super().__init__()
+        self.encode = encode
 
-    def __init__(self) -> None:
-        self.ids: list[int] = []
-        self.weights: list[float] = []
-        self.values: list[bytes] = []
+    def __missing__(self, pos: int) -> bytes:
+        tail = self[pos] = self.encode([pos])[_UINT_SIZE:]
+        return tail
+
+
+_UINT_SIZE = len(pack_uint(0))
+_ONE = pack_uint(1)
 
 
 class BulkWriter:
@@ -605,7 +696,12 @@ class BulkWriter:
     with add_document for each and commit(): `add` a document's fields, then `commit` (or
     `cancel`). Past `max_postings` postings held in memory everything so far and everything
     after goes to whoosh's own pool, which spills sorted runs to disk, so memory stays bounded
-    at any size (at whoosh's speed for that part)."""
+    at any size (at whoosh's speed for that part).
+
+    Held postings: field -> word -> [(docnum, weight, value)], documents in docnum order. The
+    fields _chain_spec reads are keyed by the word as text (UTF-8 keeps code point order, so
+    sorting either sorts both) and hold the frequency in place of the weight when the field
+    boost is 1 (the weight is then float(frequency)); the others hold whoosh's own tuples."""
 
     def __init__(self, writer: Any, max_postings: int) -> None:
         if type(writer) is not SegmentWriter or writer.segments or writer.docnum:
@@ -615,12 +711,20 @@ class BulkWriter:
                 raise ValueError(f"BulkWriter writes no spelling words or vectors ({name})")
         self._w = writer
         self._schema = writer.schema
-        self._specs = {name: _chain_spec(field) for name, field in writer.schema.items()}
-        self._fields: dict[str, dict[bytes, _Postings]] = {}
+        # fields sharing an analyzer share its spec, so a token is filtered and stemmed once
+        shared: dict[tuple[int, bool], _ChainSpec | None] = {}
+        self._specs: dict[str, _ChainSpec | None] = {}
+        for name, field in writer.schema.items():
+            spec = _chain_spec(field)
+            if spec is not None:
+                spec = shared.setdefault((id(field.analyzer), spec.positions), spec)
+            self._specs[name] = spec
+        self._fields: dict[str, dict[Any, list[tuple[int, Any, Any]]]] = {}
         self._held = 0
         self._max = max_postings
         self._pooled = False  # True once postings went to whoosh's pool
-        self._encoded: dict[int, bytes] = {}  # the encoded value of a single position
+        self._tails: dict[int, _Tails] = {}  # per format object
+        self._freqs = [pack_uint(n) for n in range(64)]  # Frequency's value for n
 
     def add(self, fields: dict[str, Any]) -> None:
         """SegmentWriter.add_document(**fields) (whoosh-reloaded 2.7.5), with the postings of
@@ -644,16 +748,22 @@ class BulkWriter:
                 if field.indexed:
                     fieldboost = w._field_boost(fields, name, docboost)
                     spec = self._specs[name]
-                    if spec is not None and isinstance(value, str):
-                        items = self._index_positions(field, spec, value)
+                    if spec is not None and isinstance(value, str) and not self._pooled:
+                        length = self._post_words(name, field, spec, value, docnum, fieldboost)
+                        if not field.scorable:
+                            length = 0
                     else:
-                        items = field.index(value)
-                    scorable = field.scorable
-                    for tbytes, freq, weight, vbytes in items:
-                        weight *= fieldboost
-                        if scorable:
-                            length += freq
-                        self._post(name, tbytes, docnum, weight, vbytes)
+                        items = (
+                            self._index(field, spec, value)
+                            if spec is not None and isinstance(value, str)
+                            else field.index(value)
+                        )
+                        scorable = field.scorable
+                        for tbytes, freq, weight, vbytes in items:
+                            weight *= fieldboost
+                            if scorable:
+                                length += freq
+                            self._post(name, tbytes, docnum, weight, vbytes)
                 customval = fields.get(f"_stored_{name}", value)
                 perdoc.add_field(name, field, customval if field.stored else None, length)
                 column = field.column_type
@@ -666,25 +776,72 @@ class BulkWriter:
         w._added = True
         w.docnum += 1
 
-    def _index_positions(
+    def _value(self, field: Any, poslist: list[int]) -> bytes:
+        """What the field's format writes for a word at these positions. A Positions value is a
+        new object each time, as encode() makes: whoosh pickles a block's values as a tuple,
+        and pickle writes an object met twice as a back-reference."""
+        n = len(poslist)
+        fmt = field.format
+        if type(fmt) is Frequency:
+            return self._freqs[n] if n < 64 else pack_uint(n)
+        if n == 1:
+            tails = self._tails.get(id(fmt))
+            if tails is None:
+                tails = self._tails[id(fmt)] = _Tails(fmt.encode)
+            return _ONE + tails[poslist[0]]
+        return fmt.encode(poslist)
+
+    def _index(
         self, field: Any, spec: _ChainSpec, value: str
     ) -> list[tuple[bytes, int, float, bytes]]:
-        """field.index(value) for a positional field: (word bytes, frequency, weight, encoded
-        positions). The weight is the sum of the tokens' boosts (1.0 each), so the frequency."""
-        encode, encoded = field.format.encode, self._encoded
-        out = []
-        for word, poslist in _positions(spec, value).items():
-            if len(poslist) == 1:
-                # a new object each time, as encode() makes: whoosh pickles a block's values
-                # as a tuple, and pickle writes an object met twice as a back-reference
-                one = encoded.get(poslist[0])
-                if one is None:
-                    one = encoded[poslist[0]] = encode(poslist)
-                vbytes = one[:1] + one[1:]
-            else:
-                vbytes = encode(poslist)
-            out.append((word.encode("utf-8"), len(poslist), float(len(poslist)), vbytes))
-        return out
+        """field.index(value) for a field _chain_spec reads: (word bytes, frequency, weight,
+        value); the weight is the sum of the tokens' boosts (1.0 each), so the frequency."""
+        return [
+            (word.encode("utf-8"), len(poslist), float(len(poslist)), self._value(field, poslist))
+            for word, poslist in _positions(spec, value).items()
+        ]
+
+    def _post_words(
+        self, name: str, field: Any, spec: _ChainSpec, value: str, docnum: int, boost: float
+    ) -> int:
+        """_index and _post in one loop (the hot one): holds the postings of a value of a field
+        _chain_spec reads, returns the sum of their frequencies."""
+        poses = _positions(spec, value)
+        if not poses:  # whoosh starts a field only for a posting
+            return 0
+        terms = self._fields.get(name)
+        if terms is None:
+            terms = self._fields[name] = {}
+        value_of = self._value
+        if boost == 1.0 and spec.positions:
+            fmt = field.format
+            tails = self._tails.get(id(fmt))
+            if tails is None:
+                tails = self._tails[id(fmt)] = _Tails(fmt.encode)
+            encode = fmt.encode
+            for word, poslist in poses.items():
+                if len(poslist) == 1:
+                    entry = (docnum, 1, _ONE + tails[poslist[0]])
+                else:
+                    entry = (docnum, len(poslist), encode(poslist))
+                plist = terms.get(word)
+                if plist is None:
+                    terms[word] = [entry]
+                else:
+                    plist.append(entry)
+        else:
+            for word, poslist in poses.items():
+                n = len(poslist)
+                entry = (docnum, n if boost == 1.0 else float(n) * boost, value_of(field, poslist))
+                plist = terms.get(word)
+                if plist is None:
+                    terms[word] = [entry]
+                else:
+                    plist.append(entry)
+        self._held += len(poses)
+        if self._held > self._max:
+            self._to_pool()
+        return sum(map(len, poses.values()))
 
     def _post(self, name: str, tbytes: bytes, docnum: int, weight: float, vbytes: Any) -> None:
         if self._pooled:
@@ -695,10 +852,9 @@ class BulkWriter:
             terms = self._fields[name] = {}
         plist = terms.get(tbytes)
         if plist is None:
-            plist = terms[tbytes] = _Postings()
-        plist.ids.append(docnum)
-        plist.weights.append(weight)
-        plist.values.append(vbytes)
+            terms[tbytes] = [(docnum, weight, vbytes)]
+        else:
+            plist.append((docnum, weight, vbytes))
         self._held += 1
         if self._held > self._max:
             self._to_pool()
@@ -706,21 +862,33 @@ class BulkWriter:
     def _to_pool(self) -> None:
         """Hand every held posting to whoosh's pool (in order) and pool the rest from now on."""
         add = self._w.pool.add
-        for name, tbytes, docnum, weight, vbytes in self._sorted():
-            add((name, tbytes, docnum, weight, vbytes))
+        for name, terms in self._sorted_fields():
+            for tbytes, plist in terms:
+                for docnum, weight, vbytes in plist:
+                    add((name, tbytes, docnum, weight, vbytes))
         self._fields.clear()
         self._held = 0
         self._pooled = True
 
-    def _sorted(self) -> Iterator[tuple[str, bytes, int, float, Any]]:
-        """The held postings in the pool's order: field, word, docnum (each document adds a
-        word of a field once, in docnum order, so (field, word, docnum) never ties)."""
+    def _sorted_fields(self) -> Iterator[tuple[str, Iterator[tuple[bytes, list[Any]]]]]:
+        """The held postings in the pool's order: field, word bytes, docnum (each document adds
+        a word of a field once, in docnum order, so (field, word, docnum) never ties), with the
+        text-keyed fields' words encoded and their frequencies made weights."""
         for name in sorted(self._fields):
             terms = self._fields[name]
-            for tbytes in sorted(terms):
-                p = terms[tbytes]
-                for docnum, weight, vbytes in zip(p.ids, p.weights, p.values, strict=True):
-                    yield name, tbytes, docnum, weight, vbytes
+            yield name, self._sorted_terms(name, terms)
+
+    def _sorted_terms(
+        self, name: str, terms: dict[Any, list[tuple[int, Any, Any]]]
+    ) -> Iterator[tuple[bytes, list[Any]]]:
+        spec = self._specs[name]
+        for key in sorted(terms):
+            plist = terms[key]
+            if isinstance(key, str):
+                assert spec is not None
+                plist = [(d, float(x), v) for d, x, v in plist]
+                key = key.encode("utf-8")
+            yield key, plist
 
     def commit(self) -> None:
         """SegmentWriter.commit() for a writer that only added documents to an empty index."""
@@ -752,14 +920,13 @@ class BulkWriter:
         self._w.cancel()
 
     def _write_postings(self, pdr: Any) -> None:
-        """FieldWriter.add_postings over the grouped postings: the same calls in the same order,
+        """FieldWriter.add_postings over the held postings: the same calls in the same order,
         each posting's field length read once per document and field, not once per posting,
-        and whoosh's postings writer handed a block at a time (see _fill_block)."""
+        and whoosh's postings writer handed a block at a time (see _fill_blocks)."""
         fw, schema = self._w.fieldwriter, self._schema
         blocks = type(fw) is W3FieldWriter
         ndocs = self._w.docnum
-        for name in sorted(self._fields):
-            terms = self._fields[name]
+        for name, terms in self._sorted_fields():
             if pdr is not None:
                 dfl = pdr.doc_field_length
                 lengths = [dfl(d, name) for d in range(ndocs)]
@@ -767,23 +934,19 @@ class BulkWriter:
                 lengths = [0] * ndocs
             fw.start_field(name, schema[name])
             add = fw.add
-            for tbytes in sorted(terms):
-                p = terms[tbytes]
+            for tbytes, plist in terms:
                 fw.start_term(tbytes)
-                values = [b"" if v is None else v for v in p.values]
-                if blocks and _fill_blocks(fw._postwriter, p.ids, p.weights, values, lengths):
-                    pass
-                else:
-                    for docnum, weight, vbytes in zip(p.ids, p.weights, values, strict=True):
+                ids, weights, values = zip(*plist, strict=True)
+                values = [b"" if v is None else v for v in values]
+                if not (blocks and _fill_blocks(fw._postwriter, ids, weights, values, lengths)):
+                    for docnum, weight, vbytes in zip(ids, weights, values, strict=True):
                         add(docnum, weight, vbytes, lengths[docnum])
                 fw.finish_term()
             fw.finish_field()
         self._fields.clear()
 
 
-def _fill_blocks(
-    pw: Any, ids: list[int], weights: list[float], values: list[bytes], lengths: list[Any]
-) -> bool:
+def _fill_blocks(pw: Any, ids: Any, weights: Any, values: list[bytes], lengths: list[Any]) -> bool:
     """What W3PostingsWriter.add_posting does for each posting of a term, a block at a time:
     every full block but the last is written as add_posting writes it when the next posting
     arrives; the last stays buffered for finish_postings (which inlines or writes it). False,

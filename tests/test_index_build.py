@@ -82,7 +82,9 @@ def _odd_docs() -> list[IndexDoc]:
                 fix="" if i % 2 else text.upper(),
                 commands=f"truss -p {i}\nwhy {text[:20]}",
                 identifiers=["v$session", "enq: CF - contention", f"k{i}"] if i % 3 else [],
-                platforms=["solaris"] if i % 2 else ["linux", "aix"],
+                # KEYWORD fields: tokens stripped (" " becomes an empty word), then lowercased
+                platforms=["solaris"] if i % 2 else [" Linux ", " ", "AIX", "aix"],
+                products=["oracle"] if i % 3 == 1 else [],
                 tags=["odd", f"t{i % 3}"],
             )
         )

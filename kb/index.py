@@ -13,6 +13,7 @@ highlighted fragments in kb/index_snippets.py; this module is the facade and who
 
 from __future__ import annotations
 
+import gc
 import heapq
 import json
 import math
@@ -333,20 +334,28 @@ class SearchIndex:
         """A complete index of `docs` in the empty directory `where`, stamped."""
         ix = index.create_in(str(where), self._schema)
         writer = ix.writer(timeout=self._write_timeout)
-        # BulkWriter writes the segment whoosh's add_document + commit would, 3-4x faster
+        # BulkWriter writes the segment whoosh's add_document + commit would, in about half
+        # the time. The build makes millions of small containers and no cycles: the cyclic
+        # collector, left on, would walk them again and again (~10% of a 10k build).
         bulk = BulkWriter(writer, self._bulk_postings) if self.bulk else None
+        collecting = gc.isenabled()
+        gc.disable()
         count = 0
         try:
-            for doc in docs:
-                if bulk is not None:
-                    bulk.add(_whoosh_fields(doc))
-                else:
-                    writer.add_document(**_whoosh_fields(doc))
-                count += 1
-        except BaseException:
-            (bulk or writer).cancel()
-            raise
-        (bulk or writer).commit()
+            try:
+                for doc in docs:
+                    if bulk is not None:
+                        bulk.add(_whoosh_fields(doc))
+                    else:
+                        writer.add_document(**_whoosh_fields(doc))
+                    count += 1
+            except BaseException:
+                (bulk or writer).cancel()
+                raise
+            (bulk or writer).commit()
+        finally:
+            if collecting:
+                gc.enable()
         _write_stamp(where, stamp)
         return count
 

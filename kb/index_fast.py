@@ -700,8 +700,8 @@ class BulkWriter:
 
     Held postings: field -> word -> [(docnum, weight, value)], documents in docnum order. The
     fields _chain_spec reads are keyed by the word as text (UTF-8 keeps code point order, so
-    sorting either sorts both) and hold the frequency in place of the weight when the field
-    boost is 1 (the weight is then float(frequency)); the others hold whoosh's own tuples."""
+    sorting either sorts both); the weight is the frequency as a float times the boost, as
+    whoosh sums the tokens' boosts of 1.0. The other fields hold whoosh's own tuples."""
 
     def __init__(self, writer: Any, max_postings: int) -> None:
         if type(writer) is not SegmentWriter or writer.segments or writer.docnum:
@@ -821,9 +821,9 @@ class BulkWriter:
             encode = fmt.encode
             for word, poslist in poses.items():
                 if len(poslist) == 1:
-                    entry = (docnum, 1, _ONE + tails[poslist[0]])
+                    entry = (docnum, 1.0, _ONE + tails[poslist[0]])
                 else:
-                    entry = (docnum, len(poslist), encode(poslist))
+                    entry = (docnum, float(len(poslist)), encode(poslist))
                 plist = terms.get(word)
                 if plist is None:
                     terms[word] = [entry]
@@ -832,7 +832,7 @@ class BulkWriter:
         else:
             for word, poslist in poses.items():
                 n = len(poslist)
-                entry = (docnum, n if boost == 1.0 else float(n) * boost, value_of(field, poslist))
+                entry = (docnum, float(n) * boost, value_of(field, poslist))
                 plist = terms.get(word)
                 if plist is None:
                     terms[word] = [entry]
@@ -873,7 +873,7 @@ class BulkWriter:
     def _sorted_fields(self) -> Iterator[tuple[str, Iterator[tuple[bytes, list[Any]]]]]:
         """The held postings in the pool's order: field, word bytes, docnum (each document adds
         a word of a field once, in docnum order, so (field, word, docnum) never ties), with the
-        text-keyed fields' words encoded and their frequencies made weights."""
+        text-keyed fields' words encoded."""
         for name in sorted(self._fields):
             terms = self._fields[name]
             yield name, self._sorted_terms(name, terms)
@@ -881,14 +881,8 @@ class BulkWriter:
     def _sorted_terms(
         self, name: str, terms: dict[Any, list[tuple[int, Any, Any]]]
     ) -> Iterator[tuple[bytes, list[Any]]]:
-        spec = self._specs[name]
         for key in sorted(terms):
-            plist = terms[key]
-            if isinstance(key, str):
-                assert spec is not None
-                plist = [(d, float(x), v) for d, x, v in plist]
-                key = key.encode("utf-8")
-            yield key, plist
+            yield (key.encode("utf-8") if isinstance(key, str) else key), terms[key]
 
     def commit(self) -> None:
         """SegmentWriter.commit() for a writer that only added documents to an empty index."""

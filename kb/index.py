@@ -82,9 +82,10 @@ MERGE_FANOUT = 4
 # benchmark's 16 queries use ~113k postings at 10k entries.
 POSTINGS_BUDGET = 300_000
 # How many postings a rebuild holds in memory before handing them to whoosh's pool (which spills
-# to disk): ~40 bytes each (a docnum, a weight, a mostly shared value), so ~160 MB at most; the
-# 10k benchmark's build has ~2.6M.
-BULK_POSTINGS = 4_000_000
+# sorted runs to disk, at its old speed): ~70 bytes each (a tuple of docnum, weight and encoded
+# positions; measured, peak RSS of a 10k build 522 MB against 346 MB with whoosh's writer), so
+# ~210 MB at most. The 10k benchmark's build holds ~2.6M.
+BULK_POSTINGS = 3_000_000
 
 
 # --------------------------------------------------------------------------------------------

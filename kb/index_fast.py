@@ -12,7 +12,7 @@ import re
 import threading
 import time
 from array import array
-from collections import OrderedDict
+from collections import OrderedDict, defaultdict
 from collections.abc import Iterable, Iterator
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any
@@ -811,8 +811,7 @@ class BulkWriter:
             return 0
         terms = self._fields.get(name)
         if terms is None:
-            terms = self._fields[name] = {}
-        value_of = self._value
+            terms = self._fields[name] = defaultdict(list)
         if boost == 1.0 and spec.positions:
             fmt = field.format
             tails = self._tails.get(id(fmt))
@@ -821,23 +820,13 @@ class BulkWriter:
             encode = fmt.encode
             for word, poslist in poses.items():
                 if len(poslist) == 1:
-                    entry = (docnum, 1.0, _ONE + tails[poslist[0]])
+                    terms[word].append((docnum, 1.0, _ONE + tails[poslist[0]]))
                 else:
-                    entry = (docnum, float(len(poslist)), encode(poslist))
-                plist = terms.get(word)
-                if plist is None:
-                    terms[word] = [entry]
-                else:
-                    plist.append(entry)
+                    terms[word].append((docnum, float(len(poslist)), encode(poslist)))
         else:
+            value_of = self._value
             for word, poslist in poses.items():
-                n = len(poslist)
-                entry = (docnum, float(n) * boost, value_of(field, poslist))
-                plist = terms.get(word)
-                if plist is None:
-                    terms[word] = [entry]
-                else:
-                    plist.append(entry)
+                terms[word].append((docnum, float(len(poslist)) * boost, value_of(field, poslist)))
         self._held += len(poses)
         if self._held > self._max:
             self._to_pool()
@@ -849,12 +838,8 @@ class BulkWriter:
             return
         terms = self._fields.get(name)
         if terms is None:
-            terms = self._fields[name] = {}
-        plist = terms.get(tbytes)
-        if plist is None:
-            terms[tbytes] = [(docnum, weight, vbytes)]
-        else:
-            plist.append((docnum, weight, vbytes))
+            terms = self._fields[name] = defaultdict(list)
+        terms[tbytes].append((docnum, weight, vbytes))
         self._held += 1
         if self._held > self._max:
             self._to_pool()

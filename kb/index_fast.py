@@ -45,6 +45,7 @@ from whoosh.matching import (
 from whoosh.scoring import WeightLengthScorer
 from whoosh.system import pack_uint
 from whoosh.util import make_weighted_tree
+from whoosh.util.numeric import byte_to_length
 from whoosh.writing import SegmentWriter, UnknownFieldError
 
 from kb.search_query import (
@@ -906,11 +907,7 @@ class BulkWriter:
         blocks = type(fw) is W3FieldWriter
         ndocs = self._w.docnum
         for name, terms in self._sorted_fields():
-            if pdr is not None:
-                dfl = pdr.doc_field_length
-                lengths = [dfl(d, name) for d in range(ndocs)]
-            else:
-                lengths = [0] * ndocs
+            lengths = _doc_field_lengths(pdr, name, ndocs)
             fw.start_field(name, schema[name])
             add = fw.add
             for tbytes, plist in terms:
@@ -923,6 +920,29 @@ class BulkWriter:
                 fw.finish_term()
             fw.finish_field()
         self._fields.clear()
+
+
+_BYTE_LENGTH = [None, *(byte_to_length(b) for b in range(1, 256))]
+
+
+def _doc_field_lengths(pdr: Any, name: str, ndocs: int) -> list[Any]:
+    """[pdr.doc_field_length(d, name) for each docnum d] (what FieldWriter.add_postings asks
+    for each posting), decoded from the length column's bytes in one go when it is the
+    one-byte column whoosh writes, else asked document by document."""
+    if pdr is None:
+        return [0] * ndocs
+    try:
+        col = pdr._cached_reader(_lenfield(name), LENGTHS_COLUMN)
+        if col is None:
+            return [0] * ndocs  # no column: doc_field_length's default
+        data = bytes(col._dbfile.get(col._basepos, col._count))
+        if col._fixedlen == 1 and len(data) == col._count <= ndocs:
+            data += bytes(ndocs - len(data))  # past the column's end: its default, 0
+            return list(map(_BYTE_LENGTH.__getitem__, data))
+    except Exception:  # another codec or column layout
+        pass
+    dfl = pdr.doc_field_length
+    return [dfl(d, name) for d in range(ndocs)]
 
 
 def _fill_blocks(pw: Any, ids: Any, weights: Any, values: list[bytes], lengths: list[Any]) -> bool:

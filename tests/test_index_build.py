@@ -12,6 +12,7 @@ import pytest
 from benchmarks.synth_kb import synthetic_docs
 from kb.index import SearchIndex
 from kb.index_docs import IndexDoc, Stamp
+from kb.index_fast import _doc_field_lengths
 from kb.search_query import parse_query
 
 STAMP = Stamp(store_id="test", rev=1, build="test")
@@ -167,3 +168,16 @@ def test_a_rebuild_replaces_the_index_and_clears_a_dead_build(tmp_path):
     assert ix.stamp() == new_stamp
     assert sorted(p.name for p in where.iterdir()) == ["index", "index.lock"]
     ix.close()
+
+
+def test_field_lengths_read_in_one_go_equal_whooshs_per_document_answer(tmp_path):
+    docs = _odd_docs()
+    ix = _build(tmp_path, docs, bulk=True)
+    try:
+        perdoc = ix._searcher.reader()._perdoc
+        for name in ix._schema.names():
+            want = [perdoc.doc_field_length(d, name) for d in range(len(docs))]
+            assert _doc_field_lengths(perdoc, name, len(docs)) == want, name
+        assert any(_doc_field_lengths(perdoc, "symptom", len(docs)))
+    finally:
+        ix.close()

@@ -302,9 +302,11 @@ class SearchIndex:
 
         The new index is written in a directory beside this one and renamed into place when
         complete, so a rebuild that fails (a bad document, a full disk, an interrupt) leaves
-        the old index and its stamp as they were, and this process keeps searching the old
-        index while the new one is written."""
+        the old index's files whole, and this process keeps searching the old index while the
+        new one is written. The stamp goes first all the same (and comes back last, with the
+        new index): an index whose rebuild did not finish is rebuilt at the next open."""
         with self.lock():
+            (self.dir / STAMP_FILE).unlink(missing_ok=True)
             parent = self.dir.parent
             parent.mkdir(parents=True, exist_ok=True)
             # under the lock, a leftover from an earlier rebuild is from one that died

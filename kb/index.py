@@ -338,8 +338,8 @@ class SearchIndex:
         """A complete index of `docs` in the empty directory `where`, stamped."""
         ix = index.create_in(str(where), self._schema)
         writer = ix.writer(timeout=self._write_timeout)
-        # BulkWriter writes the segment whoosh's add_document + commit would, in about half
-        # the time. The build makes millions of small containers and no cycles: the cyclic
+        # BulkWriter writes the segment whoosh's add_document + commit would, in half (1k) to a
+        # quarter (10k) of the CPU time. The build makes millions of small containers and no cycles: the cyclic
         # collector, left on, would walk them again and again (~10% of a 10k build).
         bulk = BulkWriter(writer, self._bulk_postings) if self.bulk else None
         collecting = gc.isenabled()

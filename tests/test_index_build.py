@@ -5,6 +5,7 @@ entries, and documents made to hit the analysis chain's corners."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ import pytest
 from benchmarks.synth_kb import synthetic_docs
 from kb.index import SearchIndex
 from kb.index_docs import IndexDoc, Stamp
-from kb.index_fast import _doc_field_lengths
+from kb.index_fast import _doc_field_lengths, _findall
 from kb.search_query import parse_query
 
 STAMP = Stamp(store_id="test", rev=1, build="test")
@@ -181,3 +182,25 @@ def test_field_lengths_read_in_one_go_equal_whooshs_per_document_answer(tmp_path
         assert any(_doc_field_lengths(perdoc, "symptom", len(docs)))
     finally:
         ix.close()
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"[\w\*]+(\.?[\w\*]+)*",  # whoosh's StemmingAnalyzer default
+        r"\w+(?:[.$#]\w+)*",  # perfkb's identifier words: no group
+        r"[^,]+",  # KEYWORD with commas
+        r"a(b|c)[(]\((d)\)",  # escaped parens and a paren in a class stay literal
+        r"[]()](x(y))",  # ']' first in a class is a literal
+        r"[^]](z)+",
+    ],
+)
+def test_the_tokenizer_pattern_without_groups_finds_the_same_tokens(pattern):
+    text = "ab(d) ac((d)) x]xy ]xy zz z] a.b.c v$session 3.14 *wild* o,ne, two ,(xy)"
+    findall = _findall(re.compile(pattern))
+    assert findall is not None
+    assert findall(text) == [m.group(0) for m in re.finditer(pattern, text)]
+
+
+def test_a_named_group_is_left_to_the_match_objects():
+    assert _findall(re.compile(r"(?P<w>\w+)")) is None

@@ -13,6 +13,7 @@ highlighted fragments in kb/index_snippets.py; this module is the facade and who
 
 from __future__ import annotations
 
+import gc
 import heapq
 import json
 import math
@@ -37,6 +38,7 @@ from kb.index_fast import (
     PLAIN_QUERY,
     Budget,
     BudgetCollector,
+    BulkWriter,
     Evaluator,
     SearchState,
     Unsupported,
@@ -78,6 +80,11 @@ MERGE_FANOUT = 4
 # dropped. Measured ~180 bytes a posting (score dict, docnum frozenset, bit mask), so ~55 MB; the
 # benchmark's 16 queries use ~113k postings at 10k entries.
 POSTINGS_BUDGET = 300_000
+# How many postings a rebuild holds in memory before handing them to whoosh's pool (which spills
+# sorted runs to disk, at its old speed): ~70 bytes each (a tuple of docnum, weight and encoded
+# positions; measured, peak RSS of a 10k build 522 MB against 346 MB with whoosh's writer), so
+# ~210 MB at most. The 10k benchmark's build holds ~2.6M.
+BULK_POSTINGS = 3_000_000
 
 
 # --------------------------------------------------------------------------------------------
@@ -181,6 +188,8 @@ class SearchIndex:
         write_timeout: float = 60.0,
         fast: bool = True,
         postings_budget: int = POSTINGS_BUDGET,
+        bulk: bool = True,
+        bulk_postings: int = BULK_POSTINGS,
         limits: SearchLimits | None = None,
     ) -> None:
         self.dir = Path(index_dir)
@@ -194,6 +203,10 @@ class SearchIndex:
         # the tests compare the in-memory evaluator with)
         self.fast = fast
         self._postings_budget = postings_budget
+        # bulk=False rebuilds with whoosh's own add_document and commit (the reference the
+        # tests compare kb.index_fast.BulkWriter's segment with)
+        self.bulk = bulk
+        self._bulk_postings = bulk_postings
         self._state: SearchState | None = None  # what is derived from the current searcher
         self._parser = self._make_parser(qparser.AndGroup)
         self._or_parser = self._make_parser(qparser.OrGroup.factory(0.9))
@@ -242,10 +255,7 @@ class SearchIndex:
             return None
 
     def _write_stamp(self, stamp: Stamp) -> None:
-        path = self.dir / STAMP_FILE
-        tmp = path.with_name(f"{STAMP_FILE}.{os.getpid()}.tmp")
-        tmp.write_text(stamp.model_dump_json())
-        os.replace(tmp, path)
+        _write_stamp(self.dir, stamp)
 
     def doc_count(self) -> int:
         return self._current_searcher().doc_count()
@@ -287,29 +297,71 @@ class SearchIndex:
                 self._write_stamp(stamp)
 
     def rebuild(self, docs: Iterable[IndexDoc], stamp: Stamp) -> int:
-        """Recreate the index from scratch with `docs`; returns how many were written."""
+        """Recreate the index from scratch with `docs`; returns how many were written.
+
+        The new index is written in a directory beside this one and renamed into place when
+        complete, so a rebuild that fails (a bad document, a full disk, an interrupt) leaves
+        the old index's files whole, and this process keeps searching the old index while the
+        new one is written. The stamp goes first all the same (and comes back last, with the
+        new index): an index whose rebuild did not finish is rebuilt at the next open."""
+        import tempfile  # here: `perfkb search` starts without it (see the start-up benchmark)
+
         with self.lock():
-            self.close()
             (self.dir / STAMP_FILE).unlink(missing_ok=True)
-            if self.dir.exists():
-                shutil.rmtree(self.dir)
-            self.dir.mkdir(parents=True)
-            ix = index.create_in(str(self.dir), self._schema)
-            writer = ix.writer(timeout=self._write_timeout)
-            count = 0
+            parent = self.dir.parent
+            parent.mkdir(parents=True, exist_ok=True)
+            # under the lock, a leftover from an earlier rebuild is from one that died
+            for stale in parent.glob(f".{self.dir.name}.*-build"):
+                shutil.rmtree(stale, ignore_errors=True)
+            new = Path(tempfile.mkdtemp(prefix=f".{self.dir.name}.", suffix="-build", dir=parent))
             try:
-                for doc in docs:
-                    writer.add_document(**_whoosh_fields(doc))
-                    count += 1
+                count = self._write_new(new, docs, stamp)
+                self.close()
+                if self.dir.exists():
+                    old = Path(
+                        tempfile.mkdtemp(prefix=f".{self.dir.name}.", suffix="-build", dir=parent)
+                    )
+                    os.replace(self.dir, old / "index")
+                    os.replace(new, self.dir)
+                    shutil.rmtree(old, ignore_errors=True)
+                else:
+                    os.replace(new, self.dir)
             except BaseException:
-                writer.cancel()
+                shutil.rmtree(new, ignore_errors=True)
                 raise
-            writer.commit()
-            self._write_stamp(stamp)
             problem = self.open()
             if problem:
                 raise IndexUnavailable(f"the rebuilt index does not open: {problem}")
             return count
+
+    def _write_new(self, where: Path, docs: Iterable[IndexDoc], stamp: Stamp) -> int:
+        """A complete index of `docs` in the empty directory `where`, stamped."""
+        ix = index.create_in(str(where), self._schema)
+        writer = ix.writer(timeout=self._write_timeout)
+        # BulkWriter writes the segment whoosh's add_document + commit would, in half (1k) to a
+        # quarter (10k) of the CPU time. The build makes millions of small containers and no cycles: the cyclic
+        # collector, left on, would walk them again and again (~10% of a 10k build).
+        bulk = BulkWriter(writer, self._bulk_postings) if self.bulk else None
+        collecting = gc.isenabled()
+        gc.disable()
+        count = 0
+        try:
+            try:
+                for doc in docs:
+                    if bulk is not None:
+                        bulk.add(_whoosh_fields(doc))
+                    else:
+                        writer.add_document(**_whoosh_fields(doc))
+                    count += 1
+            except BaseException:
+                (bulk or writer).cancel()
+                raise
+            (bulk or writer).commit()
+        finally:
+            if collecting:
+                gc.enable()
+        _write_stamp(where, stamp)
+        return count
 
     def digests(self) -> dict[str, str]:
         """id -> digest of every document (for consistency checks)."""
@@ -707,6 +759,13 @@ class SearchIndex:
             results=hits,
             facets=facets,
         )
+
+
+def _write_stamp(index_dir: Path, stamp: Stamp) -> None:
+    path = index_dir / STAMP_FILE
+    tmp = path.with_name(f"{STAMP_FILE}.{os.getpid()}.tmp")
+    tmp.write_text(stamp.model_dump_json())
+    os.replace(tmp, path)
 
 
 def _empty_page(parsed: ParsedQuery, page: int, per_page: int) -> SearchPage:

@@ -281,7 +281,7 @@ class SearchIndex:
             if self._ix is None:
                 raise IndexUnavailable("the search index is not open")
             if upserts or deletes:
-                writer = self._ix.writer(timeout=self._write_timeout)
+                writer = self._writer(self._ix)
                 try:
                     for doc_id in deletes:
                         writer.delete_by_term("id", doc_id)
@@ -295,6 +295,17 @@ class SearchIndex:
                 writer.commit(mergetype=_merge_policy)
             if stamp is not None:
                 self._write_stamp(stamp)
+
+    def _writer(self, ix: index.Index) -> Any:
+        """whoosh's writer; its lock timing out is whoosh's LockError, which callers outside
+        this package should not have to know: it becomes IndexUnavailable (the write is in
+        SQLite already; the next open or search catches the index up)."""
+        try:
+            return ix.writer(timeout=self._write_timeout)
+        except index.LockError as exc:
+            raise IndexUnavailable(
+                f"the search index is locked by another writer ({exc})"
+            ) from None
 
     def rebuild(self, docs: Iterable[IndexDoc], stamp: Stamp) -> int:
         """Recreate the index from scratch with `docs`; returns how many were written.
@@ -337,7 +348,7 @@ class SearchIndex:
     def _write_new(self, where: Path, docs: Iterable[IndexDoc], stamp: Stamp) -> int:
         """A complete index of `docs` in the empty directory `where`, stamped."""
         ix = index.create_in(str(where), self._schema)
-        writer = ix.writer(timeout=self._write_timeout)
+        writer = self._writer(ix)
         # BulkWriter writes the segment whoosh's add_document + commit would, in half (1k) to a
         # quarter (10k) of the CPU time. The build makes millions of small containers and no cycles: the cyclic
         # collector, left on, would walk them again and again (~10% of a 10k build).

@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Generic, Literal, TypeVar, cast
 
 from pydantic import BaseModel, Field, ValidationError
 from pydantic_core import PydanticSerializationError
-from whoosh import index as whoosh_index
 
 from kb.errors import (
     BadQuery,
@@ -572,7 +571,7 @@ class Store:
         loses nothing (the next search or open catches up); say so in one line."""
         try:
             self._sync()
-        except (IndexUnavailable, OSError, whoosh_index.LockError) as exc:
+        except (IndexUnavailable, OSError) as exc:
             raise StoreError(f"saved, but the search index was not updated: {exc}") from None
 
     def _catch_up(self) -> None:

@@ -35,6 +35,7 @@ FORMATS: tuple[str, ...] = (
     "uptime",
     "top",
     "procvmstat",
+    "cgroup",
     "unknown",
 )
 Format = Literal[FORMATS]  # type: ignore[valid-type]  # a Literal of the tuple's items

@@ -5,6 +5,7 @@ mpstat also scores, and sar's header check leaves mpstat's own column order to m
 from __future__ import annotations
 
 from ingest.base import Parser
+from ingest.parsers.cgroup import CgroupCpuParser
 from ingest.parsers.dtrace import DtraceParser
 from ingest.parsers.free import FreeParser
 from ingest.parsers.hanganalyze import HanganalyzeParser
@@ -54,6 +55,7 @@ PARSERS: tuple[type[Parser], ...] = (
     PressureParser,
     NetstatParser,
     ProcVmstatParser,
+    CgroupCpuParser,
     FreeParser,
     DtraceParser,
     StackParser,

@@ -36,6 +36,7 @@ FORMATS: tuple[str, ...] = (
     "top",
     "procvmstat",
     "cgroup",
+    "nfsiostat",
     "unknown",
 )
 Format = Literal[FORMATS]  # type: ignore[valid-type]  # a Literal of the tuple's items

@@ -15,6 +15,7 @@ from ingest.parsers.lockstat import LockstatParser
 from ingest.parsers.meminfo import MeminfoParser
 from ingest.parsers.mpstat import MpstatParser
 from ingest.parsers.netstat import NetstatParser
+from ingest.parsers.nfsiostat import NfsiostatParser
 from ingest.parsers.perf import PerfParser
 from ingest.parsers.pidstat import PidstatParser
 from ingest.parsers.pressure import PressureParser
@@ -56,6 +57,7 @@ PARSERS: tuple[type[Parser], ...] = (
     NetstatParser,
     ProcVmstatParser,
     CgroupCpuParser,
+    NfsiostatParser,
     FreeParser,
     DtraceParser,
     StackParser,

@@ -37,6 +37,7 @@ FORMATS: tuple[str, ...] = (
     "procvmstat",
     "cgroup",
     "nfsiostat",
+    "oraparam",
     "unknown",
 )
 Format = Literal[FORMATS]  # type: ignore[valid-type]  # a Literal of the tuple's items

@@ -16,6 +16,7 @@ from ingest.parsers.meminfo import MeminfoParser
 from ingest.parsers.mpstat import MpstatParser
 from ingest.parsers.netstat import NetstatParser
 from ingest.parsers.nfsiostat import NfsiostatParser
+from ingest.parsers.oraparam import OraParamParser
 from ingest.parsers.perf import PerfParser
 from ingest.parsers.pidstat import PidstatParser
 from ingest.parsers.pressure import PressureParser
@@ -48,6 +49,7 @@ PARSERS: tuple[type[Parser], ...] = (
     MpstatParser,
     WaitsParser,
     VdollarParser,
+    OraParamParser,
     LockstatParser,
     PerfParser,
     TopParser,

@@ -65,7 +65,7 @@ class OraParamParser(Parser):
             return 2 if _HEADER.match(unpaste(line, prompts=True)) else 0
         if "show" in line or "SHOW" in line:
             return 1 if _SHOW.match(unpaste(line)) else 0
-        if "=" in line and "." in line:
+        if "*." in line and "=" in line:
             m = _PFILE.match(unpaste(line))
             return 2 if m is not None and m["sid"] == "*" else 0
         return 0

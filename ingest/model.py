@@ -38,6 +38,7 @@ FORMATS: tuple[str, ...] = (
     "cgroup",
     "nfsiostat",
     "oraparam",
+    "xplan",
     "unknown",
 )
 Format = Literal[FORMATS]  # type: ignore[valid-type]  # a Literal of the tuple's items

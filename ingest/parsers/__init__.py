@@ -33,6 +33,7 @@ from ingest.parsers.uptime import UptimeParser
 from ingest.parsers.vdollar import VdollarParser
 from ingest.parsers.vmstat import VmstatParser
 from ingest.parsers.waits import WaitsParser
+from ingest.parsers.xplan import XplanParser
 
 PARSERS: tuple[type[Parser], ...] = (
     TkprofParser,
@@ -49,6 +50,7 @@ PARSERS: tuple[type[Parser], ...] = (
     MpstatParser,
     WaitsParser,
     VdollarParser,
+    XplanParser,
     OraParamParser,
     LockstatParser,
     PerfParser,

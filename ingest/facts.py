@@ -132,7 +132,7 @@ PERF_SOURCES = ("perf",)
 MEMORY_SOURCES = ("meminfo", "free", "top")
 LOAD_SOURCES = ("uptime", "top")
 # formats whose counters only grow from boot: one sample is never compared with a threshold
-SINCE_BOOT_SOURCES = ("netstat", "pressure", "procvmstat")
+SINCE_BOOT_SOURCES = ("netstat", "pressure", "procvmstat", "cgroup", "nfsiostat")
 # facts other formats already produce that these formats produce too, under the same name
 EXTRA_SOURCES = {
     "os.since_boot": SINCE_BOOT_SOURCES,

@@ -35,6 +35,10 @@ FORMATS: tuple[str, ...] = (
     "uptime",
     "top",
     "procvmstat",
+    "cgroup",
+    "nfsiostat",
+    "oraparam",
+    "xplan",
     "unknown",
 )
 Format = Literal[FORMATS]  # type: ignore[valid-type]  # a Literal of the tuple's items

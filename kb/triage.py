@@ -804,6 +804,10 @@ def block_values(block: Block) -> dict[str, object]:
             if isinstance(candidate, str) and _SQL_ID.match(candidate):
                 sql_id = candidate
                 break
+    flip = block.facts.get("plan.flip_sql_id")  # plan history: the statement whose plan changed
+    if sql_id is None and isinstance(flip, str) and _SQL_ID.match(flip):
+        sql_id = flip
+    sql_id = sql_id or _top_sql_id(block.facts.get("plan.hashes"))  # DBMS_XPLAN output
     if sql_id:
         values["sql_id"] = sql_id
     device = _top_device(block.facts)

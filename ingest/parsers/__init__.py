@@ -5,6 +5,7 @@ mpstat also scores, and sar's header check leaves mpstat's own column order to m
 from __future__ import annotations
 
 from ingest.base import Parser
+from ingest.parsers.cgroup import CgroupCpuParser
 from ingest.parsers.dtrace import DtraceParser
 from ingest.parsers.free import FreeParser
 from ingest.parsers.hanganalyze import HanganalyzeParser
@@ -14,6 +15,8 @@ from ingest.parsers.lockstat import LockstatParser
 from ingest.parsers.meminfo import MeminfoParser
 from ingest.parsers.mpstat import MpstatParser
 from ingest.parsers.netstat import NetstatParser
+from ingest.parsers.nfsiostat import NfsiostatParser
+from ingest.parsers.oraparam import OraParamParser
 from ingest.parsers.perf import PerfParser
 from ingest.parsers.pidstat import PidstatParser
 from ingest.parsers.pressure import PressureParser
@@ -30,6 +33,7 @@ from ingest.parsers.uptime import UptimeParser
 from ingest.parsers.vdollar import VdollarParser
 from ingest.parsers.vmstat import VmstatParser
 from ingest.parsers.waits import WaitsParser
+from ingest.parsers.xplan import XplanParser
 
 PARSERS: tuple[type[Parser], ...] = (
     TkprofParser,
@@ -46,6 +50,8 @@ PARSERS: tuple[type[Parser], ...] = (
     MpstatParser,
     WaitsParser,
     VdollarParser,
+    XplanParser,
+    OraParamParser,
     LockstatParser,
     PerfParser,
     TopParser,
@@ -54,6 +60,8 @@ PARSERS: tuple[type[Parser], ...] = (
     PressureParser,
     NetstatParser,
     ProcVmstatParser,
+    CgroupCpuParser,
+    NfsiostatParser,
     FreeParser,
     DtraceParser,
     StackParser,

@@ -91,6 +91,33 @@ KNOWN = (
     "STATUS",
     "OSUSER",
     "INST_ID",
+    # plan history (dba_hist_sqlstat, v$sql, awr_plan_change.sql): one row per plan and snapshot
+    "PLAN_HASH_VALUE",
+    "SNAP_ID",
+    "CHILD_NUMBER",
+    "EXECUTIONS_DELTA",
+    "EXECUTIONS",
+    "EXECS",
+    "AVG_ETIME",
+    "ELA_PER_EXEC",
+    "ELAPSED_TIME_DELTA",
+    "ELAPSED_TIME",
+)
+# plan history columns: numbers, which SQL*Plus never cuts, so matched whole only ('Exec' and
+# 'Elapsed' in a report's Load Profile heading are not EXECS and ELAPSED_TIME)
+EXACT_ONLY = frozenset(
+    {
+        "PLAN_HASH_VALUE",
+        "SNAP_ID",
+        "CHILD_NUMBER",
+        "EXECUTIONS_DELTA",
+        "EXECUTIONS",
+        "EXECS",
+        "AVG_ETIME",
+        "ELA_PER_EXEC",
+        "ELAPSED_TIME_DELTA",
+        "ELAPSED_TIME",
+    }
 )
 # columns only v$/ASH output has: one of them makes a heading line this format's start
 STRONG = frozenset(
@@ -110,6 +137,7 @@ STRONG = frozenset(
         "STAT_NAME",
         "P1TEXT",
         "TOP_LEVEL_SQL_ID",
+        "PLAN_HASH_VALUE",
     }
 )
 WAITS_OWNED = frozenset({"TOTAL_WAITS", "TIME_WAITED_MICRO", "TOTAL_TIMEOUTS", "AVERAGE_WAIT"})
@@ -131,6 +159,7 @@ RE_CLOCK = re.compile(r"\b(\d{1,2})[:.](\d{2})[:.](\d{2})\b")  # '10:00:04', '10
 RE_EVENT_VIEW = re.compile(r"\bg?v\$\w*event\b", re.I)  # wait totals: the waits parser's
 RE_NUMBER = re.compile(r"^-?\d[\d,]*(?:\.\d+)?$|^-?\.\d+$")
 RE_FLAG = re.compile(r"\bIN_[A-Z_]+\b")
+RE_SQL_ID_FILTER = re.compile(r"\bsql_id\s*=\s*'([0-9a-z]{13})'", re.I)
 RE_CHAIN_PROGRAM = re.compile(r"^\(.*\)$")
 
 
@@ -139,7 +168,7 @@ def _canon(token: str) -> str | None:
     if t in KNOWN:
         return t
     if len(t) >= 4:
-        hits = [k for k in KNOWN if k.startswith(t)]
+        hits = [k for k in KNOWN if k.startswith(t) and k not in EXACT_ONLY]
         if hits:
             return hits[0]
     return None
@@ -221,6 +250,10 @@ class VdollarParser(Parser):
         self.ash_last: str | None = None
         # statistics (v$sess_time_model, v$sysstat, v$mystat joined to v$statname)
         self.stats: dict[str, float] = {}
+        # plan history: (sql_id, plan hash) -> [executions, elapsed s, rows without an
+        # execution count, the sum of their seconds per execution]
+        self.plans: dict[tuple[str, str], list[float]] = {}
+        self._sql_id: str | None = None  # the sql_id the query filtered on
 
     # -- feeding -------------------------------------------------------------------------------
 
@@ -253,10 +286,12 @@ class VdollarParser(Parser):
             self._heading = None
             if "dba_hist" in s.lower():
                 self._dba_hist = True
+            self._query_sql_id(s)
             return True
         if self._in_query and RE_CONTINUATION.match(s):
             if "dba_hist" in s.lower():
                 self._dba_hist = True
+            self._query_sql_id(s)
             return True
         self._in_query = False
         if RE_FOOTER.match(s):
@@ -274,6 +309,11 @@ class VdollarParser(Parser):
             self._heading = s
             return True
         return False
+
+    def _query_sql_id(self, s: str) -> None:
+        """`where sql_id = '7h35uxf5uhmm1'`: the statement rows without a SQL_ID column are of."""
+        if "sql_id" in s.lower() and (m := RE_SQL_ID_FILTER.search(s)) is not None:
+            self._sql_id = m[1]
 
     def _open(self, heading: str, ruler: str) -> None:
         spans = [(m.start(), m.end()) for m in re.finditer(r"-+", ruler)][:MAX_COLUMNS]
@@ -325,6 +365,8 @@ class VdollarParser(Parser):
             and "EVENT" in cells
         ):
             self._ash(cells)
+        elif "PLAN_HASH_VALUE" in cells and "EVENT" not in cells:
+            self._plan(cells)
         elif "EVENT" in cells:
             self._session(cells)
         elif "SID" in cells or "SESSION_ID" in cells:
@@ -469,6 +511,76 @@ class VdollarParser(Parser):
             return
         self._add(self.stats, name, v)
 
+    def _plan(self, c: dict[str, str]) -> None:
+        """A row of plan history: the plan's executions and elapsed time in the row's interval
+        (AVG_ETIME / ELA_PER_EXEC in seconds per execution, ELAPSED_TIME(_DELTA) in
+        microseconds in all)."""
+        phv = c.get("PLAN_HASH_VALUE", "")
+        if not phv.isdigit() or phv == "0":
+            return
+        key = (c.get("SQL_ID") or self._sql_id or "?", phv)
+        if key not in self.plans and len(self.plans) >= MAX_KEYS:
+            return
+        execs = next(
+            (v for k in ("EXECS", "EXECUTIONS_DELTA", "EXECUTIONS") if (v := _num(c.get(k, "")))),
+            None,
+        )
+        per_exec = next(
+            (v for k in ("AVG_ETIME", "ELA_PER_EXEC") if (v := _num(c.get(k, ""))) is not None),
+            None,
+        )
+        total = next(
+            (
+                v / 1e6
+                for k in ("ELAPSED_TIME_DELTA", "ELAPSED_TIME")
+                if (v := _num(c.get(k, ""))) is not None
+            ),
+            None,
+        )
+        if per_exec is None and total is not None and execs:
+            per_exec = total / execs
+        if per_exec is None:
+            return
+        acc = self.plans.setdefault(key, [0.0, 0.0, 0.0, 0.0])
+        if execs:
+            acc[0] += execs
+            acc[1] += per_exec * execs
+        else:  # no execution count: each row's per-execution time counts once
+            acc[2] += 1
+            acc[3] += per_exec
+
+    def _plan_facts(self) -> tuple[dict, dict]:
+        """Per sql_id: how many plans, and the slowest plan's time per execution against the
+        fastest's (a plan flip: the same statement, a new plan, many times slower)."""
+        per_sql: dict[str, dict[str, float]] = {}
+        for (sql, phv), (execs, ela, rows, row_sum) in self.plans.items():
+            if execs:
+                per_sql.setdefault(sql, {})[phv] = ela / execs
+            elif rows:
+                per_sql.setdefault(sql, {})[phv] = row_sum / rows
+        if not per_sql:
+            return {}, {}
+        facts: dict = {
+            "plan.hashes": {sql: float(len(p)) for sql, p in per_sql.items()},
+            "plan.max_hashes": float(max(len(p) for p in per_sql.values())),
+        }
+        worst: tuple[float, str] | None = None
+        for sql, p in per_sql.items():
+            if len(p) > 1 and min(p.values()) > 0:
+                ratio = max(p.values()) / min(p.values())
+                if worst is None or (ratio, sql) > worst:
+                    worst = (ratio, sql)
+        if worst is not None:
+            ratio, sql = worst
+            facts["plan.worst_best_ratio"] = round(ratio, 2)
+            facts["plan.flip_sql_id"] = sql
+            facts["plan.worst_s_per_exec"] = round(max(per_sql[sql].values()), 6)
+            facts["plan.best_s_per_exec"] = round(min(per_sql[sql].values()), 6)
+        details = {
+            "plans": {sql: {h: round(v, 6) for h, v in p.items()} for sql, p in per_sql.items()}
+        }
+        return facts, details
+
     # -- results -------------------------------------------------------------------------------
 
     def facts(self) -> tuple[dict, dict, list[str], Platform | None]:
@@ -526,6 +638,10 @@ class VdollarParser(Parser):
             if tm:
                 facts["time_model.s"] = tm
             facts["stat.value"] = dict(self.stats)
+        if self.plans:
+            plan_facts, plan_details = self._plan_facts()
+            facts.update(plan_facts)
+            details.update(plan_details)
         if self.sessions:
             details["sessions"] = self.sessions
         if self.locks:

@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks import gen_os_tables, gen_trace10046
+from benchmarks import gen_oracle, gen_os_tables, gen_trace10046
 from benchmarks.gen_traces import GREP_RE, MB, Expected, ensure
 from benchmarks.report import Figure, ratio
 
@@ -398,6 +398,7 @@ def run(full: bool, data_root: Path | None = None) -> list[Figure]:
                 ]
             reps = 3 if full and size == "10MB" else 1
             figures += trace10046_figures(size, data_dir, reps, truss_mbps.get(size), data_root)
+            figures += oracle_figures(size, data_dir, data_root)
         # OS samplers (vmstat, iostat, sar, mpstat with the jc row): 10 MB in quick mode
         # (mpstat's ~10,700 intervals), 1 GB in full mode when the disk has room
         figures += os_table_figures(
@@ -464,4 +465,81 @@ def trace10046_figures(
                 note="same run, same size",
             )
         )
+    return figures
+
+
+def _check_oracle(exp: gen_oracle.ExpectedOracle, facts: dict) -> str:
+    """The statements, executions and waits the generator wrote, as perfkb counted them."""
+    if not facts:
+        return "perfkb did not report exactly one block"
+    got = {
+        "statements": facts.get("tkprof.statements"),
+        "executes": facts.get("tkprof.execute_count"),
+        "waits": sum(facts.get("event.count", {}).values()),
+    }
+    want = {"statements": exp.statements, "executes": exp.executes, "waits": exp.waits}
+    bad = [f"{k} {got[k]} ≠ {v}" for k, v in want.items() if got[k] != v]
+    return "counts differ: " + ", ".join(bad) if bad else ""
+
+
+def oracle_figures(size: str, data_dir: Path, data_root: Path | None = None) -> list[Figure]:
+    """Oracle reports (gen_oracle: tkprof) of `size` through `perfkb analyze`, beside grep -cE
+    on their rows and the Python floor (a regex match per line) measured in the same run."""
+    kw = {"data_dir": data_root} if data_root else {}
+    figures: list[Figure] = []
+    for kind in gen_oracle.GENERATORS:
+        path, exp = gen_oracle.ensure(kind, size, **kw)
+        p, g, w, fl, facts, _ = measure_file(path, None, data_dir, 1, gen_oracle.GREP_RE[kind])
+        mb = exp.bytes / MB
+        case = f"{kind} {size}"
+        problem = _check_oracle(exp, facts)
+        figures += [
+            Figure(
+                bench=BENCH,
+                case=case,
+                metric="throughput (wall)",
+                value=round(mb / p.wall, 2),
+                unit="MB/s",
+                reference="grep -cE",
+                ref_value=round(mb / g.wall, 2),
+                ratio=ratio(mb / p.wall, mb / g.wall),
+                target=f"≥ {TARGET_MBPS:g} MB/s",
+                met=mb / p.wall >= TARGET_MBPS,
+                note=problem,
+                extra={
+                    "lines": exp.lines,
+                    "bytes": exp.bytes,
+                    "statements": exp.statements,
+                    "perfkb_wall_s": round(p.wall, 3),
+                    "perfkb_cpu_s": round(p.cpu, 3),
+                    "perfkb_cpu_mbps": round(mb / p.cpu, 2) if p.cpu else None,
+                    "grep_wall_s": round(g.wall, 3),
+                    "wc_wall_s": round(w.wall, 3),
+                    "python_floor_wall_s": round(fl.wall, 3),
+                    "counts_match": not problem,
+                },
+            ),
+            Figure(
+                bench=BENCH,
+                case=case,
+                metric="time vs Python floor (wall)",
+                value=round(p.wall, 3),
+                unit="s",
+                reference="python: re.match per line",
+                ref_value=round(fl.wall, 3),
+                ratio=ratio(p.wall, fl.wall),
+            ),
+            Figure(
+                bench=BENCH,
+                case=case,
+                metric="peak RSS",
+                value=round(p.maxrss_mb, 1),
+                unit="MB",
+                reference="grep -cE",
+                ref_value=round(g.maxrss_mb, 1),
+                ratio=ratio(p.maxrss_mb, g.maxrss_mb),
+                target=f"≤ {TARGET_RSS_MB:g} MB",
+                met=p.maxrss_mb <= TARGET_RSS_MB,
+            ),
+        ]
     return figures

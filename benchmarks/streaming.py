@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks import gen_oracle, gen_os_tables, gen_trace10046
+from benchmarks import gen_oracle, gen_os_tables, gen_stacks, gen_trace10046
 from benchmarks.gen_traces import GREP_RE, MB, Expected, ensure
 from benchmarks.report import Figure, ratio
 
@@ -399,6 +399,7 @@ def run(full: bool, data_root: Path | None = None) -> list[Figure]:
             reps = 3 if full and size == "10MB" else 1
             figures += trace10046_figures(size, data_dir, reps, truss_mbps.get(size), data_root)
             figures += oracle_figures(size, data_dir, data_root)
+            figures += stack_figures(size, data_dir, data_root)
         # OS samplers (vmstat, iostat, sar, mpstat with the jc row): 10 MB in quick mode
         # (mpstat's ~10,700 intervals), 1 GB in full mode when the disk has room
         figures += os_table_figures(
@@ -468,6 +469,16 @@ def trace10046_figures(
     return figures
 
 
+def _check_stacks(exp: gen_stacks.ExpectedStacks, facts: dict) -> str:
+    """The stacks and frames the generator wrote, as perfkb counted them."""
+    if not facts:
+        return "perfkb did not report exactly one block"
+    got = {"stacks": facts.get("stack.stacks"), "frames": facts.get("stack.frames")}
+    want = {"stacks": exp.stacks, "frames": exp.frames}
+    bad = [f"{k} {got[k]} ≠ {v}" for k, v in want.items() if got[k] != v]
+    return "counts differ: " + ", ".join(bad) if bad else ""
+
+
 def _check_oracle(exp: gen_oracle.ExpectedOracle, facts: dict) -> str:
     """The statements, executions and waits the generator wrote, as perfkb counted them."""
     if not facts:
@@ -489,57 +500,83 @@ def oracle_figures(size: str, data_dir: Path, data_root: Path | None = None) -> 
     figures: list[Figure] = []
     for kind in gen_oracle.GENERATORS:
         path, exp = gen_oracle.ensure(kind, size, **kw)
-        p, g, w, fl, facts, _ = measure_file(path, None, data_dir, 1, gen_oracle.GREP_RE[kind])
-        mb = exp.bytes / MB
-        case = f"{kind} {size}"
-        problem = _check_oracle(exp, facts)
-        figures += [
-            Figure(
-                bench=BENCH,
-                case=case,
-                metric="throughput (wall)",
-                value=round(mb / p.wall, 2),
-                unit="MB/s",
-                reference="grep -cE",
-                ref_value=round(mb / g.wall, 2),
-                ratio=ratio(mb / p.wall, mb / g.wall),
-                target=f"≥ {TARGET_MBPS:g} MB/s",
-                met=mb / p.wall >= TARGET_MBPS,
-                note=problem,
-                extra={
-                    "lines": exp.lines,
-                    "bytes": exp.bytes,
-                    "statements": exp.statements,
-                    "perfkb_wall_s": round(p.wall, 3),
-                    "perfkb_cpu_s": round(p.cpu, 3),
-                    "perfkb_cpu_mbps": round(mb / p.cpu, 2) if p.cpu else None,
-                    "grep_wall_s": round(g.wall, 3),
-                    "wc_wall_s": round(w.wall, 3),
-                    "python_floor_wall_s": round(fl.wall, 3),
-                    "counts_match": not problem,
-                },
-            ),
-            Figure(
-                bench=BENCH,
-                case=case,
-                metric="time vs Python floor (wall)",
-                value=round(p.wall, 3),
-                unit="s",
-                reference="python: re.match per line",
-                ref_value=round(fl.wall, 3),
-                ratio=ratio(p.wall, fl.wall),
-            ),
-            Figure(
-                bench=BENCH,
-                case=case,
-                metric="peak RSS",
-                value=round(p.maxrss_mb, 1),
-                unit="MB",
-                reference="grep -cE",
-                ref_value=round(g.maxrss_mb, 1),
-                ratio=ratio(p.maxrss_mb, g.maxrss_mb),
-                target=f"≤ {TARGET_RSS_MB:g} MB",
-                met=p.maxrss_mb <= TARGET_RSS_MB,
-            ),
-        ]
+        figures += _report_figures(f"{kind} {size}", path, exp, gen_oracle.GREP_RE[kind], data_dir)
     return figures
+
+
+def stack_figures(size: str, data_dir: Path, data_root: Path | None = None) -> list[Figure]:
+    """Stack dumps (gen_stacks: gdb and Solaris pstack snapshots) of `size`, measured as
+    oracle_figures measures reports."""
+    kw = {"data_dir": data_root} if data_root else {}
+    figures: list[Figure] = []
+    for kind in gen_stacks.KINDS:
+        path, exp = gen_stacks.ensure(kind, size, **kw)
+        figures += _report_figures(
+            f"stack {kind} {size}", path, exp, gen_stacks.GREP_RE[kind], data_dir
+        )
+    return figures
+
+
+def _report_figures(
+    case: str,
+    path: Path,
+    exp: gen_oracle.ExpectedOracle | gen_stacks.ExpectedStacks,
+    grep_re: str,
+    data_dir: Path,
+) -> list[Figure]:
+    """Throughput against grep -cE, time against the Python floor, peak RSS; the counts
+    checked against the generator's tally."""
+    p, g, w, fl, facts, _ = measure_file(path, None, data_dir, 1, grep_re)
+    mb = exp.bytes / MB
+    if isinstance(exp, gen_stacks.ExpectedStacks):
+        problem = _check_stacks(exp, facts)
+    else:
+        problem = _check_oracle(exp, facts)
+    return [
+        Figure(
+            bench=BENCH,
+            case=case,
+            metric="throughput (wall)",
+            value=round(mb / p.wall, 2),
+            unit="MB/s",
+            reference="grep -cE",
+            ref_value=round(mb / g.wall, 2),
+            ratio=ratio(mb / p.wall, mb / g.wall),
+            target=f"≥ {TARGET_MBPS:g} MB/s",
+            met=mb / p.wall >= TARGET_MBPS,
+            note=problem,
+            extra={
+                "lines": exp.lines,
+                "bytes": exp.bytes,
+                "perfkb_wall_s": round(p.wall, 3),
+                "perfkb_cpu_s": round(p.cpu, 3),
+                "perfkb_cpu_mbps": round(mb / p.cpu, 2) if p.cpu else None,
+                "grep_wall_s": round(g.wall, 3),
+                "wc_wall_s": round(w.wall, 3),
+                "python_floor_wall_s": round(fl.wall, 3),
+                "counts_match": not problem,
+            },
+        ),
+        Figure(
+            bench=BENCH,
+            case=case,
+            metric="time vs Python floor (wall)",
+            value=round(p.wall, 3),
+            unit="s",
+            reference="python: re.match per line",
+            ref_value=round(fl.wall, 3),
+            ratio=ratio(p.wall, fl.wall),
+        ),
+        Figure(
+            bench=BENCH,
+            case=case,
+            metric="peak RSS",
+            value=round(p.maxrss_mb, 1),
+            unit="MB",
+            reference="grep -cE",
+            ref_value=round(g.maxrss_mb, 1),
+            ratio=ratio(p.maxrss_mb, g.maxrss_mb),
+            target=f"≤ {TARGET_RSS_MB:g} MB",
+            met=p.maxrss_mb <= TARGET_RSS_MB,
+        ),
+    ]

@@ -1,9 +1,9 @@
-"""tkprof's batch path (TkprofParser.claims and feed_run, taken by Detector.feed_text,
-parse_stream and parse_text) must give exactly the evidence of the reference: the line-by-line
-path with tkprof claiming nothing and without a fast path (what every tkprof went through before
-them). Checked on every corpus snippet and fixture, on generated reports (whole, cut, CRLF,
-damaged and mixed with other formats) and on hypothesis-drawn tkprof-like text; and the
-generator's tallies must be what perfkb reports."""
+"""The batch paths of tkprof and stack (their claims and feed_run, taken by Detector.feed_text,
+parse_stream and parse_text) must give exactly the evidence of the reference: every way in with
+these parsers claiming nothing and without a fast path (what every report and stack dump went
+through before them). Checked on every corpus snippet and fixture, on generated reports and dumps
+(whole, cut, CRLF, damaged and mixed with other formats) and on hypothesis-drawn text; and the
+generators' tallies must be what perfkb reports."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from ingest import detect
 from ingest.base import Parser
 from ingest.detect import parse_lines, parse_stream, parse_text
+from ingest.parsers.stack import StackParser
 from ingest.parsers.tkprof import TkprofParser
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,7 +28,7 @@ FIXTURES = ROOT / "tests" / "fixtures"
 
 if str(ROOT) not in sys.path:  # benchmarks/ is not an installed package: run from the checkout
     sys.path.insert(0, str(ROOT))
-from benchmarks import gen_oracle  # noqa: E402
+from benchmarks import gen_oracle, gen_stacks  # noqa: E402
 
 
 def _by_lines(data: bytes) -> str:
@@ -48,6 +49,7 @@ def _by_text(data: bytes) -> str:
     return parse_text(data.decode("utf-8", errors="replace")).model_dump_json()
 
 
+FAST_HERE = (TkprofParser, StackParser)
 PATHS = (_by_lines, _by_stream(1024 * 1024), _by_stream(4093), _by_text)
 
 
@@ -55,8 +57,9 @@ def _same(data: bytes, monkeypatch) -> str:
     """Each way in reads `data` as it did with tkprof claiming nothing and without a fast path
     (the reference); returns the line-by-line evidence."""
     with monkeypatch.context() as m:
-        m.setattr(TkprofParser, "claims", Parser.claims)
-        m.setattr(TkprofParser, "fast", False)
+        for ptype in FAST_HERE:
+            m.setattr(ptype, "claims", Parser.claims)
+            m.setattr(ptype, "fast", False)
         want = [read(data) for read in PATHS]
     assert [read(data) for read in PATHS] == want
     return want[0]
@@ -72,11 +75,12 @@ def report(tmp_path_factory) -> tuple[bytes, gen_oracle.ExpectedOracle]:
 def test_corpus_and_fixtures_read_alike(monkeypatch):
     files = sorted(CORPUS.glob("*")) + sorted(p for p in FIXTURES.rglob("*") if p.is_file())
     assert len(files) > 100, "the corpus (../shared/corpus) and fixtures must be present"
-    tkprof_files = 0
+    seen = {"tkprof": 0, "stack": 0}
     for path in files:
         want = _same(path.read_bytes(), monkeypatch)
-        tkprof_files += '"format":"tkprof"' in want
-    assert tkprof_files >= 5
+        for fmt in seen:
+            seen[fmt] += f'"format":"{fmt}"' in want
+    assert min(seen.values()) >= 5, seen
 
 
 def test_generated_report_counts_and_reads_alike(report, monkeypatch):
@@ -204,5 +208,102 @@ def test_drawn_tkprof_text_reads_alike(head, body, crlf):
     # head: enough lines (past CONTEXT_LINES_PER_BLOCK) for the fast path to start
     lines = ["TKPROF: Release 19.0.0.0.0 - Development", *head, *body]
     data = ("\r\n" if crlf else "\n").join(lines).encode("utf-8", errors="replace")
+    with pytest.MonkeyPatch.context() as mp:
+        _same(data, mp)
+
+
+@pytest.fixture(scope="module")
+def dumps(tmp_path_factory) -> dict[str, tuple[bytes, gen_stacks.ExpectedStacks]]:
+    out = {}
+    for kind in gen_stacks.KINDS:
+        path = tmp_path_factory.mktemp("gen") / f"{kind}.txt"
+        exp = gen_stacks.generate(kind, 500 * 1024, path, seed=27)
+        out[kind] = (path.read_bytes(), exp)
+    return out
+
+
+@pytest.mark.parametrize("kind", gen_stacks.KINDS)
+def test_generated_stack_dump_counts_and_reads_alike(dumps, kind, monkeypatch):
+    data, exp = dumps[kind]
+    assert exp.bytes == len(data)
+    _same(data, monkeypatch)
+    ev = parse_text(data.decode())
+    assert [b.format for b in ev.blocks] == ["stack"]
+    facts = ev.blocks[0].facts
+    assert (facts["stack.stacks"], facts["stack.frames"]) == (exp.stacks, exp.frames)
+    from benchmarks.streaming import _check_stacks
+
+    assert _check_stacks(exp, facts) == ""
+    assert "frames" in _check_stacks(exp, {**facts, "stack.frames": 1.0})
+    calls = []
+    real = StackParser.feed_run
+
+    def spy(self, text, pos, endpos, plain):
+        out = real(self, text, pos, endpos, plain)
+        calls.append(out[1])
+        return out
+
+    monkeypatch.setattr(StackParser, "feed_run", spy)
+    parse_stream(io.BytesIO(data))
+    assert sum(calls) > data.count(b"\n") * 9 // 10
+
+
+_STACK_OTHERS = [
+    b"#3  0x0000000000400d2f in main () at t.c:12\n",
+    b"#0  0x00007f3c2a1b4e8a semtimedop - /usr/lib64/libc.so.6\n",
+    b"#1  0x0000000009ed3e26 in kdb_count ()\n",
+    b"#2  0x0000000009ed3e26 in ksedsts()+244<-ksdxfstk()+58 () from /x\n",
+    b"#4  0x0000000009ed3e26 in deadbeef () from /lib64/libc.so.6\n",
+    b"#5  0x0000000009ed3e26 in ?? ()\n",
+    b" ff2c57f8 _lwp_start (0, 0, 0, 0, 0, 0)\n",
+    b" ff2c57f8 Stackwalker (0, 0) + 4\n",
+    b" ff2c57f8 __pollsys (/usr/lib/x) + 4\n",
+    b"     7f3c2a1b4e8a semtimedop+0xa (/usr/lib64/libc-2.17.so)\n",
+    b"26330:\t/usr/jdk/instances/jdk1.5.0/bin/java -Dx\n",
+    b"-----------------  lwp# 9 / thread# 9  --------------------\n",
+    b"Thread 7 (Thread 0x7f0000000001 (LWP 77)):\n",
+    b"ksedsts()+244<-ksdxfstk()+58<-ksdxcb()+1876<-sspuser()+112<-__sighandler()\n",
+    b"procs -----------memory---------- ---swap-- -----io---- -system-- ------cpu-----\n",
+    b" r  b   swpd   free   buff  cache   si   so    bi    bo   in   cs us sy id wa st\n",
+    b"```\n",
+    b"\n",
+    b"   \n",
+    b"#6  0x" + b"0" * 5000 + b" in long ()\n",
+]
+
+
+@pytest.mark.parametrize("kind", gen_stacks.KINDS)
+def test_cut_crlf_damaged_and_mixed_dumps_read_alike(dumps, kind, monkeypatch):
+    data, _ = dumps[kind]
+    _same(data[: len(data) * 2 // 3], monkeypatch)
+    _same(data.replace(b"\n", b"\r\n"), monkeypatch)
+    for seed in range(3):
+        rng = random.Random(seed)
+        out: list[bytes] = []
+        for line in data.splitlines(keepends=True)[:5000]:
+            r = rng.random()
+            if r < 0.02:
+                continue
+            if r < 0.05:
+                out.append(rng.choice(_STACK_OTHERS))
+            elif r < 0.07:
+                out.append(line.replace(b" ", b"  ", 2))
+            elif r < 0.08:
+                out.append(line[: len(line) // 2] + b"\n")
+            out.append(line)
+        _same(b"".join(out), monkeypatch)
+
+
+_STACK_LINE = st.sampled_from([x.decode().rstrip("\n") for x in _STACK_OTHERS[:-1]])
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    body=st.lists(st.one_of(_STACK_LINE, st.text(max_size=40)), max_size=80),
+    crlf=st.booleans(),
+)
+def test_drawn_stack_text_reads_alike(body, crlf):
+    head = [f"#{i}  0x00000000{i:08x} in f{i % 7} () from /lib64/libc.so.6" for i in range(60)]
+    data = ("\r\n" if crlf else "\n").join([*head, *body]).encode("utf-8", errors="replace")
     with pytest.MonkeyPatch.context() as mp:
         _same(data, mp)

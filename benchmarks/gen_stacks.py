@@ -1,8 +1,10 @@
 """Deterministic generator of process stack dumps for the streaming benchmark, in the style of
 gen_trace10046.py: many snapshots concatenated, as a loop of `pstack PID; sleep 1` collects them.
-Two layouts: Linux pstack / gdb `thread apply all bt` (a `Thread N (Thread 0x... (LWP n)):`
-header, `#k  0x... in func () from lib` frames) and Solaris pstack (`pid:  command`, an
-`-----  lwp# n / thread# n  -----` header, `addr func (args) + off` frames). Everything is drawn
+Three layouts: Linux pstack / gdb `thread apply all bt` (a `Thread N (Thread 0x... (LWP n)):`
+header, `#k  0x... in func () from lib` frames), Solaris pstack (`pid:  command`, an
+`-----  lwp# n / thread# n  -----` header, `addr func (args) + off` frames) and `perf script`
+call chains (a `comm pid [cpu] time: period event:` sample line, tab-indented
+`addr func+0xoff (module)` frames, a blank line). Everything is drawn
 from random.Random(seed) and tallied (stacks, frames), so the benchmark checks that perfkb counted
 exactly what was written. The function names are Oracle kernel and libc names in the shapes of
 the corpus stacks 27-28; the addresses and arguments are made up.
@@ -19,11 +21,12 @@ from pydantic import BaseModel
 from benchmarks.gen_traces import DATA_DIR, MB, SEED, SIZES
 
 GEN_VERSION = 1
-KINDS = ("gdb", "solaris")
+KINDS = ("gdb", "solaris", "perf")
 # the grep -cE reference: a frame line of either layout
 GREP_RE = {
     "gdb": r"^#[0-9]+ +0x[0-9a-f]+ in [A-Za-z_]",
     "solaris": r"^ [0-9a-f]+ [A-Za-z_][^ ]* \(",
+    "perf": r"^\s+[0-9a-f]+ [^ ]+ \([/[]",
 }
 # innermost first: a wait, the call, the user call, the dispatcher down to main
 WAITS = (
@@ -83,6 +86,22 @@ def generate(kind: str, target_bytes: int, path: Path, seed: int = SEED) -> Expe
             pid = 4000 + snapshot % 7
             out: list[str] = []
             threads = rng.randrange(1, 5)
+            if kind == "perf":
+                for t in range(threads):
+                    usec = snapshot * 10_101 + t
+                    out.append(
+                        f"oracle {pid} [{t:03d}] {666_000 + usec // 1_000_000}."
+                        f"{usec % 1_000_000:06d}:   10101010 cpu-clock: "
+                    )
+                    frames = _frames(rng)
+                    for name, lib in frames:
+                        addr = rng.randrange(0x400000, 0x7FFFFFFFFFFF)
+                        module = lib or "/u01/app/oracle/product/19.0.0/dbhome_1/bin/oracle"
+                        out.append(f"\t    {addr:x} {name}+0x{rng.randrange(1, 4096):x} ({module})")
+                    out.append("")
+                    exp.stacks += 1
+                    exp.frames += len(frames)
+                threads = 0
             if kind == "solaris":
                 out.append(f"{pid}:\tora_j00{snapshot % 10}_BENCH")
             for t in range(threads, 0, -1):
@@ -103,7 +122,8 @@ def generate(kind: str, target_bytes: int, path: Path, seed: int = SEED) -> Expe
                         out.append(f" {addr:08x} {name} ({args}) + {rng.randrange(4, 2000):x}")
                 exp.stacks += 1
                 exp.frames += len(frames)
-            out.append("")
+            if kind != "perf":
+                out.append("")
             chunk = "\n".join(out) + "\n"
             fh.write(chunk)
             size += len(chunk)

@@ -4,7 +4,8 @@ Three layouts: Linux pstack / gdb `thread apply all bt` (a `Thread N (Thread 0x.
 header, `#k  0x... in func () from lib` frames), Solaris pstack (`pid:  command`, an
 `-----  lwp# n / thread# n  -----` header, `addr func (args) + off` frames) and `perf script`
 call chains (a `comm pid [cpu] time: period event:` sample line, tab-indented
-`addr func+0xoff (module)` frames, a blank line). Everything is drawn
+`addr func+0xoff (module)` frames, a blank line), and a DTrace `@[ustack()] = count()`
+aggregation as printed at ^C (`module`func+0xoff` frames, the count, a blank line). Everything is drawn
 from random.Random(seed) and tallied (stacks, frames), so the benchmark checks that perfkb counted
 exactly what was written. The function names are Oracle kernel and libc names in the shapes of
 the corpus stacks 27-28; the addresses and arguments are made up.
@@ -21,12 +22,13 @@ from pydantic import BaseModel
 from benchmarks.gen_traces import DATA_DIR, MB, SEED, SIZES
 
 GEN_VERSION = 1
-KINDS = ("gdb", "solaris", "perf")
+KINDS = ("gdb", "solaris", "perf", "dtrace")
 # the grep -cE reference: a frame line of either layout
 GREP_RE = {
     "gdb": r"^#[0-9]+ +0x[0-9a-f]+ in [A-Za-z_]",
     "solaris": r"^ [0-9a-f]+ [A-Za-z_][^ ]* \(",
     "perf": r"^\s+[0-9a-f]+ [^ ]+ \([/[]",
+    "dtrace": r"^ +[A-Za-z0-9_.+-]+`",
 }
 # innermost first: a wait, the call, the user call, the dispatcher down to main
 WAITS = (
@@ -86,6 +88,24 @@ def generate(kind: str, target_bytes: int, path: Path, seed: int = SEED) -> Expe
             pid = 4000 + snapshot % 7
             out: list[str] = []
             threads = rng.randrange(1, 5)
+            if snapshot == 1 and kind == "dtrace":
+                out += [
+                    "# dtrace -n 'profile-997 /pid == $target/ { @[ustack()] = count(); }' -p 4001",
+                    "dtrace: description 'profile-997 ' matched 1 probe",
+                    "^C",
+                    "",
+                ]
+            if kind == "dtrace":
+                for _ in range(threads):
+                    frames = _frames(rng)
+                    for name, lib in frames:
+                        module = (lib or "oracle").rsplit("/", 1)[-1]
+                        out.append(f"              {module}`{name}+0x{rng.randrange(1, 4096):x}")
+                    out.append(f"             {rng.randrange(1, 99999)}")
+                    out.append("")
+                    exp.stacks += 1
+                    exp.frames += len(frames)
+                threads = 0
             if kind == "perf":
                 for t in range(threads):
                     usec = snapshot * 10_101 + t
@@ -122,7 +142,7 @@ def generate(kind: str, target_bytes: int, path: Path, seed: int = SEED) -> Expe
                         out.append(f" {addr:08x} {name} ({args}) + {rng.randrange(4, 2000):x}")
                 exp.stacks += 1
                 exp.frames += len(frames)
-            if kind != "perf":
+            if kind not in ("perf", "dtrace"):
                 out.append("")
             chunk = "\n".join(out) + "\n"
             fh.write(chunk)

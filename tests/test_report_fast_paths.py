@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from ingest import detect
 from ingest.base import Parser
 from ingest.detect import parse_lines, parse_stream, parse_text
+from ingest.parsers.dtrace import DtraceParser
 from ingest.parsers.stack import StackParser
 from ingest.parsers.tkprof import TkprofParser
 
@@ -49,7 +50,7 @@ def _by_text(data: bytes) -> str:
     return parse_text(data.decode("utf-8", errors="replace")).model_dump_json()
 
 
-FAST_HERE = (TkprofParser, StackParser)
+FAST_HERE = (TkprofParser, StackParser, DtraceParser)
 PATHS = (_by_lines, _by_stream(1024 * 1024), _by_stream(4093), _by_text)
 
 
@@ -75,7 +76,7 @@ def report(tmp_path_factory) -> tuple[bytes, gen_oracle.ExpectedOracle]:
 def test_corpus_and_fixtures_read_alike(monkeypatch):
     files = sorted(CORPUS.glob("*")) + sorted(p for p in FIXTURES.rglob("*") if p.is_file())
     assert len(files) > 100, "the corpus (../shared/corpus) and fixtures must be present"
-    seen = {"tkprof": 0, "stack": 0}
+    seen = {"tkprof": 0, "stack": 0, "dtrace": 0}
     for path in files:
         want = _same(path.read_bytes(), monkeypatch)
         for fmt in seen:
@@ -228,7 +229,7 @@ def test_generated_stack_dump_counts_and_reads_alike(dumps, kind, monkeypatch):
     assert exp.bytes == len(data)
     _same(data, monkeypatch)
     ev = parse_text(data.decode())
-    assert [b.format for b in ev.blocks] == ["stack"]
+    assert [b.format for b in ev.blocks] == ["dtrace" if kind == "dtrace" else "stack"]
     facts = ev.blocks[0].facts
     assert (facts["stack.stacks"], facts["stack.frames"]) == (exp.stacks, exp.frames)
     from benchmarks.streaming import _check_stacks
@@ -236,14 +237,15 @@ def test_generated_stack_dump_counts_and_reads_alike(dumps, kind, monkeypatch):
     assert _check_stacks(exp, facts) == ""
     assert "frames" in _check_stacks(exp, {**facts, "stack.frames": 1.0})
     calls = []
-    real = StackParser.feed_run
 
     def spy(self, text, pos, endpos, plain):
         out = real(self, text, pos, endpos, plain)
         calls.append(out[1])
         return out
 
-    monkeypatch.setattr(StackParser, "feed_run", spy)
+    ptype = DtraceParser if kind == "dtrace" else StackParser
+    real = ptype.feed_run
+    monkeypatch.setattr(ptype, "feed_run", spy)
     parse_stream(io.BytesIO(data))
     assert sum(calls) > data.count(b"\n") * 9 // 10
 
@@ -267,6 +269,12 @@ _STACK_OTHERS = [
     b"oracle 4242/4243 [002] 66.000001: cycles:\n",
     b'4242  10:00:00.000001 read(9, "x", 512) = 512 <0.000010>\n',
     b"15697: 1.5426 1.0901 0.0000 pollsys(0x10041CDA8, 2, 0x0, 0x0) = 1\n",
+    b"              libc.so.1`__pollsys+0xa\n",
+    b"              oracle`kdst+0x1b(1, 2)\n",
+    b"             91205\n",
+    b"  value  ------------- Distribution ------------- count\n",
+    b"  read                                   1234\n",
+    b"dtrace: description 'x' matched 1 probe\n",
     b"26330:\t/usr/jdk/instances/jdk1.5.0/bin/java -Dx\n",
     b"-----------------  lwp# 9 / thread# 9  --------------------\n",
     b"Thread 7 (Thread 0x7f0000000001 (LWP 77)):\n",

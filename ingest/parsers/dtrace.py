@@ -290,6 +290,33 @@ class DtraceParser(Parser):
 
     # -- feeding --------------------------------------------------------------------------------
 
+    fast = True
+
+    def claims(self, line: str) -> bool:  # type: ignore[override]
+        """Inside DTrace output: ustack() frames (`module`func+0x..`, which score only 1, as
+        mdb's frames do), a stack's count line and blank lines continue the block. Claiming only
+        spares the detector asking every other format about each of them (a ustack()
+        aggregation is mostly such lines, and their offsets make them unique); what the block
+        does with the line is what `feed` says."""
+        if not self.lines:
+            return False
+        if not line.strip():
+            return True
+        return len(line) <= MAX_SHAPED_LINE and bool(_FRAME.match(line) or _COUNT.match(line))
+
+    def feed_run(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int]:
+        """Runs of lines the detector would hand this block, fed one by one without its
+        per-line work (see `Parser.feed_one`)."""
+        taken = 0
+        feed_one = self.feed_one
+        while pos < endpos:
+            nxt = feed_one(text, pos, endpos, plain)
+            if nxt < 0:
+                break
+            taken += 1
+            pos = nxt
+        return min(pos, endpos + 1) if taken else pos, taken
+
     def feed(self, line: str) -> bool:
         s = self.s
         if not line.strip():

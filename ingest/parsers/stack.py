@@ -261,7 +261,6 @@ class StackParser(Parser):
         sample). Other lines go through `feed` when this block claims them, they score 2 here,
         or the detector's memo says no other format starts on them; else the run stops."""
         taken = 0
-        me = type(self)
         fast = _FAST.match
         hint = _ORACLE_HINT.search
         cache = self._frame_cache
@@ -302,19 +301,11 @@ class StackParser(Parser):
                 taken += 1
                 pos = m.end()  # type: ignore[union-attr]
                 continue
-            nl = text.find("\n", pos, endpos)
-            end = endpos if nl < 0 else nl
-            if end - pos > MAX_LINE:
-                break
-            line = text[pos:end].rstrip("\r")
-            if not (
-                plain.get((me, line)) is False or self.claims(line) or me.start_score(line) == 2
-            ):
-                break
-            if not self.feed(line):
+            nxt = self.feed_one(text, pos, endpos, plain)
+            if nxt < 0:
                 break
             taken += 1
-            pos = end + 1
+            pos = nxt
         return min(pos, endpos + 1) if taken else pos, taken
 
     def feed(self, line: str) -> bool:

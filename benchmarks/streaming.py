@@ -524,59 +524,23 @@ def _report_figures(
     grep_re: str,
     data_dir: Path,
 ) -> list[Figure]:
-    """Throughput against grep -cE, time against the Python floor, peak RSS; the counts
-    checked against the generator's tally."""
+    """Throughput against grep -cE, time against the Python floor, CPU against grep, peak RSS;
+    the counts checked against the generator's tally."""
     p, g, w, fl, facts, _ = measure_file(path, None, data_dir, 1, grep_re)
-    mb = exp.bytes / MB
+    m = Measured(case, exp.bytes / MB, p, g, w, fl)
     if isinstance(exp, gen_stacks.ExpectedStacks):
         problem = _check_stacks(exp, facts)
     else:
         problem = _check_oracle(exp, facts)
-    return [
-        Figure(
-            bench=BENCH,
-            case=case,
-            metric="throughput (wall)",
-            value=round(mb / p.wall, 2),
-            unit="MB/s",
-            reference="grep -cE",
-            ref_value=round(mb / g.wall, 2),
-            ratio=ratio(mb / p.wall, mb / g.wall),
-            target=f"≥ {TARGET_MBPS:g} MB/s",
-            met=mb / p.wall >= TARGET_MBPS,
-            note=problem,
-            extra={
-                "lines": exp.lines,
-                "bytes": exp.bytes,
-                "perfkb_wall_s": round(p.wall, 3),
-                "perfkb_cpu_s": round(p.cpu, 3),
-                "perfkb_cpu_mbps": round(mb / p.cpu, 2) if p.cpu else None,
-                "grep_wall_s": round(g.wall, 3),
-                "wc_wall_s": round(w.wall, 3),
-                "python_floor_wall_s": round(fl.wall, 3),
-                "counts_match": not problem,
-            },
-        ),
-        Figure(
-            bench=BENCH,
-            case=case,
-            metric="time vs Python floor (wall)",
-            value=round(p.wall, 3),
-            unit="s",
-            reference="python: re.match per line",
-            ref_value=round(fl.wall, 3),
-            ratio=ratio(p.wall, fl.wall),
-        ),
-        Figure(
-            bench=BENCH,
-            case=case,
-            metric="peak RSS",
-            value=round(p.maxrss_mb, 1),
-            unit="MB",
-            reference="grep -cE",
-            ref_value=round(g.maxrss_mb, 1),
-            ratio=ratio(p.maxrss_mb, g.maxrss_mb),
-            target=f"≤ {TARGET_RSS_MB:g} MB",
-            met=p.maxrss_mb <= TARGET_RSS_MB,
-        ),
-    ]
+    extra = {
+        "lines": exp.lines,
+        "bytes": exp.bytes,
+        "perfkb_wall_s": round(p.wall, 3),
+        "perfkb_cpu_s": round(p.cpu, 3),
+        "perfkb_cpu_mbps": round(m.mb / p.cpu, 2) if p.cpu else None,
+        "grep_wall_s": round(g.wall, 3),
+        "wc_wall_s": round(w.wall, 3),
+        "python_floor_wall_s": round(fl.wall, 3),
+        "counts_match": not problem,
+    }
+    return [m.throughput(problem, extra), m.floor(), m.cpu_vs_grep(), m.rss()]

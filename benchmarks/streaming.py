@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks import gen_os_tables, gen_trace10046
+from benchmarks import gen_oracle, gen_os_tables, gen_stacks, gen_trace10046
 from benchmarks.gen_traces import GREP_RE, MB, Expected, ensure
 from benchmarks.report import Figure, ratio
 
@@ -398,6 +398,8 @@ def run(full: bool, data_root: Path | None = None) -> list[Figure]:
                 ]
             reps = 3 if full and size == "10MB" else 1
             figures += trace10046_figures(size, data_dir, reps, truss_mbps.get(size), data_root)
+            figures += oracle_figures(size, data_dir, data_root)
+            figures += stack_figures(size, data_dir, data_root)
         # OS samplers (vmstat, iostat, sar, mpstat with the jc row): 10 MB in quick mode
         # (mpstat's ~10,700 intervals), 1 GB in full mode when the disk has room
         figures += os_table_figures(
@@ -465,3 +467,80 @@ def trace10046_figures(
             )
         )
     return figures
+
+
+def _check_stacks(exp: gen_stacks.ExpectedStacks, facts: dict) -> str:
+    """The stacks and frames the generator wrote, as perfkb counted them."""
+    if not facts:
+        return "perfkb did not report exactly one block"
+    got = {"stacks": facts.get("stack.stacks"), "frames": facts.get("stack.frames")}
+    want = {"stacks": exp.stacks, "frames": exp.frames}
+    bad = [f"{k} {got[k]} ≠ {v}" for k, v in want.items() if got[k] != v]
+    return "counts differ: " + ", ".join(bad) if bad else ""
+
+
+def _check_oracle(exp: gen_oracle.ExpectedOracle, facts: dict) -> str:
+    """The statements, executions and waits the generator wrote, as perfkb counted them."""
+    if not facts:
+        return "perfkb did not report exactly one block"
+    got = {
+        "statements": facts.get("tkprof.statements"),
+        "executes": facts.get("tkprof.execute_count"),
+        "waits": sum(facts.get("event.count", {}).values()),
+    }
+    want = {"statements": exp.statements, "executes": exp.executes, "waits": exp.waits}
+    bad = [f"{k} {got[k]} ≠ {v}" for k, v in want.items() if got[k] != v]
+    return "counts differ: " + ", ".join(bad) if bad else ""
+
+
+def oracle_figures(size: str, data_dir: Path, data_root: Path | None = None) -> list[Figure]:
+    """Oracle reports (gen_oracle: tkprof) of `size` through `perfkb analyze`, beside grep -cE
+    on their rows and the Python floor (a regex match per line) measured in the same run."""
+    kw = {"data_dir": data_root} if data_root else {}
+    figures: list[Figure] = []
+    for kind in gen_oracle.GENERATORS:
+        path, exp = gen_oracle.ensure(kind, size, **kw)
+        figures += _report_figures(f"{kind} {size}", path, exp, gen_oracle.GREP_RE[kind], data_dir)
+    return figures
+
+
+def stack_figures(size: str, data_dir: Path, data_root: Path | None = None) -> list[Figure]:
+    """Stack dumps (gen_stacks: gdb and Solaris pstack snapshots) of `size`, measured as
+    oracle_figures measures reports."""
+    kw = {"data_dir": data_root} if data_root else {}
+    figures: list[Figure] = []
+    for kind in gen_stacks.KINDS:
+        path, exp = gen_stacks.ensure(kind, size, **kw)
+        figures += _report_figures(
+            f"stack {kind} {size}", path, exp, gen_stacks.GREP_RE[kind], data_dir
+        )
+    return figures
+
+
+def _report_figures(
+    case: str,
+    path: Path,
+    exp: gen_oracle.ExpectedOracle | gen_stacks.ExpectedStacks,
+    grep_re: str,
+    data_dir: Path,
+) -> list[Figure]:
+    """Throughput against grep -cE, time against the Python floor, CPU against grep, peak RSS;
+    the counts checked against the generator's tally."""
+    p, g, w, fl, facts, _ = measure_file(path, None, data_dir, 1, grep_re)
+    m = Measured(case, exp.bytes / MB, p, g, w, fl)
+    if isinstance(exp, gen_stacks.ExpectedStacks):
+        problem = _check_stacks(exp, facts)
+    else:
+        problem = _check_oracle(exp, facts)
+    extra = {
+        "lines": exp.lines,
+        "bytes": exp.bytes,
+        "perfkb_wall_s": round(p.wall, 3),
+        "perfkb_cpu_s": round(p.cpu, 3),
+        "perfkb_cpu_mbps": round(m.mb / p.cpu, 2) if p.cpu else None,
+        "grep_wall_s": round(g.wall, 3),
+        "wc_wall_s": round(w.wall, 3),
+        "python_floor_wall_s": round(fl.wall, 3),
+        "counts_match": not problem,
+    }
+    return [m.throughput(problem, extra), m.floor(), m.cpu_vs_grep(), m.rss()]

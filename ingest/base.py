@@ -79,6 +79,23 @@ class Parser(ABC):
         takes the ordinary path."""
         return pos, 0
 
+    def feed_one(self, text: str, pos: int, endpos: int, plain: dict) -> int:
+        """For `feed_run`: feed the line of `text` at `pos` through `feed`, as the detector would,
+        if it would hand it to this parser (this parser claims it or scores it 2, or `plain` says
+        no other format starts on it) and it is not longer than MAX_LINE. Returns where the next
+        line starts, or -1 when the run must stop here (the parser then unchanged by it)."""
+        nl = text.find("\n", pos, endpos)
+        end = endpos if nl < 0 else nl
+        if end - pos > MAX_LINE:
+            return -1
+        line = text[pos:end].rstrip("\r")
+        me = type(self)
+        if not (plain.get((me, line)) is False or self.claims(line) or me.start_score(line) == 2):
+            return -1
+        if not self.feed(line):
+            return -1
+        return end + 1
+
     @abstractmethod
     def facts(self) -> tuple[dict, dict, list[str], Platform | None]:
         """Return (facts, details, identifiers, platform) for the lines fed so far."""

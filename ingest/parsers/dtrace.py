@@ -54,6 +54,14 @@ _FRAME_COUNT = re.compile(
     r"^\s*(?P<module>[\w.+-]+)`(?P<func>[^+\s(`]+)(?:\+0x[0-9a-fA-F]+)?\s+(?P<count>\d{1,15})\s*$"
 )
 _COUNT = re.compile(r"^\s*(?P<count>\d{1,15})\s*$")
+# What a ustack() aggregation is made of, read straight from the text by `feed_run`: a frame
+# line as _FRAME reads it (groups 1-2) and a stack's count line as _COUNT reads it (3). A line
+# matching _FRAME matches none of the shapes `_classify` tries before it, and a count line none
+# but _COUNT, so each is what `feed` reads (when no histogram, bpftrace stack or held row is open).
+_FAST = re.compile(
+    r"[ \t]*+(?:([\w.+-]++)`([^+\s(`]++)(?:\+(?:0x[0-9a-fA-F]++|\d++))?+(?:\([^\n]*\))?"
+    r"|(\d{1,15}+))[ \t]*+\r*+(?:\n|\Z)"
+)
 _HIST_HEADER = re.compile(r"^\s*value\s+-+\s*Distribution\s*-+\s*count\s*$")
 _HIST_ROW = re.compile(
     r"^\s*(?P<value>(?:(?:<|>=)\s*)?-?\d{1,15})\s+\|(?P<bar>[@ ]*)(?:\|\s*)?(?P<count>\d{1,15})\s*$"
@@ -249,6 +257,7 @@ class DtraceParser(Parser):
     def __init__(self) -> None:
         super().__init__()
         self.s = _State()
+        self._frame_cache: dict[tuple[str, str], Frame] = {}  # for feed_run
 
     # -- detection ------------------------------------------------------------------------------
 
@@ -289,6 +298,65 @@ class DtraceParser(Parser):
         return 0
 
     # -- feeding --------------------------------------------------------------------------------
+
+    fast = True
+
+    def claims(self, line: str) -> bool:  # type: ignore[override]
+        """Inside DTrace output: ustack() frames (`module`func+0x..`, which score only 1, as
+        mdb's frames do), a stack's count line and blank lines continue the block. Claiming only
+        spares the detector asking every other format about each of them (a ustack()
+        aggregation is mostly such lines, and their offsets make them unique); what the block
+        does with the line is what `feed` says."""
+        if not self.lines:
+            return False
+        if not line.strip():
+            return True
+        return len(line) <= MAX_SHAPED_LINE and bool(_FRAME.match(line) or _COUNT.match(line))
+
+    def feed_run(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int]:
+        """Runs of lines the detector would hand this block without its per-line work: ustack()
+        frames and count lines read with one anchored regex (the frame objects from a small
+        cache: the same functions recur in every stack), the rest fed one by one (see
+        `Parser.feed_one`)."""
+        taken = 0
+        feed_one = self.feed_one
+        fast = _FAST.match
+        s = self.s
+        cache = self._frame_cache
+        limit = endpos + 1 if endpos < len(text) else endpos
+        while pos < endpos:
+            m = fast(text, pos, limit)
+            if (
+                m is not None
+                and self.lines  # as `claims` (the detector runs a block past its first lines)
+                and m.end() - pos <= MAX_SHAPED_LINE
+                and s.hist is None
+                and s.bpf_key is None
+                and s.pending_row is None
+                and (m[3] is None or s.frames)
+            ):
+                s.after_blank = False
+                if m[3] is not None:  # the count closing a stack
+                    self._end_stack(float(m[3]))
+                elif len(s.frames) >= MAX_FRAMES:
+                    s.frames_dropped += 1
+                else:
+                    key = (m[1], m[2])
+                    frame = cache.get(key)
+                    if frame is None:
+                        if len(cache) >= 4096:
+                            cache.clear()
+                        frame = cache[key] = _frame(*key)
+                    s.frames.append(frame)
+                taken += 1
+                pos = m.end()
+                continue
+            nxt = feed_one(text, pos, endpos, plain)
+            if nxt < 0:
+                break
+            taken += 1
+            pos = nxt
+        return min(pos, endpos + 1) if taken else pos, taken
 
     def feed(self, line: str) -> bool:
         s = self.s

@@ -100,6 +100,24 @@ _NOISE = re.compile(
 )
 
 
+# The frame lines a large dump is made of, read straight from the text by the fast path
+# (`feed_run`): a gdb / Linux pstack frame `#N  0xADDR in name () [from lib]` (groups 1-3) and a
+# Solaris / AIX pstack frame `ADDR name (args) [+ off]` (4-5) and a perf script frame
+# `\tADDR func+0xoff (module)` (6-7, the same groups as _PERF). Each is a strict subset of what
+# `feed` reads as that frame (and of what `start_score` scores 2 or `claims`), a pstack or perf
+# frame given it holds none of the words `_ORACLE_HINT` looks for (checked separately); anything
+# else goes through `feed`.
+_FAST = re.compile(
+    r"#(\d{1,9})[ \t]++0x[0-9a-fA-F]++[ \t]++in[ \t]++([A-Za-z_][\w.$]{0,500}+) \(\)"
+    r"(?:[ \t]++from[ \t]++([^\s:<]{1,500}+))?[ \t]*+\r*+(?:\n|\Z)"
+    r"|[ \t]*+(0x)?+[0-9a-fA-F]{6,16}+[ \t]++([A-Za-z_$.?<~][^\s(]{0,500}+)[ \t]*+"
+    r"\((?![/\[])[^()\n]{0,2000}+\)(?:[ \t]*+\+[ \t]*+(?:0x)?+[0-9a-fA-F]++)?[ \t]*+\r*+(?:\n|\Z)"
+    r"|[ \t]++[0-9a-fA-F]{1,16}+[ \t]++(\S{1,500}?)(?:\+0x[0-9a-fA-F]+)?[ \t]++\(([/\[][^()\n]{0,2000})\)"
+    r"[ \t]*+\r*+(?:\n|\Z)"
+)
+_FRAME_CACHE_MAX = 4096
+
+
 def _frame(name: str | None, module: str | None = None) -> Frame:
     """Build a frame; '??', '[unknown]' and bare addresses have no function name."""
     if name is not None:
@@ -147,6 +165,7 @@ class StackParser(Parser):
         self._innermost: list[str] = []
         self._short_stacks = 0
         self._perf: dict | None = None  # perf script: samples, events, commands, time span
+        self._frame_cache: dict[tuple[str, str | None], Frame] = {}  # for feed_run
 
     # -- detection ------------------------------------------------------------------------------
 
@@ -223,6 +242,71 @@ class StackParser(Parser):
             self.frames_dropped += 1
             return
         self._frames.append(frame)
+
+    fast = True
+
+    def claims(self, line: str) -> bool:  # type: ignore[override]
+        """A blank line ends the stack being read (feed takes it only then); no other format
+        starts on one, so saying so only spares the detector asking them. Inside `perf script`
+        output, its sample header and frame lines (which score only 1: `name  123` shapes other
+        tables print too) continue the block."""
+        if not line.strip():
+            return bool(self._frames)
+        return self._perf is not None and bool(_PERF.match(line) or _PERF_HEADER.match(line))
+
+    def feed_run(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int]:
+        """Runs of frame lines without the detector's per-line work: one anchored regex a line
+        reads the usual gdb and pstack frames straight from the text, with what `feed` does for
+        them (the same Frame, from a small cache: the same function and library recur in every
+        sample). Other lines go through `feed` when this block claims them, they score 2 here,
+        or the detector's memo says no other format starts on them; else the run stops."""
+        taken = 0
+        fast = _FAST.match
+        hint = _ORACLE_HINT.search
+        cache = self._frame_cache
+        push = self._push
+        votes = self._votes
+        limit = endpos + 1 if endpos < len(text) else endpos
+        while pos < endpos:
+            m = fast(text, pos, limit)
+            key: tuple[str, str | None] | None = None
+            # a gdb frame's `()` is the only hint word its shape allows (feed's _oracle needs a
+            # `<-` or a line not starting with `#` to read it); the others must have none
+            if (
+                m is not None
+                and m.end() - pos <= MAX_LINE
+                and (m[2] is not None or hint(text, pos, m.end()) is None)
+            ):
+                if m[2] is not None:  # gdb: frame #0 (or a number going back) starts a stack
+                    number = int(m[1])
+                    if self._frames and number <= self._last_gdb:
+                        self._commit()
+                    self._last_gdb = number
+                    votes["linux"] = votes.get("linux", 0) + 1
+                    key = (m[2], m[3])
+                elif m[5] is not None:
+                    if not m[4]:
+                        votes["solaris"] = votes.get("solaris", 0) + 1
+                    key = (m[5], None)
+                elif self._perf is not None:  # a perf script frame, claimed inside its output
+                    votes["linux"] = votes.get("linux", 0) + 1
+                    key = (m[6], m[7].strip())
+            if key is not None:
+                frame = cache.get(key)
+                if frame is None:
+                    if len(cache) >= _FRAME_CACHE_MAX:
+                        cache.clear()
+                    frame = cache[key] = _frame(*key)
+                push(frame)
+                taken += 1
+                pos = m.end()  # type: ignore[union-attr]
+                continue
+            nxt = self.feed_one(text, pos, endpos, plain)
+            if nxt < 0:
+                break
+            taken += 1
+            pos = nxt
+        return min(pos, endpos + 1) if taken else pos, taken
 
     def feed(self, line: str) -> bool:
         if len(line) > MAX_LINE:

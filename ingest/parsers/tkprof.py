@@ -38,7 +38,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
-from ingest.base import Parser
+from ingest.base import MAX_LINE, Parser
 from ingest.model import Format, Platform
 
 IDLE_EVENTS: frozenset[str] = frozenset(
@@ -104,6 +104,37 @@ RE_SQL_START = re.compile(
 
 # parser states
 START, PREAMBLE, AFTER_STARS, SQL, CALLS, STRUCT, ROWSRC, WAITS, TRAILER = range(9)
+
+# The lines a large report is mostly made of, read straight from the text by the fast path
+# (`feed_run`), one anchored match a line: a call-table row (groups 1-8), a wait-table row (9-12),
+# a line starting with a digit (13: a row source line when it holds `(cr=` and ends in `)`), a
+# ruler (14), a row of stars (15), a blank line (16). Each alternative is a strict subset of what
+# `_step` reads the same way in the states `feed_run` applies it in; anything else (and every
+# line in another state) goes through `feed`. A wait row's event may not start like a line
+# `_step_common` or RE_HEADER reads first. Quantifiers are possessive and a wait row's event
+# ends in a non-space, so no alternative backtracks over a long run of spaces.
+_FAST = re.compile(
+    r"(?:[ \t]*+(Parse|Execute|Fetch|total)[ \t]++(\d++)[ \t]++(\d++(?:\.\d++)?+)"
+    r"[ \t]++(\d++(?:\.\d++)?+)[ \t]++(\d++)[ \t]++(\d++)[ \t]++(\d++)[ \t]++(\d++)"
+    r"|[ \t]++((?!TKPROF:|Optimizer |Parsing user id:|Trace file|Sort options:|The following "
+    r"|Error encountered:|parse error offset:|error during execute|ORA-\d|SQL ID:|Plan Hash:"
+    r"|Misses in |Number of plan |OVERALL |Rows\b|Elapsed times |Event waited |Row Source"
+    r"|(?:Parse|Execute|Fetch|total)\s|call\s|[\d*-])\S(?:[^\n]{0,400}?\S)?)"
+    r"[ \t]++(\d++)[ \t]++(\d++(?:\.\d++)?+)[ \t]++(\d++(?:\.\d++)?+)"
+    r"|([ \t]*+\d[^\n]{0,4000}+)"
+    r"|(-++(?:[ \t]++-++)*+)"
+    r"|([ \t]*+\*{10,}+)"
+    r"|()"
+    r")[ \t]*+\r*+(?:\n|\Z)"
+)
+# Lines only a tkprof report prints, in any state past the first line: the open block claims
+# them whatever another format makes of them (and the detector need not ask the others).
+_CLAIMED = re.compile(
+    r"^\s*+(?:\*{10,}+\s*$|(?:Parse|Execute|Fetch|total)\s+\d+\s+\d+(?:\.\d+)?\s+\d+(?:\.\d+)?\s"
+    r"|SQL ID:|Plan Hash:|Misses in library cache during |Optimizer (?:mode|goal):"
+    r"|Parsing user id:|Number of plan statistics captured:|-+\s+Waited\s"
+    r"|-++(?:\s++-++)*+\s*$|Rows(?:\s+\(1st\)|\s+Row Source Operation|\s+Execution Plan))"
+)
 
 
 class RowSourceLine(BaseModel):
@@ -295,12 +326,13 @@ class _Agg:
         else:
             self.nonrec.add(totals)
             self.nonrec_n += 1
-        summary = _summary(st, totals, self.statements)
-        item = (summary.elapsed_s, -summary.index, summary)
+        # the summary (a pydantic model) is built only for a statement that enters the top list:
+        # in a large report most do not, and building each was a tenth of the parse
+        key = (totals.elapsed, -self.statements)
         if len(self.top) < MAX_STATEMENTS_KEPT:
-            heapq.heappush(self.top, item)
-        elif item[:2] > self.top[0][:2]:
-            heapq.heapreplace(self.top, item)
+            heapq.heappush(self.top, (*key, _summary(st, totals, self.statements)))
+        elif key > self.top[0][:2]:
+            heapq.heapreplace(self.top, (*key, _summary(st, totals, self.statements)))
 
 
 def _r(x: float) -> float:
@@ -367,6 +399,8 @@ class TkprofParser(Parser):
             return 1
         return 0
 
+    fast = True
+
     def __init__(self) -> None:
         super().__init__()
         self._state = START
@@ -386,6 +420,80 @@ class TkprofParser(Parser):
             return False
         action()
         return True
+
+    def claims(self, line: str) -> bool:  # type: ignore[override]
+        """Inside a report: the lines only tkprof prints (call and wait rows, rulers, stars, the
+        statement's attribute lines, row source lines with their statistics) and blank lines.
+        Claiming only matters for a line another format scores 2; what tkprof then does with
+        it is what `feed` says, as always. SQL text is not claimed: a cut statement followed by
+        another tool's header (vmstat's ` r  b   swpd`) must still end there."""
+        st = self._state
+        if st == START:
+            return False
+        if not line.strip() or _CLAIMED.match(line):
+            return True
+        if st == WAITS:
+            return _wait_row(line.rstrip()) is not None
+        if st == ROWSRC:
+            return "(cr=" in line
+        return False
+
+    def feed_run(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int]:
+        """Runs of a report without the detector's per-line work: one anchored regex a line
+        reads call rows, wait rows, row source lines, rulers, stars and blank lines straight
+        from the text, with the state changes `feed` would make. Other lines go through `feed`
+        when this block claims them, they score 2 here, or the detector's memo says no other
+        format starts on them; else the run stops."""
+        taken = 0
+        fast = _FAST.match
+        call_row = self._call_row
+        limit = endpos + 1 if endpos < len(text) else endpos
+        while pos < endpos:
+            m = fast(text, pos, limit)
+            if m is not None and m.end() - pos <= MAX_LINE:
+                i = m.lastindex
+                st = self._state
+                done = True
+                if i == 8:  # a call row
+                    if st != TRAILER:
+                        g = m.groups()
+                        call_row(g[0], tuple(float(x) for x in g[1:8]))
+                    else:
+                        done = False
+                elif i == 12:  # a wait row
+                    if st == WAITS:
+                        g = m.groups()
+                        self._add_wait(g[8].strip(), g[9], g[10], g[11])
+                    else:
+                        done = False
+                elif i == 13:  # a line starting with a digit: a row source line?
+                    row = m[13].rstrip()
+                    act = None
+                    if st == ROWSRC and "(cr=" in row and row[-1] == ")":
+                        act = self._step_rowsource(row)
+                    if act is not None:
+                        act()
+                    else:
+                        done = False
+                elif i == 14:  # a ruler
+                    done = st in (CALLS, ROWSRC, STRUCT)
+                elif i == 15:  # stars
+                    self._on_stars()
+                else:  # blank
+                    if st == START:
+                        done = False
+                    elif st in (CALLS, ROWSRC, WAITS):
+                        self._state = STRUCT
+                if done:
+                    taken += 1
+                    pos = m.end()
+                    continue
+            nxt = self.feed_one(text, pos, endpos, plain)
+            if nxt < 0:
+                break
+            taken += 1
+            pos = nxt
+        return min(pos, endpos + 1) if taken else pos, taken
 
     def _blank(self) -> Callable[[], None] | None:
         if self._state == START:
@@ -590,11 +698,13 @@ class TkprofParser(Parser):
     def _on_call_row(self, s: str) -> None:
         m = RE_CALL_ROW.match(s)
         assert m is not None
-        values = tuple(float(g) for g in m.groups()[1:])
-        if not _finite(*values):
+        self._call_row(m.group(1), tuple(float(g) for g in m.groups()[1:]))
+
+    def _call_row(self, kind: str, values: tuple[float, ...]) -> None:
+        # the values are read from digits: never negative nor NaN, so this is `_finite`
+        if max(values) > MAX_VALUE:
             self.malformed += 1
             return
-        kind = m.group(1)
         stmt = self._stmt
         if stmt is None or kind in stmt.calls:
             self._new_stmt(state=CALLS)

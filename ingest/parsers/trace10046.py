@@ -580,7 +580,6 @@ class Trace10046Parser(Parser):
         score 2 here or the detector's memo says no other format starts on them; else the run
         stops."""
         taken = 0
-        me = type(self)
         fast = _FAST.match
         wait = self._wait
         call = self._call_values
@@ -616,19 +615,11 @@ class Trace10046Parser(Parser):
                     taken += 1
                     pos = m.end()
                     continue
-            nl = text.find("\n", pos, endpos)
-            end = endpos if nl < 0 else nl
-            if end - pos > MAX_LINE:
-                break
-            line = text[pos:end].rstrip("\r")
-            if not (
-                plain.get((me, line)) is False or self.claims(line) or me.start_score(line) == 2
-            ):
-                break
-            if not self.feed(line):
+            nxt = self.feed_one(text, pos, endpos, plain)
+            if nxt < 0:
                 break
             taken += 1
-            pos = end + 1
+            pos = nxt
         return min(pos, endpos + 1) if taken else pos, taken
 
     # -- results --------------------------------------------------------------------------------

@@ -51,6 +51,7 @@ def test_socket_handler_registers_the_same_listener_functions_as_http_mode(world
         "bot.commands.run_analyze",
         "bot.shortcuts.open_add_from_message",
         "bot.shortcuts.create_entry",
+        "bot.shortcuts.save_edit",
         "bot.feedback.record_feedback",
     } == kinds
     assert handler.client.web_client.base_url == settings.slack_api_url

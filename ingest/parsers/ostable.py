@@ -14,13 +14,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from ingest.base import MAX_LINE as RUN_LINE
 from ingest.facts import number
 from ingest.parsers.pasted import number as num
 from ingest.parsers.pasted import unpaste
 
 __all__ = [
-    "ClaimedRuns",
     "SYSSTAT_BANNER",
     "MAX_LINE",
     "Series",
@@ -95,36 +93,6 @@ def clock_row(line: str) -> bool:
     sar and mpstat claim these inside their blocks: no other format starts on one, and asking
     every other parser about each row was most of the time spent on a long capture."""
     return bool(_ROW_START.match(line)) and (table_row(line, 2) or table_row(line, 3))
-
-
-class ClaimedRuns:
-    """A mixin giving a table parser the detector's fast path (Parser.feed_run) over the lines
-    its `claims` says are its own (a row of numbers, a sysstat row, an OSWatcher marker): each
-    is fed exactly as the detector would feed it, without the detector's per-line work. The
-    first line not claimed, or refused, or too long, ends the run and takes the ordinary path
-    (a refused line leaves a parser unchanged, so feeding it again there is the same).
-
-    It pays where runs are long (sar's day of rows per section: 9 % less CPU on a 2 MB
-    capture); vmstat and iostat runs are 3-8 rows between headers, where setting up each run
-    cost more than it saved (3-4 % more), so they do not use it."""
-
-    fast = True
-
-    def feed_run(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int]:
-        claims, feed = self.claims, self.feed  # type: ignore[attr-defined]
-        find = text.find
-        taken = 0
-        while pos < endpos:
-            end = find("\n", pos, endpos)
-            if end < 0:
-                end = endpos
-            line = text[pos:end].rstrip("\r")
-            if len(line) > RUN_LINE or not claims(line) or not feed(line):  # the detector cuts
-                # lines past RUN_LINE (ingest.base.MAX_LINE): the ordinary path takes them
-                break
-            taken += 1
-            pos = end + 1
-        return pos, taken
 
 
 def command(line: str) -> tuple[str, list[str]] | None:

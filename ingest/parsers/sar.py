@@ -19,7 +19,6 @@ from ingest.base import Parser
 from ingest.model import Format, Platform
 from ingest.parsers.iostat import device_facts
 from ingest.parsers.ostable import (
-    ClaimedRuns,
     Series,
     banner,
     banner_line,
@@ -144,8 +143,9 @@ class _Section:
         return out
 
 
-class SarParser(ClaimedRuns, Parser):
+class SarParser(Parser):
     format: ClassVar[Format] = "sar"
+    fast = True  # long runs of rows per section: Parser.feed_lines
 
     def __init__(self) -> None:
         super().__init__()
@@ -159,6 +159,9 @@ class SarParser(ClaimedRuns, Parser):
         self.days = 1  # reports (banners) of one host read as one capture
         self.restart_cpus: int | None = None
         self.twelve_hour = False
+
+    def feed_run(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int]:
+        return self.feed_lines(text, pos, endpos, plain)
 
     # -- detection ------------------------------------------------------------------------------
 

@@ -29,7 +29,7 @@ from typing import ClassVar
 
 from ingest.base import Parser
 from ingest.model import Block, Format, Platform
-from ingest.parsers.functions import MAX_FRAMES, Frame, FunctionStats
+from ingest.parsers.functions import MAX_FRAMES, TICK_FRAME, Frame, FunctionStats
 
 MAX_KEYS = 5000
 MAX_HISTOGRAMS = 200
@@ -47,16 +47,13 @@ _INT = re.compile(r"^\d{1,15}$")
 _LOWER = re.compile(r"[a-z]")
 _ADDRESS = re.compile(r"^(?:0x)?[0-9a-fA-F]+$")
 
-_FRAME = re.compile(
-    r"^\s*(?P<module>[\w.+-]+)`(?P<func>[^+\s(`]+)(?:\+(?:0x[0-9a-fA-F]+|\d+))?(?:\(.*\))?\s*$"
-)
 _FRAME_COUNT = re.compile(
     r"^\s*(?P<module>[\w.+-]+)`(?P<func>[^+\s(`]+)(?:\+0x[0-9a-fA-F]+)?\s+(?P<count>\d{1,15})\s*$"
 )
 _COUNT = re.compile(r"^\s*(?P<count>\d{1,15})\s*$")
 # What a ustack() aggregation is made of, read straight from the text by `feed_run`: a frame
-# line as _FRAME reads it (groups 1-2) and a stack's count line as _COUNT reads it (3). A line
-# matching _FRAME matches none of the shapes `_classify` tries before it, and a count line none
+# line as TICK_FRAME reads it (groups 1-2) and a stack's count line as _COUNT reads it (3). A line
+# matching TICK_FRAME matches none of the shapes `_classify` tries before it, and a count line none
 # but _COUNT, so each is what `feed` reads (when no histogram, bpftrace stack or held row is open).
 _FAST = re.compile(
     r"[ \t]*+(?:([\w.+-]++)`([^+\s(`]++)(?:\+(?:0x[0-9a-fA-F]++|\d++))?+(?:\([^\n]*\))?"
@@ -283,7 +280,7 @@ class DtraceParser(Parser):
             return 2
         if _flat_rows(line) is not None:
             return 2
-        if _FRAME.match(line):
+        if TICK_FRAME.match(line):
             return 1
         row = _row(line)
         if row and line[:1].isspace():
@@ -311,7 +308,7 @@ class DtraceParser(Parser):
             return False
         if not line.strip():
             return True
-        return len(line) <= MAX_SHAPED_LINE and bool(_FRAME.match(line) or _COUNT.match(line))
+        return len(line) <= MAX_SHAPED_LINE and bool(TICK_FRAME.match(line) or _COUNT.match(line))
 
     def feed_run(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int]:
         """Runs of lines the detector would hand this block without its per-line work: ustack()
@@ -412,7 +409,7 @@ class DtraceParser(Parser):
             return self._label_line
         if _FRAME_COUNT.match(line):
             return self._frame_count
-        if _FRAME.match(line):
+        if TICK_FRAME.match(line):
             return self._frame_line
         if _COUNT.match(line):
             return self._count if (s.frames or s.seen) else None
@@ -512,7 +509,7 @@ class DtraceParser(Parser):
         self.s.label = line.strip()
 
     def _frame_line(self, line: str) -> None:
-        m = _FRAME.match(line)
+        m = TICK_FRAME.match(line)
         assert m is not None
         s = self.s
         if len(s.frames) >= MAX_FRAMES:

@@ -16,6 +16,13 @@ from dataclasses import dataclass
 
 from ingest.oracle_layers import OraclePrefix, layer_of
 
+# One frame as Solaris pstack and DTrace ustack() print it, `module`func+offset`, with pstack's
+# arguments when they are shown:
+#   libc.so.1`_cladm+0x4   |  oracle`0x6e80c2b   |  libc.so.1`__pollsys+0xa(ffbffa88, 1)
+TICK_FRAME = re.compile(
+    r"^\s*(?P<module>[\w.+-]+)`(?P<func>[^+\s(`]+)(?:\+(?:0x[0-9a-fA-F]+|\d+))?(?:\(.*\))?\s*$"
+)
+
 MAX_FUNCTIONS = 5000
 MAX_FRAMES = 1024
 TOP_STACKS = 20

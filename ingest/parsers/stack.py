@@ -15,7 +15,7 @@ from typing import ClassVar
 
 from ingest.base import Parser
 from ingest.model import Format, Platform
-from ingest.parsers.functions import MAX_FRAMES, Frame, FunctionStats
+from ingest.parsers.functions import MAX_FRAMES, TICK_FRAME, Frame, FunctionStats
 
 # No stack line is longer (a gdb frame with long C++ arguments stays well below it).
 MAX_LINE = 4096
@@ -36,10 +36,6 @@ _EU = re.compile(
     r"^#(?P<n>\d{1,9})\s+0x(?P<addr>[0-9a-fA-F]+)(?:\s+(?P<name>[^\s-]\S*))?(?:\s+-\s+(?P<module>\S+))?\s*$"
 )
 _FROM = re.compile(r"\bfrom\s+(?P<module>\S+)\s*$")
-# libc.so.1`_cladm+0x4   |  oracle`0x6e80c2b   |  libc.so.1`__pollsys+0xa(ffbffa88, 1)
-_TICK = re.compile(
-    r"^\s*(?P<module>[\w.+-]+)`(?P<func>[^+\s(`]+)(?:\+(?:0x[0-9a-fA-F]+|\d+))?(?:\(.*\))?\s*$"
-)
 # [<ffffffff8110c8a2>] futex_wait_queue_me+0xc2/0x120   |   ? do_syscall_64+0x5b/0x1a0 [mod]
 _KSTACK = re.compile(
     r"^\s*\[<(?:0x)?[0-9a-fA-F]+>\]\s+(?:\?\s+)?(?P<func>[^\s+]+)\+0x[0-9a-fA-F]+/0x[0-9a-fA-F]+"
@@ -195,7 +191,7 @@ class StackParser(Parser):
             return 2
         if _GDB.match(line) or _EU.match(line):
             return 2
-        if _TICK.match(line) or _KFRAME.match(line) or _PERF.match(line):
+        if TICK_FRAME.match(line) or _KFRAME.match(line) or _PERF.match(line):
             return 1
         if _PERF_HEADER.match(line) or _CALL_TRACE.match(line):
             return 1
@@ -413,7 +409,7 @@ class StackParser(Parser):
             if not m["hex"]:
                 self._vote("solaris")
             self._push(_frame(m["name"]))
-        elif m := _TICK.match(line):
+        elif m := TICK_FRAME.match(line):
             self._vote("solaris")
             self._push(_frame(m["func"], m["module"]))
         elif m := _KSTACK.match(line) or _KFRAME.match(line):

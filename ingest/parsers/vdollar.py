@@ -31,6 +31,19 @@ MAX_COLUMNS = 60
 MAX_ROWS_KEPT = 100
 MAX_CELL = 200
 
+# plan history (dba_hist_sqlstat, v$sql, awr_plan_change.sql): one row per plan and snapshot
+PLAN_HISTORY = (
+    "PLAN_HASH_VALUE",
+    "SNAP_ID",
+    "CHILD_NUMBER",
+    "EXECUTIONS_DELTA",
+    "EXECUTIONS",
+    "EXECS",
+    "AVG_ETIME",
+    "ELA_PER_EXEC",
+    "ELAPSED_TIME_DELTA",
+    "ELAPSED_TIME",
+)
 KNOWN = (
     "SID",
     "SESSION_STATE",  # before SESSION_ID: a 7-wide column cuts SESSION_STATE to 'SESSION'
@@ -91,34 +104,11 @@ KNOWN = (
     "STATUS",
     "OSUSER",
     "INST_ID",
-    # plan history (dba_hist_sqlstat, v$sql, awr_plan_change.sql): one row per plan and snapshot
-    "PLAN_HASH_VALUE",
-    "SNAP_ID",
-    "CHILD_NUMBER",
-    "EXECUTIONS_DELTA",
-    "EXECUTIONS",
-    "EXECS",
-    "AVG_ETIME",
-    "ELA_PER_EXEC",
-    "ELAPSED_TIME_DELTA",
-    "ELAPSED_TIME",
+    *PLAN_HISTORY,
 )
 # plan history columns: numbers, which SQL*Plus never cuts, so matched whole only ('Exec' and
 # 'Elapsed' in a report's Load Profile heading are not EXECS and ELAPSED_TIME)
-EXACT_ONLY = frozenset(
-    {
-        "PLAN_HASH_VALUE",
-        "SNAP_ID",
-        "CHILD_NUMBER",
-        "EXECUTIONS_DELTA",
-        "EXECUTIONS",
-        "EXECS",
-        "AVG_ETIME",
-        "ELA_PER_EXEC",
-        "ELAPSED_TIME_DELTA",
-        "ELAPSED_TIME",
-    }
-)
+EXACT_ONLY = frozenset(PLAN_HISTORY)
 # columns only v$/ASH output has: one of them makes a heading line this format's start
 STRONG = frozenset(
     {

@@ -43,6 +43,11 @@ class BotDeps:
         return self
 
 
+def user_of(body: dict[str, Any]) -> str:
+    """The Slack user id an interaction payload came from ("" when it names none)."""
+    return (body.get("user") or {}).get("id", "")
+
+
 def deps(context: Any) -> BotDeps:
     return context[CONTEXT_KEY]
 

@@ -13,7 +13,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
 from bot import escape
-from bot.common import api_error, deps, log, redact
+from bot.common import api_error, deps, log, redact, user_of
 from bot.render import FEEDBACK_ACTION, mark_feedback, parse_feedback_action_id
 from kb.store import StoreError
 
@@ -25,7 +25,7 @@ def record_feedback(
 ) -> None:
     """Lazy listener of a feedback button."""
     parsed = parse_feedback_action_id(action.get("action_id", ""))
-    user = (body.get("user") or {}).get("id", "")
+    user = user_of(body)
     if parsed is None or not user:
         log.warning("ignoring a feedback action with an unexpected id")
         return

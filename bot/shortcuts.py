@@ -8,13 +8,14 @@ Slack user as author, and a link goes to the thread (or to the user for `/perfkb
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
 from bot import escape
-from bot.common import BotDeps, api_error, deps, log, post, report_failure
+from bot.common import BotDeps, api_error, deps, log, post, report_failure, user_of
 from bot.escape import code
 from bot.messages import slack_to_plain
 from bot.modals import (
@@ -29,6 +30,7 @@ from bot.modals import (
 )
 from bot.render import entry_url, link
 from ingest.detect import parse_text
+from kb.models import Entry
 from kb.proposal import propose_signatures
 from kb.store import EntryNotFound, StoreError
 
@@ -119,25 +121,37 @@ def exists(d: BotDeps, entry_id: str) -> bool:
     return True
 
 
+def _save(
+    client: WebClient,
+    user: str,
+    view: dict[str, Any],
+    body: dict[str, Any],
+    write: Callable[[Entry, str], tuple[Entry, str]],
+) -> tuple[Entry, str] | None:
+    """The entry a submitted add/edit modal holds, written by `write(entry, author)`; None when
+    the ack refused it already or the write failed (the user is told which)."""
+    author = author_of(body)
+    entry, _ = entry_from_view(view, author)
+    if entry is None:  # the ack refused it already
+        return None
+    try:
+        return write(entry, author)
+    except (StoreError, EntryNotFound) as exc:
+        post(client, channel=user, text=f"perfkb did not save the entry: {escape.text(exc)}")
+    except Exception as exc:
+        report_failure(client, "saving the entry", exc, user)
+    return None
+
+
 def create_entry(
     body: dict[str, Any], view: dict[str, Any], client: WebClient, context: Any
 ) -> None:
     """Lazy listener of the submission: write the entry, then post its link."""
-    d = deps(context)
-    author = author_of(body)
-    user = (body.get("user") or {}).get("id", "")
-    origin = origin_of(view)
-    entry, errors = entry_from_view(view, author)
-    if entry is None:  # the ack refused it already
+    d, user, origin = deps(context), user_of(body), origin_of(view)
+    done = _save(client, user, view, body, lambda e, author: (d.store.add(e, author=author), ""))
+    if done is None:
         return
-    try:
-        saved = d.store.add(entry, author=author)
-    except StoreError as exc:
-        post(client, channel=user, text=f"perfkb did not save the entry: {escape.text(exc)}")
-        return
-    except Exception as exc:
-        report_failure(client, "saving the entry", exc, user)
-        return
+    saved, _ = done
     url = entry_url(d.settings.base_url, saved.id)
     text = f"<@{user}> added {link(url, saved.title)} to the knowledge base (`{code(saved.id)}`)."
     in_thread = origin.channel and origin.thread_ts
@@ -173,26 +187,18 @@ def ack_edit_entry(ack: Any, body: dict[str, Any], view: dict[str, Any], context
 def save_edit(body: dict[str, Any], view: dict[str, Any], client: WebClient, context: Any) -> None:
     """Lazy listener of an edit: save the new revision (none when nothing changed), then tell
     the editor with a link."""
-    d = deps(context)
-    author = author_of(body)
-    user = (body.get("user") or {}).get("id", "")
-    origin = origin_of(view)
-    entry, _ = entry_from_view(view, author)
-    if entry is None:  # the ack refused it already
-        return
-    try:
+    d, user, origin = deps(context), user_of(body), origin_of(view)
+
+    def write(entry: Entry, author: str) -> tuple[Entry, str]:
         old = d.store.get(entry.id)
         if comparable(old) == comparable(entry):
-            saved, verb = old, "left unchanged"
-        else:
-            saved = d.store.update(entry, author=author, expected_rev=origin.rev or None)
-            verb = "edited"
-    except (StoreError, EntryNotFound) as exc:
-        post(client, channel=user, text=f"perfkb did not save the entry: {escape.text(exc)}")
+            return old, "left unchanged"
+        return d.store.update(entry, author=author, expected_rev=origin.rev or None), "edited"
+
+    done = _save(client, user, view, body, write)
+    if done is None:
         return
-    except Exception as exc:
-        report_failure(client, "saving the entry", exc, user)
-        return
+    saved, verb = done
     url = entry_url(d.settings.base_url, saved.id)
     text = f"<@{user}> {verb} {link(url, saved.title)} (`{code(saved.id)}`)."
     post(client, channel=origin.channel or user, text=text)

@@ -373,9 +373,11 @@ class BlockChart(BaseModel):
         return names + list(self.requires)
 
 
-def block_charts(fmt: str) -> list[BlockChart]:
-    """The catalogue's charts for a format's blocks, in the order they are drawn."""
-    return [c for c in _block_charts() if fmt in c.formats]
+@lru_cache(maxsize=256)
+def block_charts(fmt: str) -> tuple[BlockChart, ...]:
+    """The catalogue's charts for a format's blocks, in the order they are drawn (once per
+    format: the web page asks for every block it shows)."""
+    return tuple(c for c in _block_charts() if fmt in c.formats)
 
 
 @lru_cache(maxsize=1)

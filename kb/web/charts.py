@@ -3,6 +3,10 @@
 Every function returns a complete inline <svg> as Markup. Text that came from the evidence
 (syscall, event and CPU names) goes through `escape`, numbers through float formatting, so a
 hostile paste cannot inject markup. Colours come from CSS classes (see static/perfkb.css).
+
+This module knows how to draw each kind of chart and nothing about any format: which facts,
+details, series, labels and thresholds each format's blocks draw is the fact catalogue's
+`block_charts` table (ingest/data/facts.yaml), read through ingest.facts.block_charts.
 """
 
 from __future__ import annotations
@@ -18,8 +22,9 @@ from ingest.facts import block_charts as catalogue_charts
 from ingest.model import Block
 
 W = 600  # viewBox width; the SVG scales to its container (text stays near 12 px on a laptop)
-# irq is %irq + %soft and steal is %steal (Linux): a CPU that interrupts or the hypervisor take
-# over shows as its own colour, not as a short bar
+# The stacked parts of a CPU column (the catalogue's mpstat row says which parser columns make
+# each: irq is %irq + %soft): a CPU that interrupts or the hypervisor take over shows as its own
+# colour, not as a short bar
 CPU_PARTS = ("usr", "sys", "irq", "steal", "wait", "idle")
 
 
@@ -266,7 +271,7 @@ def split_bar(
     return _svg(top + bh + 6, body, title)
 
 
-# ---- per-format charts ------------------------------------------------------------------------
+# ---- reading a block ------------------------------------------------------------------------------
 
 
 def _table(block: Block, name: str) -> dict[str, float]:

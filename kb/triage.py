@@ -374,20 +374,7 @@ def _cpu(f: Mapping) -> list[str]:
     ]
     n = _num(f, "cpu.count")
     where = f"Across {_plural(n, 'CPU')}" if n else "On average"
-    out = [f"{where} the time splits {', '.join(parts)}."]
-    if idle >= 80:
-        out.append("The CPUs are mostly idle: CPU is not the bottleneck here.")
-    elif idle < 10:
-        out.append("The CPUs are saturated: work waits for a CPU.")
-    max_sys, skew = _num(f, "cpu.max_sys_pct"), _num(f, "cpu.sys_skew")
-    if max_sys is not None and max_sys >= 50 and skew is not None and skew >= 30:
-        hot = top_key(_table(f, "cpu.sys"))
-        which = f"CPU {hot}" if hot is not None else "one CPU"
-        out.append(
-            f"{which} reaches {_s('cpu.max_sys_pct', max_sys)} system time while others stay "
-            "lower: a hot spot, often interrupts or one busy kernel thread."
-        )
-    return out
+    return [f"{where} the time splits {', '.join(parts)}."]  # then its `sentences`
 
 
 def _stack(f: Mapping, details: Mapping) -> list[str]:
@@ -699,7 +686,8 @@ def _rule_sentences(rules: Iterable[SentenceRule], block: Block) -> list[str]:
     out = []
     for rule in rules:
         if block.format in rule.sources and _held(rule, block):
-            text = _finding_text(rule, block.facts, {})
+            own = {kind: source.value(block.facts) for kind, source in rule.fill.items()}
+            text = _finding_text(rule, block.facts, own)  # None when a value is missing
             if text is not None:
                 out.append(text)
     return out

@@ -96,3 +96,26 @@ def test_sessions_waiting_and_requesting_locks_read_alike() -> None:
     )
     # the idle event has more sessions but is passed over; no longest time: no clause
     assert "3 sessions wait on 'enq: TX - row lock contention'." in said
+
+
+def test_cpu_remarks_follow_the_split_and_name_the_hot_cpu() -> None:
+    facts = {
+        "cpu.usr_pct": 40.0,
+        "cpu.sys_pct": 55.0,
+        "cpu.idle_pct": 5.0,
+        "cpu.count": 4.0,
+        "cpu.max_sys_pct": 92.0,
+        "cpu.sys_skew": 60.0,
+        "cpu.sys": {"0": 32.0, "3": 92.0},
+    }
+    said = describe(Block(format="mpstat", start_line=1, end_line=1, facts=facts))
+    assert said[:3] == [
+        "Across 4 CPUs the time splits 40 % user, 55 % system, 5 % idle.",
+        "The CPUs are saturated: work waits for a CPU.",
+        "CPU 3 reaches 92 % system time while others stay lower: a hot spot, often interrupts "
+        "or one busy kernel thread.",
+    ]
+    calm = {**facts, "cpu.idle_pct": 85.0, "cpu.sys_skew": 29.0}
+    said = describe(Block(format="mpstat", start_line=1, end_line=1, facts=calm))
+    assert "The CPUs are mostly idle: CPU is not the bottleneck here." in said
+    assert not any("hot spot" in s for s in said)

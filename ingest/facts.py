@@ -19,7 +19,7 @@ import math
 from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -264,6 +264,12 @@ HEADLINE: dict[str, tuple[str, ...]] = {
 }
 
 
+def chart_unit(fact: str) -> str:
+    """A fact's unit as a chart writes it after a number: '41%', '12/s', '3 KiB/s', '12 ms'."""
+    unit = spec_of(fact).unit
+    return unit if not unit or unit == "%" or unit.startswith("/") else " " + unit
+
+
 class BarChart(BaseModel):
     """A keyed fact the web page draws as bars by key for the blocks of some formats."""
 
@@ -274,8 +280,109 @@ class BarChart(BaseModel):
     @property
     def unit(self) -> str:
         """The fact's unit as a chart writes it after a number: '41%', '12/s', '3 KiB/s'."""
-        unit = spec_of(self.fact).unit
-        return unit if not unit or unit == "%" or unit.startswith("/") else " " + unit
+        return chart_unit(self.fact)
+
+
+class ChartNote(BaseModel):
+    """Text after a bar's value, from another keyed fact for the same key ('{}' is its value)."""
+
+    fact: str
+    text: str
+
+
+class ChartPart(BaseModel):
+    """One part of a split bar: a scalar fact, or (`rest`) the total less the other parts."""
+
+    css: str = Field(alias="class")
+    label: str
+    fact: str | None = None
+    rest: bool = False
+    optional: bool = False  # left out of the bar (and its legend) when zero
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ChartPart:
+        if (self.fact is None) == (not self.rest):
+            raise ValueError(f"part {self.label!r}: give a fact or rest: true, not both")
+        return self
+
+
+ChartKind = Literal["hbars", "columns", "cpu_columns", "series_lines", "split_bar", "histograms"]
+# the kinds that read the parser's details rather than facts
+_DETAILS_KINDS = ("columns", "cpu_columns", "series_lines", "histograms")
+
+
+class BlockChart(BaseModel):
+    """One chart of the web page for the blocks of some formats: which facts or details it draws
+    and how it is captioned, as data (ingest/data/facts.yaml `block_charts`), so the renderer
+    (kb/web/charts.py) knows how to draw each kind and nothing about any format."""
+
+    model_config = {"extra": "forbid"}
+
+    formats: tuple[str, ...]
+    kind: ChartKind
+    caption: str
+    title: str
+    facts: tuple[str, ...] = ()  # hbars: the first of these keyed facts with values
+    scalars: tuple[str, ...] = ()  # hbars: one bar per scalar fact
+    share_of: str | None = None
+    notes: tuple[ChartNote, ...] = ()
+    unit_: str | None = Field(default=None, alias="unit")
+    limit: int = 12
+    when: str | None = None
+    unless: str | None = None
+    requires: dict[str, Literal["number", "nonzero"]] = Field(default_factory=dict)
+    details: str = ""
+    series: dict[str, str] | None = None
+    threshold: str | None = None
+    threshold_label: str = ""
+    columns: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    total: str | None = None
+    parts: tuple[ChartPart, ...] = ()
+    since_boot: str = ""
+
+    @model_validator(mode="after")
+    def _whole(self) -> BlockChart:
+        """A row that cannot draw anything is a mistake in the file, found when it is read."""
+        if self.kind == "hbars" and not (self.facts or self.scalars):
+            raise ValueError(f"{self.caption!r}: hbars needs facts or scalars")
+        if self.kind in _DETAILS_KINDS and not self.details:
+            raise ValueError(f"{self.caption!r}: {self.kind} reads a details key")
+        if self.kind == "cpu_columns" and not self.columns:
+            raise ValueError(f"{self.caption!r}: cpu_columns needs its columns")
+        if self.kind == "split_bar" and not self.parts:
+            raise ValueError(f"{self.caption!r}: split_bar needs parts")
+        if sum(p.rest for p in self.parts) > 1:
+            raise ValueError(f"{self.caption!r}: one rest part at most")
+        return self
+
+    @property
+    def unit(self) -> str:
+        """What follows each value: the row's `unit`, else the first fact's catalogue unit."""
+        if self.unit_ is not None:
+            return self.unit_
+        first = (self.facts or self.scalars or ("",))[0]
+        return chart_unit(first) if first else ""
+
+    def fact_names(self) -> list[str]:
+        """Every fact the row names (the catalogue test checks each exists)."""
+        names = [*self.facts, *self.scalars, *(n.fact for n in self.notes)]
+        names += [p.fact for p in self.parts if p.fact]
+        names += [
+            n for n in (self.share_of, self.when, self.unless, self.threshold, self.total) if n
+        ]
+        return names + list(self.requires)
+
+
+@lru_cache(maxsize=256)
+def block_charts(fmt: str) -> tuple[BlockChart, ...]:
+    """The catalogue's charts for a format's blocks, in the order they are drawn (once per
+    format: the web page asks for every block it shows)."""
+    return tuple(c for c in _block_charts() if fmt in c.formats)
+
+
+@lru_cache(maxsize=1)
+def _block_charts() -> tuple[BlockChart, ...]:
+    return tuple(BlockChart.model_validate(c) for c in _catalogue().get("block_charts", ()))
 
 
 class Finding(BaseModel):

@@ -136,8 +136,23 @@ class TriageRule(_Strict):
         return self
 
 
+class SentenceRule(TriageRule):
+    """A remark a describer adds when its condition holds (kb/rules/triage.yaml `sentences`):
+    a threshold and a sentence, as data, instead of one more `if` in a describer."""
+
+    follows: str = Field(description="the describer whose sentences this one follows")
+    finding: str = Field(min_length=1, max_length=1000)
+
+    @model_validator(mode="after")
+    def _follows_a_describer(self) -> SentenceRule:
+        if self.follows not in {d.__name__.lstrip("_") for d in _DESCRIBERS}:
+            raise ValueError(f"sentence {self.name}: no describer '{self.follows}'")
+        return self
+
+
 class RuleBook(_Strict):
     rules: list[TriageRule]
+    sentences: list[SentenceRule] = Field(default_factory=list)
     baseline: TriageRule
 
 
@@ -273,21 +288,7 @@ def _tkprof(f: Mapping) -> list[str]:
         f"The traced {_plural(n, 'statement')} took {_s('tkprof.elapsed_s', elapsed)}: "
         f"{_s('tkprof.cpu_s', cpu)} on CPU and {_s('tkprof.waited_s', waited)} in waits."
     ]
-    unacc = _num(f, "tkprof.unaccounted_s")
-    pct = _num(f, "tkprof.unaccounted_pct")
-    if unacc is not None and pct is not None and pct >= 10 and elapsed >= 0.1:
-        out.append(
-            f"{_s('tkprof.unaccounted_s', unacc)} ({_s('tkprof.unaccounted_pct', pct)}) is "
-            "unaccounted for: neither CPU nor a measured wait (run queue, paging or "
-            "uninstrumented code)."
-        )
-    fetches, rpf = _num(f, "tkprof.fetch_count"), _num(f, "tkprof.rows_per_fetch")
-    if fetches and fetches >= 1000 and rpf is not None and rpf < 20:
-        out.append(
-            f"{_plural(fetches, 'fetch', 'fetches')} brought {_s('tkprof.rows_per_fetch', rpf)} "
-            "rows each: the client fetches in small arrays."
-        )
-    return out
+    return out  # then its `sentences` in kb/rules/triage.yaml
 
 
 def _trace10046(f: Mapping) -> list[str]:
@@ -306,22 +307,7 @@ def _trace10046(f: Mapping) -> list[str]:
         )
     else:
         out.append(f"Response time R is {_s('trace10046.response_s', r)}.")
-    think = _num(f, "trace10046.think_pct")
-    if think is not None and think >= 20:
-        out.append(
-            f"Think time (waiting for the client between calls) is "
-            f"{_s('trace10046.think_pct', think)} of R."
-        )
-    unacc = _num(f, "trace10046.unaccounted_pct")
-    if unacc is not None and unacc >= 10:
-        out.append(f"{_s('trace10046.unaccounted_pct', unacc)} of R is unaccounted for.")
-    longest = _num(f, "trace10046.max_wait_ms")
-    event = f.get("trace10046.max_wait_event")
-    if longest and isinstance(event, str):
-        out.append(
-            f"The slowest single wait was '{event}' at {_s('trace10046.max_wait_ms', longest)}."
-        )
-    return out
+    return out  # then its `sentences` in kb/rules/triage.yaml
 
 
 def _syscalls(f: Mapping) -> list[str]:
@@ -388,20 +374,7 @@ def _cpu(f: Mapping) -> list[str]:
     ]
     n = _num(f, "cpu.count")
     where = f"Across {_plural(n, 'CPU')}" if n else "On average"
-    out = [f"{where} the time splits {', '.join(parts)}."]
-    if idle >= 80:
-        out.append("The CPUs are mostly idle: CPU is not the bottleneck here.")
-    elif idle < 10:
-        out.append("The CPUs are saturated: work waits for a CPU.")
-    max_sys, skew = _num(f, "cpu.max_sys_pct"), _num(f, "cpu.sys_skew")
-    if max_sys is not None and max_sys >= 50 and skew is not None and skew >= 30:
-        hot = top_key(_table(f, "cpu.sys"))
-        which = f"CPU {hot}" if hot is not None else "one CPU"
-        out.append(
-            f"{which} reaches {_s('cpu.max_sys_pct', max_sys)} system time while others stay "
-            "lower: a hot spot, often interrupts or one busy kernel thread."
-        )
-    return out
+    return [f"{where} the time splits {', '.join(parts)}."]  # then its `sentences`
 
 
 def _stack(f: Mapping, details: Mapping) -> list[str]:
@@ -567,26 +540,24 @@ def _ash(f: Mapping) -> list[str]:
 
 
 def _sessions(f: Mapping) -> list[str]:
-    out: list[str] = []
-    waiters = _table(f, "lock.waiters")
-    kind = top_key(waiters)
-    if kind:
-        longest = _num(f, "lock.ctime_max_s", kind)
-        verb = "requests" if waiters[kind] == 1 else "request"
-        text = f"{_plural(waiters[kind], 'session')} {verb} a {kind} lock"
-        if longest is not None:
-            text += f", the longest for {_s('lock.ctime_max_s', longest)}"
-        out.append(text + ": someone holds it and has not committed or rolled back.")
-    counts = _table(f, "session.count")
-    event = top_key(counts, skip_idle=True)
-    if event:
-        longest = _num(f, "session.seconds_in_wait_max", event)
-        verb = "waits" if counts[event] == 1 else "wait"
-        text = f"{_plural(counts[event], 'session')} {verb} on '{event}'"
-        if longest is not None:
-            text += f", the longest for {_s('session.seconds_in_wait_max', longest)}"
-        out.append(text + ".")
-    return out
+    locks = _most_sessions(f, "lock.waiters", "lock.ctime_max_s", "requests", "a {} lock")
+    waits = _most_sessions(f, "session.count", "session.seconds_in_wait_max", "waits", "on '{}'")
+    if locks:
+        locks += ": someone holds it and has not committed or rolled back"
+    return [text + "." for text in (locks, waits) if text]
+
+
+def _most_sessions(f: Mapping, counts: str, longest: str, verb: str, what: str) -> str:
+    """'3 sessions wait on 'X', the longest for 12 s': the key most sessions are counted under
+    (an idle event passed over), its verb agreeing with the count, and its longest time."""
+    table = _table(f, counts)
+    key = top_key(table, skip_idle=FACTS[counts].keyed_by == "event")
+    if not key:
+        return ""
+    n = table[key]
+    text = f"{_plural(n, 'session')} {verb if n == 1 else verb[:-1]} {what.format(key)}"
+    most = _num(f, longest, key)
+    return text + (f", the longest for {_s(longest, most)}" if most is not None else "")
 
 
 _DESCRIBERS = (
@@ -659,12 +630,12 @@ def describe(block: Block) -> list[str]:
         return []
     out = parser_sentences(block)
     said_slowest = any(s.startswith("Slowest call:") for s in out)
+    by_describer = _sentences_by_describer()
     for describer in _DESCRIBERS:
-        out += [
-            s
-            for s in describer(block.facts)
-            if not (said_slowest and s.startswith("The slowest single call"))
-        ]
+        said = describer(block.facts)
+        if said:
+            said += _rule_sentences(by_describer.get(describer.__name__.lstrip("_"), ()), block)
+        out += [s for s in said if not (said_slowest and s.startswith("The slowest single call"))]
     out += _stack(block.facts, block.details) if block.format == "stack" else []
     return out or _generic(block)
 
@@ -699,6 +670,27 @@ def _finding_text(rule: TriageRule, facts: Mapping, values: Mapping[str, object]
 
     text = _FACT_PLACEHOLDER.sub(one, rule.finding)
     return None if missing or not text.strip() else text
+
+
+@lru_cache(maxsize=4)
+def _sentences_by_describer(path: Path = RULES_PATH) -> dict[str, tuple[SentenceRule, ...]]:
+    """The rules file's `sentences` by the describer they follow (read once, like the rules)."""
+    out: dict[str, tuple[SentenceRule, ...]] = {}
+    for rule in load_rules(path).sentences:
+        out[rule.follows] = (*out.get(rule.follows, ()), rule)
+    return out
+
+
+def _rule_sentences(rules: Iterable[SentenceRule], block: Block) -> list[str]:
+    """The `sentences` of the rules file that hold on the block, filled, in the file's order."""
+    out = []
+    for rule in rules:
+        if block.format in rule.sources and _held(rule, block):
+            own = {kind: source.value(block.facts) for kind, source in rule.fill.items()}
+            text = _finding_text(rule, block.facts, own)  # None when a value is missing
+            if text is not None:
+                out.append(text)
+    return out
 
 
 def _blocks_for(rule: TriageRule, blocks: Iterable[Block]) -> Iterable[Block]:

@@ -60,7 +60,9 @@ _CANONICAL = {
 _PCT = ("usr", "sys", "wait", "idle")
 # Linux sysstat's other %-columns, each kept per CPU and from the `all` row
 _LINUX_PCT = ("nice", "irq", "soft", "steal", "guest", "gnice")
-_CHART = ("usr", "sys", "wait", "idle", "intr", "smtx", "xcal", *_LINUX_PCT)
+# The per-CPU columns details["cpus"] carries, under these names whatever the release called them
+# (`%usr`, `usr`, `wt`): the catalogue's mpstat chart (ingest/data/facts.yaml) reads them as they are.
+CPU_COLUMNS = ("usr", "sys", "wait", "idle", "intr", "smtx", "xcal", *_LINUX_PCT)
 # `mpstat -I SCPU` columns (softirq kinds); any other `-I` table with `N/s` columns is per IRQ
 _SOFTIRQS = frozenset(
     [
@@ -833,7 +835,7 @@ class MpstatParser(Parser):
             if values:
                 facts[f"cpu.max_{key}"] = round(max(values), 3)
         details["cpus"] = [
-            {"id": c, **{k: round(per_cpu[c][k], 2) for k in _CHART if k in per_cpu[c]}}
+            {"id": c, **{k: round(per_cpu[c][k], 2) for k in CPU_COLUMNS if k in per_cpu[c]}}
             for c in sorted(per_cpu, key=lambda c: (len(c), c))
         ]
         details["hot_cpus"] = _hot(per_cpu)

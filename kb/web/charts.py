@@ -3,6 +3,10 @@
 Every function returns a complete inline <svg> as Markup. Text that came from the evidence
 (syscall, event and CPU names) goes through `escape`, numbers through float formatting, so a
 hostile paste cannot inject markup. Colours come from CSS classes (see static/perfkb.css).
+
+This module knows how to draw each kind of chart and nothing about any format: which facts,
+details, series, labels and thresholds each format's blocks draw is the fact catalogue's
+`block_charts` table (ingest/data/facts.yaml), read through ingest.facts.block_charts.
 """
 
 from __future__ import annotations
@@ -13,19 +17,15 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
-from ingest.facts import bar_charts, number
+from ingest.facts import BlockChart, bar_charts, number
+from ingest.facts import block_charts as catalogue_charts
 from ingest.model import Block
 
 W = 600  # viewBox width; the SVG scales to its container (text stays near 12 px on a laptop)
-# irq is %irq + %soft and steal is %steal (Linux): a CPU that interrupts or the hypervisor take
-# over shows as its own colour, not as a short bar
+# The stacked parts of a CPU column (the catalogue's mpstat row says which parser columns make
+# each: irq is %irq + %soft): a CPU that interrupts or the hypervisor take over shows as its own
+# colour, not as a short bar
 CPU_PARTS = ("usr", "sys", "irq", "steal", "wait", "idle")
-_CPU_ALIASES = {
-    "usr": ("usr", "user", "%usr", "us"),
-    "sys": ("sys", "system", "%sys", "sy"),
-    "wait": ("wait", "wt", "iowait", "%iowait", "wa"),
-    "idle": ("idle", "idl", "%idle", "id"),
-}
 
 
 def _num(v: Any) -> float | None:
@@ -271,7 +271,7 @@ def split_bar(
     return _svg(top + bh + 6, body, title)
 
 
-# ---- per-format charts ------------------------------------------------------------------------
+# ---- reading a block ------------------------------------------------------------------------------
 
 
 def _table(block: Block, name: str) -> dict[str, float]:
@@ -283,306 +283,11 @@ def _table(block: Block, name: str) -> dict[str, float]:
     )
 
 
-def _cpu_rows(block: Block) -> list[tuple[str, dict[str, float]]]:
-    """Per-CPU averages from the mpstat parser's details, whatever it names the columns."""
-    raw = block.details.get("per_cpu") or block.details.get("cpus") or []
-    if isinstance(raw, Mapping):
-        raw = [dict(v, cpu=k) if isinstance(v, Mapping) else {} for k, v in raw.items()]
-    rows: list[tuple[str, dict[str, float]]] = []
-    for item in raw if isinstance(raw, list) else []:
-        if not isinstance(item, Mapping):
-            continue
-        parts: dict[str, float] = {}
-        for part, names in _CPU_ALIASES.items():
-            for n in names:
-                if (v := _num(item.get(n))) is not None:
-                    parts[part] = v
-                    break
-        irq = [v for n in ("irq", "soft") if (v := _num(item.get(n))) is not None]
-        if irq:
-            parts["irq"] = sum(irq)
-        if (steal := _num(item.get("steal"))) is not None:
-            parts["steal"] = steal
-        label = str(item.get("cpu", item.get("id", len(rows))))
-        rows.append((label, parts))
-    return rows
-
-
 def _bound_label(bound: Any) -> str:
     b = _num(bound)
     if b is None:
         return str(bound)
     return f"≤{b * 1000:g}µs" if b < 1 else f"≤{b:g}ms"
-
-
-def _latency_buckets(block: Block) -> list[tuple[str, float]]:
-    """The syscall parser's (upper bound ms, calls) pairs as labelled buckets."""
-    raw = block.details.get("latency_histogram")
-    out: list[tuple[str, float]] = []
-    if isinstance(raw, list):
-        for item in raw:
-            if isinstance(item, list | tuple) and len(item) == 2:
-                out.append((_bound_label(item[0]), _num(item[1]) or 0.0))
-    return out
-
-
-def _series(block: Block, *names: str) -> list[tuple[str, list[float]]]:
-    """Named runs of points from a parser's details["series"] (vmstat, sar, iostat)."""
-    raw = block.details.get("series")
-    if not isinstance(raw, Mapping):
-        return []
-    out = []
-    for name in names:
-        values = raw.get(name)
-        if isinstance(values, list):
-            out.append((name, values))
-    return out
-
-
-_SERIES_LABELS = {"r": "run queue (r)", "b": "blocked (b)", "runq-sz": "runq-sz"}
-
-
-def _os_charts(block: Block) -> list[tuple[str, Markup | None]]:
-    """vmstat, sar, iostat, pidstat, prstat: what a person looks at first in each."""
-    out: list[tuple[str, Markup | None]] = []
-    fmt, f = block.format, block.facts
-    cpus = _num(f.get("cpu.count"))
-    mark = f"{_fmt(cpus)} CPUs" if cpus else ""
-    if fmt == "vmstat":
-        runq = [(_SERIES_LABELS[n], v) for n, v in _series(block, "r", "b")]
-        out.append(
-            (
-                "Run queue over time",
-                series_lines(runq, title="run queue", threshold=cpus, threshold_label=mark),
-            )
-        )
-        cpu = _series(block, "us", "sy_cpu", "wa")
-        named = [({"us": "user %", "sy_cpu": "system %", "wa": "iowait %"}[n], v) for n, v in cpu]
-        out.append(("CPU over time", series_lines(named, title="CPU %", unit="%")))
-    if fmt == "sar":
-        load = _series(block, "runq-sz", "ldavg-1")
-        out.append(
-            (
-                "Run queue and load over time",
-                series_lines(
-                    load, title="run queue and load", threshold=cpus, threshold_label=mark
-                ),
-            )
-        )
-        out.append(("CPU over time", series_lines(_series(block, "iowait", "idle"), title="CPU %")))
-    if fmt in ("iostat", "sar"):
-        await_ms = _table(block, "dev.await_ms")
-        util = _table(block, "dev.util_pct")
-        queue = _table(block, "dev.queue")
-        notes = {
-            d: " · ".join(
-                part
-                for part in (
-                    f"{_fmt(util[d])}% util" if d in util else "",
-                    f"queue {_fmt(queue[d])}" if d in queue else "",
-                )
-                if part
-            )
-            for d in await_ms
-        }
-        out.append(
-            (
-                "Device latency (await)",
-                hbars(await_ms.items(), title="await by device", unit=" ms", value_note=notes),
-            )
-        )
-        raw = block.details.get("series")
-        if fmt == "iostat" and isinstance(raw, Mapping):
-            lines = [(str(d), v) for d, v in raw.items() if isinstance(v, list)]
-            out.append(("Device latency over time", series_lines(lines, title="await", unit=" ms")))
-    for chart in bar_charts(fmt):  # the catalogue's: which keyed facts of the format
-        values = _table(block, chart.fact)
-        if any(values.values()):
-            caption = chart.caption
-            out.append((caption, hbars(values.items(), title=caption, unit=chart.unit, limit=10)))
-    return out
-
-
-def block_charts(block: Block) -> list[tuple[str, Markup]]:
-    """(caption, svg) pairs for one evidence block; empty when there is nothing to draw."""
-    out: list[tuple[str, Markup | None]] = []
-    fmt = block.format
-    if fmt == "mpstat":
-        out.append(
-            (
-                "Per-CPU usr / sys / irq / steal / wait / idle",
-                cpu_columns(_cpu_rows(block), title="CPU"),
-            )
-        )
-    elif fmt in ("truss", "strace"):
-        total = _table(block, "syscall.total_ms")
-        if any(total.values()):
-            share = _table(block, "syscall.share_pct")
-            notes = {k: f"{_fmt(v)}%" for k, v in share.items()}
-            out.append(
-                (
-                    "Time by syscall",
-                    hbars(total.items(), title="ms by syscall", unit=" ms", value_note=notes),
-                )
-            )
-        else:
-            counts = _table(block, "syscall.count")
-            out.append(("Calls by syscall", hbars(counts.items(), title="calls by syscall")))
-        buckets = _latency_buckets(block)
-        out.append(("Call latency", columns(buckets, title="calls by latency", unit=" calls")))
-    elif fmt == "vdollar" and _table(block, "ash.seconds"):
-        ash = _table(block, "ash.seconds")
-        out.append(("ASH time by event", hbars(ash.items(), title="ASH seconds", unit=" s")))
-    elif fmt in ("waits", "tkprof"):
-        db_pct = _table(block, "event.pct_of_db_time")
-        if db_pct:  # an AWR / Statspack report: what the DBA reads first
-            out.append(
-                (
-                    "Top events, % of DB time",
-                    hbars(db_pct.items(), title="% of DB time", unit="%", limit=10),
-                )
-            )
-        waited = _table(block, "event.waited_s")
-        pct = _table(block, "event.pct_of_waited")
-        if not pct and waited:
-            s = sum(waited.values()) or 1.0
-            pct = {k: 100 * v / s for k, v in waited.items()}
-        notes = {k: f"{_fmt(waited[k])} s" for k in pct if k in waited}
-        out.append(
-            (
-                "Each event's share of waited time",
-                hbars(pct.items(), title="share of waited time", unit="%", value_note=notes),
-            )
-        )
-        if fmt == "tkprof":
-            f = block.facts
-            elapsed = _num(f.get("tkprof.elapsed_s")) or 0.0
-            cpu = _num(f.get("tkprof.cpu_s")) or 0.0
-            waited_s = _num(f.get("tkprof.waited_s")) or 0.0
-            rest = elapsed - cpu - waited_s
-            out.append(
-                (
-                    "Elapsed: cpu, waits and the unaccounted rest",
-                    split_bar(
-                        [
-                            ("part-cpu", "cpu", cpu),
-                            ("part-wait", "waits", waited_s),
-                            ("part-rest", "unaccounted", max(rest, 0.0)),
-                        ],
-                        total=elapsed,
-                        title="elapsed split",
-                    ),
-                )
-            )
-    elif fmt == "trace10046":
-        # the Method R profile: each component's share of response time, largest first
-        seconds = _table(block, "trace10046.profile_s")
-        pct = _table(block, "trace10046.profile_pct")
-        ranked = sorted(pct.items(), key=lambda kv: -abs(kv[1]))
-        notes = {k: f"{_fmt(seconds[k])} s" for k, _ in ranked if k in seconds}
-        out.append(
-            (
-                "Response-time profile (share of R)",
-                hbars(ranked, title="share of response time", unit="%", value_note=notes),
-            )
-        )
-    elif fmt in ("vmstat", "sar", "iostat", "pidstat", "prstat"):
-        out.extend(_os_charts(block))
-    elif fmt == "perf":
-        out.extend(_perf_charts(block))
-    elif fmt == "lockstat":
-        count = _table(block, "lock.count")
-        time_ms = _table(block, "lock.time_ms")
-        notes = {k: f"{_fmt(v)} ms" for k, v in time_ms.items()}
-        out.append(
-            ("Hottest locks", hbars(count.items(), title="events by lock", value_note=notes))
-        )
-        callers = _table(block, "caller.count")
-        out.append(("Callers", hbars(callers.items(), title="events by caller", limit=10)))
-    elif fmt == "top":
-        cpu = _table(block, "proc.cpu_pct")
-        out.append(("CPU by command", hbars(cpu.items(), title="%CPU by command", unit="%")))
-        out.append(_memory_chart(block))
-    elif fmt in ("meminfo", "free"):
-        out.append(_memory_chart(block))
-    elif fmt == "procvmstat":
-        names = ("vm.direct_scan_pages", "vm.allocstall", "vm.swap_pages", "vm.major_faults")
-        names += ("vm.compact_stall", "vm.thp_fallback", "vm.oom_kill")
-        shown = {n.removeprefix("vm."): v for n in names if (v := _num(block.facts.get(n)))}
-        since = " (since boot)" if block.facts.get("os.since_boot") == 1 else ""
-        out.append((f"Reclaim, swap and faults{since}", hbars(shown.items(), title="counters")))
-    elif fmt == "pressure":
-        avg10 = _table(block, "psi.avg10_pct")
-        avg300 = _table(block, "psi.avg300_pct")
-        notes = {k: f"avg300 {_fmt(avg300[k])}%" for k in avg10 if k in avg300}
-        out.append(
-            (
-                "Time stalled (last 10 s)",
-                hbars(avg10.items(), title="stalled, avg10", unit="%", value_note=notes),
-            )
-        )
-    elif fmt in ("stack", "dtrace"):
-        top = (
-            _table(block, "probe.count")
-            or _table(block, "frame.top")
-            or _table(block, "frame.count")
-        )
-        out.append(("Most frequent functions", hbars(top.items(), title="functions", limit=10)))
-        out.extend(_histograms(block))
-    return [(caption, svg) for caption, svg in out if svg is not None]
-
-
-def _perf_charts(block: Block) -> list[tuple[str, Markup | None]]:
-    """perf: the hottest functions by self share (children noted), else folded-stack tops."""
-    out: list[tuple[str, Markup | None]] = []
-    share = _table(block, "symbol.self_pct")
-    if share:
-        children = _table(block, "symbol.children_pct")
-        notes = {k: f"children {_fmt(children[k])}%" for k in share if k in children}
-        out.append(
-            (
-                "Hottest functions",
-                hbars(share.items(), title="self share", unit="%", value_note=notes, limit=15),
-            )
-        )
-        f = block.facts
-        kernel = _num(f.get("perf.kernel_pct")) or 0.0
-        user = _num(f.get("perf.user_pct")) or 0.0
-        if kernel or user:
-            out.append(
-                (
-                    "Kernel and user time",
-                    split_bar(
-                        [("part-rest", "kernel", kernel), ("part-cpu", "user", user)],
-                        total=kernel + user,
-                        title="kernel vs user",
-                        unit="%",
-                    ),
-                )
-            )
-    else:
-        top = _table(block, "frame.top") or _table(block, "frame.count")
-        out.append(("Most frequent functions", hbars(top.items(), title="functions", limit=10)))
-    counters = _table(block, "perf.counter")
-    if counters and not share:
-        out.append(("Counters", hbars(counters.items(), title="perf stat counters")))
-    return out
-
-
-def _memory_chart(block: Block) -> tuple[str, Markup | None]:
-    """Memory as a person weighs it: what is available against what is taken."""
-    f = block.facts
-    total = _num(f.get("mem.total_mb")) or 0.0
-    avail = _num(f.get("mem.available_mb"))
-    if not total or avail is None:
-        return ("Memory", None)
-    huge = _num(f.get("mem.hugepages_mb")) or 0.0
-    used = max(total - avail - huge, 0.0)
-    parts = [("part-rest", "in use", used)]
-    if huge:
-        parts.append(("part-wait", "huge pages", huge))
-    parts.append(("part-cpu", "available", avail))
-    return ("Memory", split_bar(parts, total=total, title="memory (MB)", unit=" MB"))
 
 
 def _power(value: float) -> str:
@@ -593,11 +298,108 @@ def _power(value: float) -> str:
     return _fmt(value)
 
 
-def _histograms(block: Block) -> list[tuple[str, Markup | None]]:
+# ---- the catalogue's charts (ingest/data/facts.yaml `block_charts`), one function per kind ------
+Drawn = list[tuple[str, Markup | None]]
+
+
+def _notes(block: Block, chart: BlockChart, keys: Iterable[str]) -> dict[str, str]:
+    """Each key's note: the row's note texts with the key's values, joined; none left empty."""
+    tables = [(_table(block, n.fact), n.text) for n in chart.notes]
+    out = {}
+    for k in keys:
+        text = " · ".join(t.format(_fmt(table[k])) for table, t in tables if k in table)
+        if text:
+            out[k] = text
+    return out
+
+
+def _draw_hbars(block: Block, chart: BlockChart) -> Drawn:
+    """Bars by key of the first keyed fact with values, or one bar per named scalar."""
+    if chart.scalars:
+        values = {n.split(".", 1)[-1]: v for n in chart.scalars if (v := _num(block.facts.get(n)))}
+    else:
+        values = next((t for n in chart.facts if (t := _table(block, n))), {})
+        if not values and chart.share_of:  # each key's share of another table's sum
+            base = _table(block, chart.share_of)
+            s = sum(base.values()) or 1.0
+            values = {k: 100 * v / s for k, v in base.items()}
+    caption = chart.caption
+    if chart.since_boot and block.facts.get("os.since_boot") == 1:
+        caption += chart.since_boot
+    notes = _notes(block, chart, values) if chart.notes else None
+    svg = hbars(
+        values.items(), title=chart.title, unit=chart.unit, limit=chart.limit, value_note=notes
+    )
+    return [(caption, svg)]
+
+
+def _draw_columns(block: Block, chart: BlockChart) -> Drawn:
+    """A parser's (upper bound ms, count) pairs as labelled buckets (the syscall latency)."""
+    raw = block.details.get(chart.details)
+    buckets: list[tuple[str, float]] = []
+    for item in raw if isinstance(raw, list) else []:
+        if isinstance(item, list | tuple) and len(item) == 2:
+            buckets.append((_bound_label(item[0]), _num(item[1]) or 0.0))
+    return [(chart.caption, columns(buckets, title=chart.title, unit=chart.unit))]
+
+
+def _draw_cpu_columns(block: Block, chart: BlockChart) -> Drawn:
+    """Per-CPU rows of the parser's details under the names the parser gives them (each part the
+    sum of its columns: irq is %irq + %soft), labelled by the row's id."""
+    raw = block.details.get(chart.details)
+    rows: list[tuple[str, Mapping[str, float]]] = []
+    for item in raw if isinstance(raw, list) else []:
+        if not isinstance(item, Mapping):
+            continue
+        parts: dict[str, float] = {}
+        for part, names in chart.columns.items():
+            found = [v for n in names if (v := _num(item.get(n))) is not None]
+            if found:
+                parts[part] = sum(found)
+        rows.append((str(item.get("id", len(rows))), parts))
+    return [(chart.caption, cpu_columns(rows, title=chart.title))]
+
+
+def _draw_series_lines(block: Block, chart: BlockChart) -> Drawn:
+    """Named runs of points from the parser's details (vmstat, sar, iostat), legend-labelled."""
+    raw = block.details.get(chart.details)
+    lines: list[tuple[str, list[float]]] = []
+    if isinstance(raw, Mapping):
+        names = chart.series if chart.series is not None else {str(k): str(k) for k in raw}
+        for name, label in names.items():
+            values = raw.get(name)
+            if isinstance(values, list):
+                lines.append((label, values))
+    limit = _num(block.facts.get(chart.threshold)) if chart.threshold else None
+    mark = chart.threshold_label.format(_fmt(limit)) if limit else ""
+    svg = series_lines(
+        lines, title=chart.title, threshold=limit, threshold_label=mark, unit=chart.unit
+    )
+    return [(chart.caption, svg)]
+
+
+def _draw_split_bar(block: Block, chart: BlockChart) -> Drawn:
+    """One bar of a total split into scalar parts; the `rest` part is what the others leave."""
+    f = block.facts
+    for name, need in chart.requires.items():
+        v = _num(f.get(name))
+        if v is None or (need == "nonzero" and not v):
+            return []
+    values = {p.label: _num(f.get(p.fact)) or 0.0 for p in chart.parts if p.fact}
+    total = (_num(f.get(chart.total)) or 0.0) if chart.total else sum(values.values())
+    parts = []
+    for p in chart.parts:
+        v = max(total - sum(values.values()), 0.0) if p.rest else values[p.label]
+        if not (p.optional and not v):
+            parts.append((p.css, p.label, v))
+    return [(chart.caption, split_bar(parts, total=total, title=chart.title, unit=chart.unit))]
+
+
+def _draw_histograms(block: Block, chart: BlockChart) -> Drawn:
     """DTrace quantize, bpftrace hist() and BCC tables as columns, the way they are printed."""
-    out: list[tuple[str, Markup | None]] = []
-    raw = block.details.get("histograms")
-    for hist in raw[:4] if isinstance(raw, list) else []:
+    out: Drawn = []
+    raw = block.details.get(chart.details)
+    for hist in raw[: chart.limit] if isinstance(raw, list) else []:
         if not isinstance(hist, Mapping):
             continue
         buckets = []
@@ -605,5 +407,40 @@ def _histograms(block: Block) -> list[tuple[str, Markup | None]]:
             if isinstance(b, Mapping) and (v := _num(b.get("value"))) is not None:
                 buckets.append((_power(v), _num(b.get("count")) or 0.0))
         label = str(hist.get("label", ""))[:60]
-        out.append((f"Histogram {label}", columns(buckets, title=f"histogram {label}")))
+        title = chart.title.format(label)
+        out.append((chart.caption.format(label), columns(buckets, title=title)))
     return out
+
+
+_KINDS = {
+    "hbars": _draw_hbars,
+    "columns": _draw_columns,
+    "cpu_columns": _draw_cpu_columns,
+    "series_lines": _draw_series_lines,
+    "split_bar": _draw_split_bar,
+    "histograms": _draw_histograms,
+}
+
+
+def _held(block: Block, fact: str) -> bool:
+    """A row's `when` / `unless`: the keyed fact has a nonzero value in this block."""
+    return any(_table(block, fact).values())
+
+
+def block_charts(block: Block) -> list[tuple[str, Markup]]:
+    """(caption, svg) pairs for one evidence block, as the catalogue's `block_charts` and
+    `bar_charts` rows for its format say; empty when there is nothing to draw."""
+    out: Drawn = []
+    for chart in catalogue_charts(block.format):
+        if chart.when and not _held(block, chart.when):
+            continue
+        if chart.unless and _held(block, chart.unless):
+            continue
+        out.extend(_KINDS[chart.kind](block, chart))
+    for bar in bar_charts(block.format):  # the catalogue's: which keyed facts of the format
+        values = _table(block, bar.fact)
+        if any(values.values()):
+            out.append(
+                (bar.caption, hbars(values.items(), title=bar.caption, unit=bar.unit, limit=10))
+            )
+    return [(caption, svg) for caption, svg in out if svg is not None]

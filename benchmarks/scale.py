@@ -264,6 +264,17 @@ def _load_extra(
     return extra
 
 
+def _load_note(load: dict[str, float | int], ref: dict[str, float | int]) -> str:
+    """One line of where the latency went, for the printed report."""
+    note = f"{load['requests']} requests, p50/p95/p99 {load['p50_ms']}/{load['p95_ms']}/"
+    note += f"{load['p99_ms']} ms"
+    if "queue_p50_ms" in load:
+        note += f"; slot wait p50 {load['queue_p50_ms']} ms, held p50 {load['analyze_p50_ms']} ms"
+    note += f"; server CPU {load['server_cpu_ms_per_request']} ms/request, queueing floor "
+    note += f"{load['floor_ms']} ms; GET {REF_PATH} p50/p99 {ref['p50_ms']}/{ref['p99_ms']} ms"
+    return note
+
+
 def _serve_figures(data: Path, ref_data: Path, n: int, per_client: int) -> list[Figure]:
     """First analysis after start and after an edit, and latency percentiles under CLIENTS, for
     n entries, beside the same on the starter KB; each server's GET /healthz under the same
@@ -358,6 +369,7 @@ def _serve_figures(data: Path, ref_data: Path, n: int, per_client: int) -> list[
                 ratio=ratio(p99, float(ref_value)),
                 target=f"≤ {TARGET_P99_MS:g} ms",
                 met=p99 <= TARGET_P99_MS,
+                note=_load_note(load[name], ref[name]),
                 extra={**load[name], **{f"{REF_PATH}_{k}": v for k, v in ref[name].items()}},
             )
         )

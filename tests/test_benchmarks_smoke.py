@@ -231,3 +231,25 @@ def test_entry_point_rejects_an_unknown_benchmark_in_one_line():
     assert proc.returncode == 2
     assert "unknown benchmark nosuch" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_serve_load_splits_latency_into_queue_and_analysis():
+    """benchmarks/scale.py's summary of a load: percentiles of the request, of the slot wait
+    and of the slot held (made-up latencies), and the queueing floor per interpreter."""
+    from benchmarks.scale import CLIENTS, TIMING, _load_extra, _load_note
+
+    runs = [(0.100 + i / 1000, 0.060 + i / 1000, 0.030) for i in range(100)]
+    one = _load_extra(runs, 0.020)
+    assert one["requests"] == 100
+    assert one["p50_ms"] == pytest.approx(149.5) and one["p99_ms"] == pytest.approx(198.0, abs=0.1)
+    assert one["queue_p50_ms"] == pytest.approx(109.5) and one["analyze_p99_ms"] == 30.0
+    assert one["server_cpu_ms_per_request"] == 20.0 and one["floor_ms"] == 20.0 * CLIENTS
+    assert _load_extra(runs, 0.020, workers=2)["floor_ms"] == 10.0 * CLIENTS
+    nan = float("nan")
+    bare = _load_extra([(0.005, nan, nan)] * 3, 0.0004)  # GET /healthz: no Server-Timing
+    assert "queue_p50_ms" not in bare and bare["p99_ms"] == 5.0
+    note = _load_note(one, bare)
+    assert "p50/p95/p99 149.5/" in note and f"floor {20.0 * CLIENTS} ms" in note
+    assert "slot wait p50 109.5 ms" in note and "p50/p99 5.0/5.0 ms" in note
+    header = "queue;dur=12.5, analyze;dur=20.1"
+    assert dict(TIMING.findall(header)) == {"queue": "12.5", "analyze": "20.1"}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -216,6 +217,23 @@ def test_analyze_returns_the_cli_json_object(client, api_data_dir):
     for key in ("elapsed_ms",):
         body.pop(key), direct.pop(key)
     assert body == direct
+
+
+def test_analyze_says_how_long_it_queued_and_ran(client):
+    """Server-Timing splits a POST's latency into the wait for an analysis slot and the
+    analysis itself (benchmarks/scale.py reads it under concurrent clients)."""
+    r = client.post("/api/analyze", json={"text": (SEEDS / "000_pstack_122.txt").read_text()})
+    assert r.status_code == 200
+    parts = dict(
+        re.fullmatch(r"(\w+);dur=(\d+\.\d)", p.strip()).groups()
+        for p in r.headers["server-timing"].split(",")
+    )
+    assert set(parts) == {"queue", "analyze"}
+    assert float(parts["queue"]) >= 0
+    # the slot is held while the analysis runs: at least as long as the analysis reports
+    assert float(parts["analyze"]) + 0.1 >= r.json()["elapsed_ms"] > 0
+    refused = client.post("/api/analyze", json={"txt": "x"})
+    assert refused.status_code == 422 and "server-timing" not in refused.headers
 
 
 def test_analyze_rejects_bad_bodies_clearly(client):

@@ -328,6 +328,9 @@ def test_analyze_paste_redirects_to_a_permalink(client):
     text = (SEEDS / "000_pstack_122.txt").read_text()
     r = client.post("/analyze", data={"csrf_token": token, "text": text})
     assert r.status_code == 303
+    # the wait for an analysis slot and the time holding it, as POST /api/analyze says them
+    timing = r.headers["server-timing"]
+    assert re.fullmatch(r"queue;dur=\d+\.\d, analyze;dur=\d+\.\d", timing), timing
     link = r.headers["location"]
     assert re.fullmatch(r"/analyze/[a-z0-9]+", link)
     page = client.get(link)

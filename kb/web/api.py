@@ -202,14 +202,17 @@ async def api_delete(request: Request, entry_id: str) -> Response:
     summary="Analyze pasted evidence",
     description="Returns the same object as `perfkb analyze --json`.",
 )
-async def api_analyze(request: Request, body: AnalyzeRequest = Body(...)) -> Any:
+async def api_analyze(
+    request: Request, response: Response, body: AnalyzeRequest = Body(...)
+) -> Any:
     if reason := binary_reason(body.text):
         raise HTTPException(
             422, [{"loc": "body.text", "msg": f"not a text capture: {reason}. {NOT_TEXT}"}]
         )
     st = web(request)
-    async with analysis_slot(st.analysis_slots, st.settings):
+    async with analysis_slot(st.analysis_slots, st.settings) as timing:
         result = await while_connected(request, analysis.analyze_text, body.text, st.store)
+    response.headers["Server-Timing"] = timing.header()
     return result.model_dump(mode="json")
 
 

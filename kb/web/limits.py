@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import anyio
@@ -190,12 +192,34 @@ async def while_connected(request: Request, fn: Callable[..., T], *args: Any, **
     return result
 
 
+@dataclass
+class SlotTiming:
+    """How long a request waited for an analysis slot and then held it (seconds).
+
+    Why: under concurrent clients a POST's latency is mostly the wait for a slot (analysis is
+    CPU-bound and one process runs Python on one core at a time), not the analysis itself;
+    the Server-Timing header built from this lets a client (benchmarks/scale.py) split the
+    two without profiling the server."""
+
+    queued: float = 0.0
+    held: float = 0.0
+
+    def header(self) -> str:
+        """A Server-Timing value (W3C Server Timing; durations in milliseconds)."""
+        return f"queue;dur={self.queued * 1000:.1f}, analyze;dur={self.held * 1000:.1f}"
+
+
 @asynccontextmanager
-async def analysis_slot(limiter: anyio.CapacityLimiter, settings: Settings) -> AsyncIterator[None]:
+async def analysis_slot(
+    limiter: anyio.CapacityLimiter, settings: Settings
+) -> AsyncIterator[SlotTiming]:
     """Hold one of the app's analysis slots (PERFKB_WEB_ANALYSES) for the block. Analysis is
     CPU-bound (about 1 MB/s of evidence; a 49 MB upload cost 25 s of CPU) and open to anyone,
     so without a bound a few uploads took every core from everyone else. Requests wait for a
-    slot up to PERFKB_ANALYZE_QUEUE_SECONDS, then get 503 saying so (and Retry-After)."""
+    slot up to PERFKB_ANALYZE_QUEUE_SECONDS, then get 503 saying so (and Retry-After). Yields
+    the wait and, once the block ends, how long the slot was held."""
+    timing = SlotTiming()
+    asked = time.perf_counter()
     with anyio.move_on_after(settings.analyze_queue_seconds) as waited:
         await limiter.acquire()
     if waited.cancelled_caught:
@@ -206,7 +230,10 @@ async def analysis_slot(limiter: anyio.CapacityLimiter, settings: Settings) -> A
             "minute, or run `perfkb analyze FILE` on your own machine.",
             headers={"Retry-After": "30"},
         )
+    got = time.perf_counter()
+    timing.queued = got - asked
     try:
-        yield
+        yield timing
     finally:
         limiter.release()
+        timing.held = time.perf_counter() - got

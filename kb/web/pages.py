@@ -370,7 +370,7 @@ async def analyze_post(request: Request) -> Response:
     elif reason := binary_reason(text):
         msg = f"The pasted text is not a text capture: {reason}. {NOT_TEXT}."
         return _analyze_page(request, msg, status=422)
-    async with analysis_slot(st.analysis_slots, st.settings):
+    async with analysis_slot(st.analysis_slots, st.settings) as timing:
         if has_file:
             kept: list[str] = []
             result = await while_connected(
@@ -382,6 +382,13 @@ async def analyze_post(request: Request) -> Response:
             text = "".join(kept)
         else:
             result = await while_connected(request, analysis.analyze_text, text, st.store)
+    response = await _analyzed(request, result, text)
+    response.headers["Server-Timing"] = timing.header()  # as POST /api/analyze
+    return response
+
+
+async def _analyzed(request: Request, result: AnalysisResult, text: str) -> Response:
+    """The answer to a finished analysis: the result page, or a redirect to its saved copy."""
     if not any(b.format != "unknown" for b in result.blocks):
         # prose only: nothing to share, and a saved copy would only fill the store
         note = "Not saved: perfkb found no capture it can read in this input."
@@ -389,7 +396,9 @@ async def analyze_post(request: Request) -> Response:
     ident = page_identity(request)
     if not ident.can_write:
         return _result_page(request, result, text, None, not_saved=_not_saved_note(request))
-    analysis_id = await run_in_threadpool(st.store.save_analysis, text, result.model_dump_json())
+    analysis_id = await run_in_threadpool(
+        web(request).store.save_analysis, text, result.model_dump_json()
+    )
     return RedirectResponse(f"/analyze/{analysis_id}", status_code=303)
 
 

@@ -224,7 +224,7 @@ _HEADER_ANCHORS = frozenset(
 )
 
 
-@lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=4096)
 def parse_number(token: str) -> tuple[float, float | None] | None:
     """'1,647,276' -> (1647276, None); '3.23ms' -> (3.23, 0.001); '21.1K' -> (21100, None).
 

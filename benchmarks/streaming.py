@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks import gen_oracle, gen_os_tables, gen_stacks, gen_trace10046
+from benchmarks import gen_awr, gen_oracle, gen_os_tables, gen_stacks, gen_trace10046
 from benchmarks.gen_traces import GREP_RE, MB, Expected, ensure
 from benchmarks.report import Figure, ratio
 
@@ -181,11 +181,18 @@ class Measured:
 
 
 def measure_file(
-    path: Path, exp: Expected | None, data_dir: Path, reps: int, grep_re: str | None = None
+    path: Path,
+    exp: Expected | None,
+    data_dir: Path,
+    reps: int,
+    grep_re: str | None = None,
+    *,
+    blocks: list[dict] | None = None,
 ) -> tuple[Timed, Timed, Timed, Timed, dict, float]:
     """(perfkb, grep, wc, Python floor) medians over reps, the facts perfkb reported for the
     capture, and the wall time of grep in the session's locale. `grep_re` overrides the
-    reference regex of exp's kind (a raw 10046 trace has its own)."""
+    reference regex of exp's kind (a raw 10046 trace has its own). Every block perfkb reported
+    is added to `blocks` when given (an archive of reports is one block a report)."""
     size = path.stat().st_size
     regex = grep_re if grep_re is not None else GREP_RE[exp.kind]  # type: ignore[union-attr]
     perfkb = [str(VENV_BIN / "perfkb"), "analyze", "--json", str(path)]
@@ -210,6 +217,8 @@ def measure_file(
     g_utf8 = timed_run(grep)
     result = json.loads(p.stdout)
     facts = result["blocks"][0]["facts"] if len(result.get("blocks", [])) == 1 else {}
+    if blocks is not None:
+        blocks.extend(result.get("blocks", []))
     return p, g, w, fl, facts, round(g_utf8.wall, 3)
 
 
@@ -400,6 +409,7 @@ def run(full: bool, data_root: Path | None = None) -> list[Figure]:
             figures += trace10046_figures(size, data_dir, reps, truss_mbps.get(size), data_root)
             figures += oracle_figures(size, data_dir, data_root)
             figures += stack_figures(size, data_dir, data_root)
+            figures += awr_figures(size, data_dir, data_root)
         # OS samplers (vmstat, iostat, sar, mpstat with the jc row): 10 MB in quick mode
         # (mpstat's ~10,700 intervals), 1 GB in full mode when the disk has room
         figures += os_table_figures(
@@ -535,6 +545,44 @@ def _report_figures(
     extra = {
         "lines": exp.lines,
         "bytes": exp.bytes,
+        "perfkb_wall_s": round(p.wall, 3),
+        "perfkb_cpu_s": round(p.cpu, 3),
+        "perfkb_cpu_mbps": round(m.mb / p.cpu, 2) if p.cpu else None,
+        "grep_wall_s": round(g.wall, 3),
+        "wc_wall_s": round(w.wall, 3),
+        "python_floor_wall_s": round(fl.wall, 3),
+        "counts_match": not problem,
+    }
+    return [m.throughput(problem, extra), m.floor(), m.cpu_vs_grep(), m.rss()]
+
+
+def _check_awr(exp: gen_awr.ExpectedAwr, blocks: list[dict]) -> str:
+    """One waits block a report, and the foreground and background waits the generator wrote
+    summed over them, as perfkb counted them."""
+    waits = [b for b in blocks if b.get("format") == "waits"]
+    got = {
+        "reports": len(waits),
+        "other blocks": len(blocks) - len(waits),
+        "waits": round(sum(sum(b["facts"].get("event.count", {}).values()) for b in waits)),
+    }
+    want = {"reports": exp.reports, "other blocks": 0, "waits": exp.waits}
+    bad = [f"{k} {got[k]} ≠ {v}" for k, v in want.items() if got[k] != v]
+    return "counts differ: " + ", ".join(bad) if bad else ""
+
+
+def awr_figures(size: str, data_dir: Path, data_root: Path | None = None) -> list[Figure]:
+    """An archive of AWR and Statspack text reports (gen_awr: a week of hourly reports in five
+    releases' layouts) of `size`, measured as oracle_figures measures reports; the reports and
+    waits counted are checked against the generator's tally."""
+    path, exp = gen_awr.ensure(size, **({"data_dir": data_root} if data_root else {}))
+    blocks: list[dict] = []
+    p, g, w, fl, _, _ = measure_file(path, None, data_dir, 1, gen_awr.GREP_RE, blocks=blocks)
+    m = Measured(f"awr {size}", exp.bytes / MB, p, g, w, fl)
+    problem = _check_awr(exp, blocks)
+    extra = {
+        "lines": exp.lines,
+        "bytes": exp.bytes,
+        "reports": exp.reports,
         "perfkb_wall_s": round(p.wall, 3),
         "perfkb_cpu_s": round(p.cpu, 3),
         "perfkb_cpu_mbps": round(m.mb / p.cpu, 2) if p.cpu else None,

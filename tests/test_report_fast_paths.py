@@ -22,6 +22,7 @@ from ingest.detect import parse_lines, parse_stream, parse_text
 from ingest.parsers.dtrace import DtraceParser
 from ingest.parsers.stack import StackParser
 from ingest.parsers.tkprof import TkprofParser
+from ingest.parsers.waits import RE_CLAIMED, WaitsParser, parse_number
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpus" / "snippets"
@@ -29,7 +30,7 @@ FIXTURES = ROOT / "tests" / "fixtures"
 
 if str(ROOT) not in sys.path:  # benchmarks/ is not an installed package: run from the checkout
     sys.path.insert(0, str(ROOT))
-from benchmarks import gen_oracle, gen_stacks  # noqa: E402
+from benchmarks import gen_awr, gen_oracle, gen_stacks  # noqa: E402
 
 
 def _by_lines(data: bytes) -> str:
@@ -50,7 +51,7 @@ def _by_text(data: bytes) -> str:
     return parse_text(data.decode("utf-8", errors="replace")).model_dump_json()
 
 
-FAST_HERE = (TkprofParser, StackParser, DtraceParser)
+FAST_HERE = (TkprofParser, StackParser, DtraceParser, WaitsParser)
 PATHS = (_by_lines, _by_stream(1024 * 1024), _by_stream(4093), _by_text)
 
 
@@ -76,7 +77,7 @@ def report(tmp_path_factory) -> tuple[bytes, gen_oracle.ExpectedOracle]:
 def test_corpus_and_fixtures_read_alike(monkeypatch):
     files = sorted(CORPUS.glob("*")) + sorted(p for p in FIXTURES.rglob("*") if p.is_file())
     assert len(files) > 100, "the corpus (../shared/corpus) and fixtures must be present"
-    seen = {"tkprof": 0, "stack": 0, "dtrace": 0}
+    seen = {"tkprof": 0, "stack": 0, "dtrace": 0, "waits": 0}
     for path in files:
         want = _same(path.read_bytes(), monkeypatch)
         for fmt in seen:
@@ -320,6 +321,167 @@ _STACK_LINE = st.sampled_from([x.decode().rstrip("\n") for x in _STACK_OTHERS[:-
 )
 def test_drawn_stack_text_reads_alike(body, crlf):
     head = [f"#{i}  0x00000000{i:08x} in f{i % 7} () from /lib64/libc.so.6" for i in range(60)]
+    data = ("\r\n" if crlf else "\n").join([*head, *body]).encode("utf-8", errors="replace")
+    with pytest.MonkeyPatch.context() as mp:
+        _same(data, mp)
+
+
+# -- AWR / Statspack text (the waits parser) ------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory) -> tuple[bytes, gen_awr.ExpectedAwr]:
+    path = tmp_path_factory.mktemp("gen") / "awr.txt"
+    exp = gen_awr.generate_awr(400 * 1024, path, seed=31)
+    return path.read_bytes(), exp
+
+
+def test_generated_awr_archive_counts_and_reads_alike(archive, monkeypatch):
+    data, exp = archive
+    assert exp.bytes == len(data)
+    assert set(exp.by_layout) == set(gen_awr.LAYOUTS)
+    _same(data, monkeypatch)
+    ev = parse_text(data.decode())
+    assert [b.format for b in ev.blocks] == ["waits"] * exp.reports
+    assert sum(b.lines for b in ev.blocks) <= exp.lines
+    from benchmarks.streaming import _check_awr
+
+    blocks = [b.model_dump() for b in ev.blocks]
+    assert _check_awr(exp, blocks) == ""
+    blocks[3]["facts"]["event.count"] = {"log file sync": 1.0}
+    assert "waits" in _check_awr(exp, blocks)
+    assert "reports" in _check_awr(exp, blocks[1:])
+
+
+def test_awr_fast_path_is_really_taken(archive, monkeypatch):
+    data, _ = archive
+    calls = []
+    real = WaitsParser.feed_run
+
+    def spy(self, text, pos, endpos, plain):
+        out = real(self, text, pos, endpos, plain)
+        calls.append(out[1])
+        return out
+
+    monkeypatch.setattr(WaitsParser, "feed_run", spy)
+    parse_stream(io.BytesIO(data))
+    assert sum(calls) > data.count(b"\n") // 2
+
+
+def test_awr_generator_is_seeded(tmp_path):
+    a, b, c = (tmp_path / n for n in "abc")
+    assert gen_awr.generate_awr(40_000, a, seed=1) == gen_awr.generate_awr(40_000, b, seed=1)
+    assert a.read_bytes() == b.read_bytes()
+    gen_awr.generate_awr(40_000, c, seed=2)
+    assert c.read_bytes() != a.read_bytes()
+
+
+_AWR_OTHERS = [
+    b"procs -----------memory---------- ---swap-- -----io---- -system-- ------cpu-----\n",
+    b" r  b   swpd   free   buff  cache   si   so    bi    bo   in   cs us sy id wa st\n",
+    b"IpInReceives                    1234567            0.0\n",
+    b"PID 4242 - process\n",
+    b"Linux 5.15.0 (db01)  11/24/2026  _x86_64_  (8 CPU)\n",
+    b"12:00:01 AM     CPU     %user     %nice   %system   %iowait    %steal     %idle\n",
+    b"WORKLOAD REPOSITORY report for\n",
+    b"Top 5 Timed Events                                         Avg %Total\n",
+    b"db file sequential read  \xc2\xa0  12   0.01  0.20\n",
+    b"log file sync 3,825 0 1,495 391 0.4 17.6\n",
+    b"direct path read            1.234,5     12,5\n",
+    b"SQL> select * from v$system_event;\n",
+    b"TKPROF: Release 12.1.0.2.0 - Development on Mon\n",
+    b"WAIT #139: nam='db file sequential read' ela= 532 file#=4 block#=1 blocks=1 tim=17\n",
+    b"#0  0x00007f3c2a1b4e8a in semtimedop () from /lib64/libc.so.6\n",
+    b"OUTPUT\n",
+    b"-> a note\n",
+    b"```\n",
+    b"\x00\x07 junk\n",
+    b"\n",
+    b"  enq: TX - row lock contention   " + b"9" * 400 + b"  1\n",
+    b"gc cr block 2-way " + b"1 " * 3000 + b"\n",
+]
+
+
+def test_cut_crlf_damaged_and_mixed_awr_reads_alike(archive, monkeypatch):
+    data, _ = archive
+    _same(data[: len(data) * 2 // 3], monkeypatch)
+    _same(data.replace(b"\n", b"\r\n")[:200_000], monkeypatch)
+    for seed in range(3):
+        rng = random.Random(seed)
+        out: list[bytes] = []
+        for line in data.splitlines(keepends=True)[:4000]:
+            r = rng.random()
+            if r < 0.02:
+                continue
+            if r < 0.05:
+                out.append(rng.choice(_AWR_OTHERS))
+            elif r < 0.07:
+                out.append(line.replace(b" ", b"  ", 2))
+            elif r < 0.09:
+                out.append(b" ".join(line.split()) + b"\n")  # a paste that collapsed spaces
+            elif r < 0.10:
+                out.append(line[: len(line) // 2] + b"\n")
+            out.append(line)
+        _same(b"".join(out), monkeypatch)
+
+
+def test_claimed_shapes_and_hostile_lines():
+    assert RE_CLAIMED.fullmatch("db file sequential read      35,732   6,575   184  77.5 User I/O")
+    assert RE_CLAIMED.fullmatch("-------------------------- ------------ -----")
+    assert RE_CLAIMED.fullmatch("-> ordered by wait time desc")
+    # other formats' rows and headers are not claimed
+    assert not RE_CLAIMED.fullmatch("IpInReceives                    1234567            0.0")
+    assert not RE_CLAIMED.fullmatch(" r  b   swpd   free   buff  cache   si   so    bi    bo")
+    assert not RE_CLAIMED.fullmatch("12:00:01 AM     CPU     %user     %nice   %system")
+    for hostile in ("a b  " + "1 " * 32000, "x " * 32000, "-" * 65536, "a b  " + "9" * 65000):
+        RE_CLAIMED.fullmatch(hostile)  # must return (possessive: no backtracking blow-up)
+
+
+@given(st.text(alphabet="0123456789,.%-+KMGTmsu ", max_size=12))
+def test_cached_number_reading_is_the_plain_one(token):
+    assert parse_number(token) == parse_number.__wrapped__(token)
+
+
+_AWR_LINE = st.sampled_from(
+    [
+        "Foreground Wait Events                       DB/Inst: BENCH/bench1  Snaps: 1-2",
+        "-> ordered by wait time desc, waits desc (idle events last)",
+        "                                                             Avg",
+        "                                        %Time Total Wait    wait    Waits   % DB",
+        "Event                             Waits -outs   Time (s)    (ms)     /txn   time",
+        "-------------------------- ------------ ----- ---------- ------- -------- ------",
+        "db file sequential read          35,732     0      6,575     184      4.0   77.5",
+        "log file sync                     3,825     0      1,495     391      0.4   17.6",
+        "SQL*Net message from clien      120,000     0     99,000     825     13.3",
+        "enq: TX - row lock contention",
+        "                                   11     0          3     250      0.0     .1",
+        "Top 10 Foreground Events by Total Wait Time",
+        "~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~",
+        "DB CPU                                            4.6              38.0",
+        "Statistic                                     Total     per Second     per Trans",
+        "consistent gets                          12,345,678        3,434.1       1,371.7",
+        "Load Profile              Per Second    Per Transaction   Per Exec   Per Call",
+        "       DB Time(s):               23.5                0.9       0.09       0.68",
+        "OUTPUT",
+        "",
+        "   ",
+        "vmstat 1",
+        " r  b   swpd   free   buff  cache   si   so    bi    bo   in   cs us sy id wa st",
+        " 1  0      0 812344  10240 402112    0    0     3     9  120  230  2  1 97  0  0",
+    ]
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    body=st.lists(st.one_of(_AWR_LINE, st.text(max_size=40)), max_size=80),
+    crlf=st.booleans(),
+)
+def test_drawn_awr_text_reads_alike(body, crlf):
+    # a report's first 60 lines (past CONTEXT_LINES_PER_BLOCK) for the fast path to start
+    head = "\n".join(
+        gen_awr._report(random.Random(0), "11g", 100, gen_awr.ExpectedAwr(seed=0, target_bytes=0))
+    ).split("\n")[:60]
     data = ("\r\n" if crlf else "\n").join([*head, *body]).encode("utf-8", errors="replace")
     with pytest.MonkeyPatch.context() as mp:
         _same(data, mp)

@@ -28,8 +28,8 @@ GEN_VERSION = 2  # 2: iostat awaits tallied from the printed (rounded) values
 DATA_DIR = Path(__file__).resolve().parent / "data"
 SEED = 8
 
-Kind = Literal["vmstat", "iostat", "sar", "mpstat"]
-KINDS: tuple[Kind, ...] = ("vmstat", "iostat", "sar", "mpstat")
+Kind = Literal["vmstat", "iostat", "sar", "mpstat", "pidstat"]
+KINDS: tuple[Kind, ...] = ("vmstat", "iostat", "sar", "mpstat", "pidstat")
 
 # One regular expression for "a data row" per format: the grep -cE reference.
 GREP_RE: dict[str, str] = {
@@ -37,6 +37,7 @@ GREP_RE: dict[str, str] = {
     "iostat": r"^(sd|nvme|dm-)[a-z0-9-]* +[0-9]",
     "sar": r"^[0-9]{2}:[0-9]{2}:[0-9]{2} [AP]M +[^ ]+ +[0-9.]+ ",
     "mpstat": r"^[0-9]{2}:[0-9]{2}:[0-9]{2}( [AP]M)? +(all|[0-9]+) +[0-9.]+ ",
+    "pidstat": r"^[0-9]{2}:[0-9]{2}:[0-9]{2} [AP]M +[0-9]+ +[0-9]+ +[0-9.]+ ",
 }
 
 _DEVICES = ("sda", "sdb", "sdc", "sdd", "nvme0n1", "nvme1n1", "dm-0", "dm-1")
@@ -55,6 +56,7 @@ class Expected(BaseModel):
     runq_max: float = 0.0
     worst_await_ms: float = 0.0
     mean_wait_pct: float = 0.0  # mpstat: the mean %iowait of the intervals' `all` rows
+    processes: int = 0  # pidstat: the processes its rows name
 
 
 class _Out:
@@ -258,11 +260,60 @@ def _mpstat(rng: random.Random, out: _Out, exp: Expected, release: str = "12") -
         out.add(f"Average:  {cpu:>4} " + " ".join(cells))
 
 
+# pidstat's three reports per interval (sysstat 11/12 `pidstat -u -d -r 5`): header columns
+_PIDSTAT_REPORTS = (
+    "UID       PID    %usr %system  %guest   %wait    %CPU   CPU  Command",
+    "UID       PID   kB_rd/s   kB_wr/s kB_ccwr/s iodelay  Command",
+    "UID       PID  minflt/s  majflt/s     VSZ     RSS   %MEM  Command",
+)
+_PIDSTAT_PROCS = (
+    *(f"ora_{n}_orcl" for n in ("pmon", "lgwr", "dbw0", "dbw1", "ckpt", "smon", "lreg", "mmon")),
+    *(f"oracle_{8800 + i}_orcl" for i in range(22)),
+    "tnslsnr",
+    "sssd_nss",
+)
+
+
+def _pidstat(rng: random.Random, out: _Out, exp: Expected) -> None:
+    """`pidstat -u -d -r 5` left running on a database host: the banner, then per interval
+    three reports (CPU, I/O, memory), each a header behind the interval's 12 h clock and a row
+    per process that did something in it, a blank line after each."""
+    out.add("Linux 4.18.0-553.el8_10.x86_64 (dbhost07)  11/02/2026  _x86_64_  (16 CPU)")
+    pids = {name: 2000 + 37 * i for i, name in enumerate(_PIDSTAT_PROCS)}
+    seen: set[str] = set()
+    sec = 0
+    while not out.full:
+        sec += 5
+        h, m, s_ = (sec // 3600) % 24, (sec // 60) % 60, sec % 60
+        clock = f"{h % 12 or 12:02d}:{m:02d}:{s_:02d} {'AM' if h < 12 else 'PM'}"
+        for report in _PIDSTAT_REPORTS:
+            out.add("")
+            out.add(f"{clock}  {report}")
+            for name in rng.sample(_PIDSTAT_PROCS, rng.randrange(6, len(_PIDSTAT_PROCS))):
+                seen.add(name)
+                head = f"{clock}  {54321:>5} {pids[name]:>9}"
+                if report.startswith("UID       PID    %usr"):
+                    usr, sy = rng.uniform(0, 60), rng.uniform(0, 20)
+                    cells = f"{usr:7.2f} {sy:7.2f}    0.00 {rng.uniform(0, 30):7.2f} "
+                    cells += f"{usr + sy:7.2f} {rng.randrange(16):5d}"
+                elif "kB_rd/s" in report:
+                    cells = f"{rng.uniform(0, 9000):9.2f} {rng.uniform(0, 60000):9.2f} "
+                    cells += f"{0.0:9.2f} {rng.randrange(100):7d}"
+                else:
+                    rss = rng.randrange(50_000, 4_000_000)
+                    cells = f"{rng.uniform(0, 500):9.2f} {rng.uniform(0, 5):9.2f} "
+                    cells += f"{rss + 900_000:7d} {rss:7d} {rss / 1_600_000:6.2f}"
+                out.add(f"{head} {cells}  {name}")
+        exp.samples += 1
+    exp.processes = len(seen)
+
+
 _GENERATORS: dict[str, Callable[[random.Random, _Out, Expected], None]] = {
     "vmstat": _vmstat,
     "iostat": _iostat,
     "sar": _sar,
     "mpstat": _mpstat,
+    "pidstat": _pidstat,
 }
 
 

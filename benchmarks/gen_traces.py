@@ -844,6 +844,8 @@ _SUMMARY_CALLS = (
 )  # fmt: skip
 
 
+# a row of the table: the grep -cE reference
+SUMMARY_GREP_RE = r"^ *[0-9]+[.,][0-9]+ +[0-9]+[.,][0-9]+ +[0-9 ]+[A-Za-z_][A-Za-z0-9_]*$"
 SUMMARY_RULER = "------ ----------- ----------- --------- --------- ----------------"
 
 

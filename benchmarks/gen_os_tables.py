@@ -28,8 +28,8 @@ GEN_VERSION = 2  # 2: iostat awaits tallied from the printed (rounded) values
 DATA_DIR = Path(__file__).resolve().parent / "data"
 SEED = 8
 
-Kind = Literal["vmstat", "iostat", "sar", "mpstat", "pidstat"]
-KINDS: tuple[Kind, ...] = ("vmstat", "iostat", "sar", "mpstat", "pidstat")
+Kind = Literal["vmstat", "iostat", "sar", "mpstat", "pidstat", "prstat"]
+KINDS: tuple[Kind, ...] = ("vmstat", "iostat", "sar", "mpstat", "pidstat", "prstat")
 
 # One regular expression for "a data row" per format: the grep -cE reference.
 GREP_RE: dict[str, str] = {
@@ -38,6 +38,7 @@ GREP_RE: dict[str, str] = {
     "sar": r"^[0-9]{2}:[0-9]{2}:[0-9]{2} [AP]M +[^ ]+ +[0-9.]+ ",
     "mpstat": r"^[0-9]{2}:[0-9]{2}:[0-9]{2}( [AP]M)? +(all|[0-9]+) +[0-9.]+ ",
     "pidstat": r"^[0-9]{2}:[0-9]{2}:[0-9]{2} [AP]M +[0-9]+ +[0-9]+ +[0-9.]+ ",
+    "prstat": r"^ *[0-9]+ +[a-z]+ +[0-9.]+ .*/[0-9]+$",
 }
 
 _DEVICES = ("sda", "sdb", "sdc", "sdd", "nvme0n1", "nvme1n1", "dm-0", "dm-1")
@@ -56,7 +57,7 @@ class Expected(BaseModel):
     runq_max: float = 0.0
     worst_await_ms: float = 0.0
     mean_wait_pct: float = 0.0  # mpstat: the mean %iowait of the intervals' `all` rows
-    processes: int = 0  # pidstat: the processes its rows name
+    processes: int = 0  # pidstat, prstat: the processes (prstat -L: threads) its rows name
 
 
 class _Out:
@@ -308,12 +309,46 @@ def _pidstat(rng: random.Random, out: _Out, exp: Expected) -> None:
     exp.processes = len(seen)
 
 
+def _prstat(rng: random.Random, out: _Out, exp: Expected) -> None:
+    """`prstat -mLc 5` left running on a Solaris database host: per screen the -mL header
+    (microstates per thread), a row per busy thread, then the `Total:` line with the load
+    averages (the largest is tallied as the run queue's)."""
+    header = "   PID USERNAME USR SYS TRP TFL DFL LCK SLP LAT VCX ICX SCL SIG PROCESS/LWPID"
+    threads = [(12000 + 11 * i, "oracle", "oracle", 1) for i in range(40)]
+    threads += [(1733, "root", "nscd", lwp) for lwp in range(1, 9)]
+    threads += [(4410, "oracle", "java", lwp) for lwp in range(1, 30)]
+    seen: set[tuple[int, int]] = set()
+
+    def pct(hi: float) -> str:
+        v = rng.uniform(0, hi)
+        return f"{v:3.1f}" if v < 10 else f"{v:3.0f}"
+
+    while not out.full:
+        out.add(header)
+        for pid, user, name, lwp in rng.sample(threads, rng.randrange(10, len(threads))):
+            seen.add((pid, lwp))
+            usr, sy, lck, lat = pct(60), pct(30), pct(40), pct(20)
+            slp = f"{max(0.0, 100 - sum(float(x) for x in (usr, sy, lck, lat))):3.0f}"
+            vcx, icx = rng.randrange(1000), rng.randrange(1000)
+            scl = f"{rng.randrange(1, 90)}K" if rng.random() < 0.5 else str(rng.randrange(999))
+            out.add(
+                f"{pid:>6} {user:<8} {usr:>3} {sy:>3} 0.0 0.0 0.0 {lck:>3} {slp:>3} {lat:>3} "
+                f"{vcx:>3} {icx:>3} {scl:>3}   0 {name}/{lwp}"
+            )
+        load = round(rng.uniform(0.5, 40), 2)
+        exp.runq_max = max(exp.runq_max, load)
+        out.add(f"Total: 182 processes, 1210 lwps, load averages: {load:.2f}, 15.10, 11.90")
+        exp.samples += 1
+    exp.processes = len(seen)
+
+
 _GENERATORS: dict[str, Callable[[random.Random, _Out, Expected], None]] = {
     "vmstat": _vmstat,
     "iostat": _iostat,
     "sar": _sar,
     "mpstat": _mpstat,
     "pidstat": _pidstat,
+    "prstat": _prstat,
 }
 
 

@@ -248,12 +248,17 @@ def _check_os_table(exp: gen_os_tables.Expected, facts: dict) -> str:
     """The samples counted (since-boot ones left out) and the extremes the generator wrote."""
     if not facts:
         return "perfkb did not report exactly one block"
-    samples = facts.get("sar.samples" if exp.kind == "sar" else "cpu.intervals")
+    key = {"sar": "sar.samples", "pidstat": "proc.samples"}.get(exp.kind, "cpu.intervals")
+    samples = facts.get(key)
     bad = []
-    if samples != exp.samples:
+    if samples != exp.samples and exp.kind != "prstat":  # prstat's screens are no fact
         bad.append(f"samples {samples} ≠ {exp.samples}")
+    if exp.kind == "prstat" and facts.get("runq.ldavg_1_max") != exp.runq_max:
+        bad.append(f"runq.ldavg_1_max {facts.get('runq.ldavg_1_max')} ≠ {exp.runq_max}")
     if exp.kind in ("vmstat", "sar") and facts.get("runq.max") != exp.runq_max:
         bad.append(f"runq.max {facts.get('runq.max')} ≠ {exp.runq_max}")
+    if exp.kind in ("pidstat", "prstat") and facts.get("proc.count") != exp.processes:
+        bad.append(f"proc.count {facts.get('proc.count')} ≠ {exp.processes}")
     if exp.kind == "mpstat":
         if facts.get("cpu.count") != float(gen_os_tables.MPSTAT_CPUS):
             bad.append(f"cpu.count {facts.get('cpu.count')} ≠ {gen_os_tables.MPSTAT_CPUS}")

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from ingest import detect
 from ingest.detect import Detector, parse_stream, parse_text
-from ingest.parsers import mpstat, ostable, pidstat, sar
+from ingest.parsers import mpstat, ostable, pidstat, prstat, sar
 from ingest.parsers.strace import StraceParser
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,7 +34,7 @@ if str(ROOT) not in sys.path:  # benchmarks/ is not an installed package: run fr
 from benchmarks import gen_os_tables, gen_traces  # noqa: E402
 
 SIZE = 160 * 1024
-TABLE_FORMATS = ("mpstat", "vmstat", "iostat", "sar", "pidstat")
+TABLE_FORMATS = ("mpstat", "vmstat", "iostat", "sar", "pidstat", "prstat")
 
 
 def _by_lines(data: bytes) -> str:
@@ -146,6 +146,7 @@ def test_every_os_fixture_and_corpus_snippet(monkeypatch):
         ("mpstat", mpstat.MpstatParser, 0.9),
         ("sar", sar.SarParser, 0.9),
         ("pidstat", pidstat.PidstatParser, 0.8),
+        ("prstat", prstat.PrstatParser, 0.9),
     ],
 )
 def test_the_fast_path_is_really_taken(captures, monkeypatch, kind, parser, share):
@@ -363,19 +364,29 @@ def test_drawn_rows_inside_a_strace_c_table_parse_alike_on_both_paths(rows):
     assert parse_text(blob.decode()).model_dump_json() == want
 
 
-@pytest.mark.parametrize("glob", ["pidstat*.txt", "*_pidstat_*.txt"])
-def test_no_other_format_starts_on_a_pidstat_row_it_claims(captures, glob):
-    """PidstatParser claims its clock-stamped rows once a header is read: that changes no
-    evidence only because no other format starts a block on a row pidstat's feed takes."""
-    others = [p for p in Detector().parser_types if p is not pidstat.PidstatParser]
+@pytest.mark.parametrize(
+    ("kind", "parser", "glob"),
+    [
+        ("pidstat", pidstat.PidstatParser, "pidstat*.txt"),
+        ("pidstat", pidstat.PidstatParser, "*_pidstat_*.txt"),
+        ("prstat", prstat.PrstatParser, "prstat*.txt"),
+        ("prstat", prstat.PrstatParser, "*_prstat-*.txt"),
+    ],
+)
+def test_no_other_format_starts_on_a_row_a_table_claims(captures, kind, parser, glob):
+    """pidstat and prstat claim their rows once a header is read: that changes no evidence
+    only because no other format starts a block on a row their feed takes (when feed refuses a
+    line the detector closes the block whoever else starts on it)."""
+    others = [p for p in Detector().parser_types if p is not parser]
     paths = [*(ROOT / "tests" / "fixtures" / "os").glob(glob), *CORPUS.glob(glob)]
-    texts = [p.read_text() for p in paths] + [captures["pidstat"].decode()[:60000]]
+    assert paths
+    texts = [p.read_text() for p in paths] + [captures[kind].decode()[:60000]]
     claimed = 0
     for text in texts:
-        parser = pidstat.PidstatParser()
+        reader = parser()
         for line in text.splitlines():
-            row = parser.claims(line) and not ostable.banner_line(line)  # the banner: as before
-            if parser.feed(line) and row:
+            row = reader.claims(line) and not ostable.banner_line(line)  # the banner: as before
+            if reader.feed(line) and row:
                 claimed += 1
                 assert not [p for p in others if p.start_score(line) == 2], line
     assert claimed > 100

@@ -28,8 +28,8 @@ GEN_VERSION = 2  # 2: iostat awaits tallied from the printed (rounded) values
 DATA_DIR = Path(__file__).resolve().parent / "data"
 SEED = 8
 
-Kind = Literal["vmstat", "iostat", "sar", "mpstat", "pidstat", "prstat"]
-KINDS: tuple[Kind, ...] = ("vmstat", "iostat", "sar", "mpstat", "pidstat", "prstat")
+Kind = Literal["vmstat", "iostat", "sar", "mpstat", "pidstat", "prstat", "top"]
+KINDS: tuple[Kind, ...] = ("vmstat", "iostat", "sar", "mpstat", "pidstat", "prstat", "top")
 
 # One regular expression for "a data row" per format: the grep -cE reference.
 GREP_RE: dict[str, str] = {
@@ -39,6 +39,7 @@ GREP_RE: dict[str, str] = {
     "mpstat": r"^[0-9]{2}:[0-9]{2}:[0-9]{2}( [AP]M)? +(all|[0-9]+) +[0-9.]+ ",
     "pidstat": r"^[0-9]{2}:[0-9]{2}:[0-9]{2} [AP]M +[0-9]+ +[0-9]+ +[0-9.]+ ",
     "prstat": r"^ *[0-9]+ +[a-z]+ +[0-9.]+ .*/[0-9]+$",
+    "top": r"^ *[0-9]+ +[a-z]+ +[0-9rt-]+ +-?[0-9]+ ",
 }
 
 _DEVICES = ("sda", "sdb", "sdc", "sdd", "nvme0n1", "nvme1n1", "dm-0", "dm-1")
@@ -58,6 +59,9 @@ class Expected(BaseModel):
     worst_await_ms: float = 0.0
     mean_wait_pct: float = 0.0  # mpstat: the mean %iowait of the intervals' `all` rows
     processes: int = 0  # pidstat, prstat: the processes (prstat -L: threads) its rows name
+    last_load: float = (
+        0.0  # top: the last frame's 1-minute load average (its facts are that frame's)
+    )
 
 
 class _Out:
@@ -342,6 +346,45 @@ def _prstat(rng: random.Random, out: _Out, exp: Expected) -> None:
     exp.processes = len(seen)
 
 
+def _top(rng: random.Random, out: _Out, exp: Expected) -> None:
+    """`top -b -d 5` (procps-ng 3.3) left running: per frame the summary lines (uptime and load,
+    tasks, %Cpu(s), MiB Mem and Swap), a blank line, the process table's header and a row per
+    process, then a blank line."""
+    procs = [(2000 + 37 * i, n) for i, n in enumerate(_PIDSTAT_PROCS)]
+    procs += [(900 + i, f"kworker/{i}:1-events") for i in range(10)]
+    sec = 0
+    while not out.full:
+        sec += 5
+        h, m, s_ = 14 + (sec // 3600) % 10, (sec // 60) % 60, sec % 60
+        load = round(rng.uniform(0.5, 30), 2)
+        out.add(
+            f"top - {h:02d}:{m:02d}:{s_:02d} up 10 days,  3:04,  2 users,  load average: "
+            f"{load:.2f}, 7.50, 6.90"
+        )
+        out.add("Tasks: 312 total,   5 running, 307 sleeping,   0 stopped,   0 zombie")
+        usr, sy = rng.uniform(0, 70), rng.uniform(0, 20)
+        out.add(
+            f"%Cpu(s): {usr:4.1f} us, {sy:4.1f} sy,  0.0 ni, {100 - usr - sy:4.1f} id,  "
+            "0.0 wa,  0.0 hi,  0.3 si,  0.0 st"
+        )
+        out.add("MiB Mem :  64263.9 total,   1234.5 free,  40123.4 used,  22906.0 buff/cache")
+        out.add("MiB Swap:   8192.0 total,   8000.0 free,    192.0 used.  20345.6 avail Mem")
+        out.add("")
+        out.add("    PID USER      PR  NI    VIRT    RES    SHR S  %CPU  %MEM     TIME+ COMMAND")
+        for pid, name in rng.sample(procs, rng.randrange(12, len(procs))):
+            user = "root" if name.startswith("kworker") else "oracle"
+            cpu = rng.uniform(0, 99)
+            out.add(
+                f"{pid:>7} {user:<8}  20   0 {rng.randrange(10**5, 10**7):>7} "
+                f"{rng.randrange(10**4, 10**6):>6} {rng.randrange(10**3, 10**5):>6} "
+                f"{'R' if cpu > 50 else 'S'} {cpu:5.1f} {rng.uniform(0, 9):5.1f} "
+                f"{rng.randrange(100):>4}:{rng.randrange(60):02d}.{rng.randrange(100):02d} {name}"
+            )
+        out.add("")
+        exp.samples += 1
+        exp.last_load = load
+
+
 _GENERATORS: dict[str, Callable[[random.Random, _Out, Expected], None]] = {
     "vmstat": _vmstat,
     "iostat": _iostat,
@@ -349,6 +392,7 @@ _GENERATORS: dict[str, Callable[[random.Random, _Out, Expected], None]] = {
     "mpstat": _mpstat,
     "pidstat": _pidstat,
     "prstat": _prstat,
+    "top": _top,
 }
 
 

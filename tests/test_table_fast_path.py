@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from ingest import detect
 from ingest.detect import Detector, parse_stream, parse_text
-from ingest.parsers import mpstat, ostable, pidstat, prstat, sar
+from ingest.parsers import mpstat, ostable, pidstat, prstat, sar, top
 from ingest.parsers.strace import StraceParser
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,7 +34,7 @@ if str(ROOT) not in sys.path:  # benchmarks/ is not an installed package: run fr
 from benchmarks import gen_os_tables, gen_traces  # noqa: E402
 
 SIZE = 160 * 1024
-TABLE_FORMATS = ("mpstat", "vmstat", "iostat", "sar", "pidstat", "prstat")
+TABLE_FORMATS = ("mpstat", "vmstat", "iostat", "sar", "pidstat", "prstat", "top")
 
 
 def _by_lines(data: bytes) -> str:
@@ -133,7 +133,9 @@ def test_batch_path_with_a_prefix_on_every_line_and_other_formats_around(capture
 def test_every_os_fixture_and_corpus_snippet(monkeypatch):
     snippets = sorted(CORPUS.glob("*.txt"))
     assert len(snippets) > 40
-    for path in [*OS_FIXTURES, *snippets]:
+    tops = sorted((ROOT / "tests" / "fixtures" / "os_profiles").glob("top_*.txt"))
+    assert tops
+    for path in [*OS_FIXTURES, *tops, *snippets]:
         data = path.read_bytes()
         _same(data, monkeypatch)
         if any(f in path.name for f in TABLE_FORMATS):  # long enough for a run: repeat it
@@ -147,6 +149,7 @@ def test_every_os_fixture_and_corpus_snippet(monkeypatch):
         ("sar", sar.SarParser, 0.9),
         ("pidstat", pidstat.PidstatParser, 0.8),
         ("prstat", prstat.PrstatParser, 0.9),
+        ("top", top.TopParser, 0.7),
     ],
 )
 def test_the_fast_path_is_really_taken(captures, monkeypatch, kind, parser, share):
@@ -371,14 +374,17 @@ def test_drawn_rows_inside_a_strace_c_table_parse_alike_on_both_paths(rows):
         ("pidstat", pidstat.PidstatParser, "*_pidstat_*.txt"),
         ("prstat", prstat.PrstatParser, "prstat*.txt"),
         ("prstat", prstat.PrstatParser, "*_prstat-*.txt"),
+        ("top", top.TopParser, "top_*.txt"),
     ],
 )
 def test_no_other_format_starts_on_a_row_a_table_claims(captures, kind, parser, glob):
-    """pidstat and prstat claim their rows once a header is read: that changes no evidence
+    """pidstat, prstat and top claim their rows once a header is read: that changes no evidence
     only because no other format starts a block on a row their feed takes (when feed refuses a
     line the detector closes the block whoever else starts on it)."""
     others = [p for p in Detector().parser_types if p is not parser]
-    paths = [*(ROOT / "tests" / "fixtures" / "os").glob(glob), *CORPUS.glob(glob)]
+    fixtures = ROOT / "tests" / "fixtures"
+    paths = [*(fixtures / "os").glob(glob), *(fixtures / "os_profiles").glob(glob)]
+    paths += CORPUS.glob(glob)
     assert paths
     texts = [p.read_text() for p in paths] + [captures[kind].decode()[:60000]]
     claimed = 0

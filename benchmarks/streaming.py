@@ -251,12 +251,14 @@ def _check_os_table(exp: gen_os_tables.Expected, facts: dict) -> str:
     key = {"sar": "sar.samples", "pidstat": "proc.samples"}.get(exp.kind, "cpu.intervals")
     samples = facts.get(key)
     bad = []
-    if samples != exp.samples and exp.kind != "prstat":  # prstat's screens are no fact
+    if samples != exp.samples and exp.kind not in ("prstat", "top"):  # screens are no fact
         bad.append(f"samples {samples} ≠ {exp.samples}")
     if exp.kind == "prstat" and facts.get("runq.ldavg_1_max") != exp.runq_max:
         bad.append(f"runq.ldavg_1_max {facts.get('runq.ldavg_1_max')} ≠ {exp.runq_max}")
     if exp.kind in ("vmstat", "sar") and facts.get("runq.max") != exp.runq_max:
         bad.append(f"runq.max {facts.get('runq.max')} ≠ {exp.runq_max}")
+    if exp.kind == "top" and facts.get("load.avg1") != exp.last_load:  # the last frame's
+        bad.append(f"load.avg1 {facts.get('load.avg1')} ≠ {exp.last_load}")
     if exp.kind in ("pidstat", "prstat") and facts.get("proc.count") != exp.processes:
         bad.append(f"proc.count {facts.get('proc.count')} ≠ {exp.processes}")
     if exp.kind == "mpstat":

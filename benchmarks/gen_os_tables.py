@@ -294,7 +294,7 @@ def _pidstat(rng: random.Random, out: _Out, exp: Expected) -> None:
         for report in _PIDSTAT_REPORTS:
             out.add("")
             out.add(f"{clock}  {report}")
-            for name in rng.sample(_PIDSTAT_PROCS, rng.randrange(6, len(_PIDSTAT_PROCS))):
+            for name in rng.sample(_PIDSTAT_PROCS, rng.randrange(3, 12)):
                 seen.add(name)
                 head = f"{clock}  {54321:>5} {pids[name]:>9}"
                 if report.startswith("UID       PID    %usr"):
@@ -329,7 +329,7 @@ def _prstat(rng: random.Random, out: _Out, exp: Expected) -> None:
 
     while not out.full:
         out.add(header)
-        for pid, user, name, lwp in rng.sample(threads, rng.randrange(10, len(threads))):
+        for pid, user, name, lwp in rng.sample(threads, rng.randrange(6, 30)):
             seen.add((pid, lwp))
             usr, sy, lck, lat = pct(60), pct(30), pct(40), pct(20)
             slp = f"{max(0.0, 100 - sum(float(x) for x in (usr, sy, lck, lat))):3.0f}"
@@ -349,7 +349,7 @@ def _prstat(rng: random.Random, out: _Out, exp: Expected) -> None:
 def _top(rng: random.Random, out: _Out, exp: Expected) -> None:
     """`top -b -d 5` (procps-ng 3.3) left running: per frame the summary lines (uptime and load,
     tasks, %Cpu(s), MiB Mem and Swap), a blank line, the process table's header and a row per
-    process, then a blank line."""
+    process; a blank line between frames."""
     procs = [(2000 + 37 * i, n) for i, n in enumerate(_PIDSTAT_PROCS)]
     procs += [(900 + i, f"kworker/{i}:1-events") for i in range(10)]
     sec = 0
@@ -357,6 +357,8 @@ def _top(rng: random.Random, out: _Out, exp: Expected) -> None:
         sec += 5
         h, m, s_ = 14 + (sec // 3600) % 10, (sec // 60) % 60, sec % 60
         load = round(rng.uniform(0.5, 30), 2)
+        if sec > 5:
+            out.add("")  # between two frames
         out.add(
             f"top - {h:02d}:{m:02d}:{s_:02d} up 10 days,  3:04,  2 users,  load average: "
             f"{load:.2f}, 7.50, 6.90"
@@ -371,7 +373,7 @@ def _top(rng: random.Random, out: _Out, exp: Expected) -> None:
         out.add("MiB Swap:   8192.0 total,   8000.0 free,    192.0 used.  20345.6 avail Mem")
         out.add("")
         out.add("    PID USER      PR  NI    VIRT    RES    SHR S  %CPU  %MEM     TIME+ COMMAND")
-        for pid, name in rng.sample(procs, rng.randrange(12, len(procs))):
+        for pid, name in rng.sample(procs, rng.randrange(8, 30)):
             user = "root" if name.startswith("kworker") else "oracle"
             cpu = rng.uniform(0, 99)
             out.add(
@@ -380,7 +382,6 @@ def _top(rng: random.Random, out: _Out, exp: Expected) -> None:
                 f"{'R' if cpu > 50 else 'S'} {cpu:5.1f} {rng.uniform(0, 9):5.1f} "
                 f"{rng.randrange(100):>4}:{rng.randrange(60):02d}.{rng.randrange(100):02d} {name}"
             )
-        out.add("")
         exp.samples += 1
         exp.last_load = load
 

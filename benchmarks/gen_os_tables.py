@@ -28,8 +28,8 @@ GEN_VERSION = 2  # 2: iostat awaits tallied from the printed (rounded) values
 DATA_DIR = Path(__file__).resolve().parent / "data"
 SEED = 8
 
-Kind = Literal["vmstat", "iostat", "sar", "mpstat"]
-KINDS: tuple[Kind, ...] = ("vmstat", "iostat", "sar", "mpstat")
+Kind = Literal["vmstat", "iostat", "sar", "mpstat", "pidstat", "prstat", "top"]
+KINDS: tuple[Kind, ...] = ("vmstat", "iostat", "sar", "mpstat", "pidstat", "prstat", "top")
 
 # One regular expression for "a data row" per format: the grep -cE reference.
 GREP_RE: dict[str, str] = {
@@ -37,6 +37,9 @@ GREP_RE: dict[str, str] = {
     "iostat": r"^(sd|nvme|dm-)[a-z0-9-]* +[0-9]",
     "sar": r"^[0-9]{2}:[0-9]{2}:[0-9]{2} [AP]M +[^ ]+ +[0-9.]+ ",
     "mpstat": r"^[0-9]{2}:[0-9]{2}:[0-9]{2}( [AP]M)? +(all|[0-9]+) +[0-9.]+ ",
+    "pidstat": r"^[0-9]{2}:[0-9]{2}:[0-9]{2} [AP]M +[0-9]+ +[0-9]+ +[0-9.]+ ",
+    "prstat": r"^ *[0-9]+ +[a-z]+ +[0-9.]+ .*/[0-9]+$",
+    "top": r"^ *[0-9]+ +[a-z]+ +[0-9rt-]+ +-?[0-9]+ ",
 }
 
 _DEVICES = ("sda", "sdb", "sdc", "sdd", "nvme0n1", "nvme1n1", "dm-0", "dm-1")
@@ -55,6 +58,10 @@ class Expected(BaseModel):
     runq_max: float = 0.0
     worst_await_ms: float = 0.0
     mean_wait_pct: float = 0.0  # mpstat: the mean %iowait of the intervals' `all` rows
+    processes: int = 0  # pidstat, prstat: the processes (prstat -L: threads) its rows name
+    last_load: float = (
+        0.0  # top: the last frame's 1-minute load average (its facts are that frame's)
+    )
 
 
 class _Out:
@@ -258,11 +265,135 @@ def _mpstat(rng: random.Random, out: _Out, exp: Expected, release: str = "12") -
         out.add(f"Average:  {cpu:>4} " + " ".join(cells))
 
 
+# pidstat's three reports per interval (sysstat 11/12 `pidstat -u -d -r 5`): header columns
+_PIDSTAT_REPORTS = (
+    "UID       PID    %usr %system  %guest   %wait    %CPU   CPU  Command",
+    "UID       PID   kB_rd/s   kB_wr/s kB_ccwr/s iodelay  Command",
+    "UID       PID  minflt/s  majflt/s     VSZ     RSS   %MEM  Command",
+)
+_PIDSTAT_PROCS = (
+    *(f"ora_{n}_orcl" for n in ("pmon", "lgwr", "dbw0", "dbw1", "ckpt", "smon", "lreg", "mmon")),
+    *(f"oracle_{8800 + i}_orcl" for i in range(22)),
+    "tnslsnr",
+    "sssd_nss",
+)
+
+
+def _pidstat(rng: random.Random, out: _Out, exp: Expected) -> None:
+    """`pidstat -u -d -r 5` left running on a database host: the banner, then per interval
+    three reports (CPU, I/O, memory), each a header behind the interval's 12 h clock and a row
+    per process that did something in it, a blank line after each."""
+    out.add("Linux 4.18.0-553.el8_10.x86_64 (dbhost07)  11/02/2026  _x86_64_  (16 CPU)")
+    pids = {name: 2000 + 37 * i for i, name in enumerate(_PIDSTAT_PROCS)}
+    seen: set[str] = set()
+    sec = 0
+    while not out.full:
+        sec += 5
+        h, m, s_ = (sec // 3600) % 24, (sec // 60) % 60, sec % 60
+        clock = f"{h % 12 or 12:02d}:{m:02d}:{s_:02d} {'AM' if h < 12 else 'PM'}"
+        for report in _PIDSTAT_REPORTS:
+            out.add("")
+            out.add(f"{clock}  {report}")
+            for name in rng.sample(_PIDSTAT_PROCS, rng.randrange(3, 12)):
+                seen.add(name)
+                head = f"{clock}  {54321:>5} {pids[name]:>9}"
+                if report.startswith("UID       PID    %usr"):
+                    usr, sy = rng.uniform(0, 60), rng.uniform(0, 20)
+                    cells = f"{usr:7.2f} {sy:7.2f}    0.00 {rng.uniform(0, 30):7.2f} "
+                    cells += f"{usr + sy:7.2f} {rng.randrange(16):5d}"
+                elif "kB_rd/s" in report:
+                    cells = f"{rng.uniform(0, 9000):9.2f} {rng.uniform(0, 60000):9.2f} "
+                    cells += f"{0.0:9.2f} {rng.randrange(100):7d}"
+                else:
+                    rss = rng.randrange(50_000, 4_000_000)
+                    cells = f"{rng.uniform(0, 500):9.2f} {rng.uniform(0, 5):9.2f} "
+                    cells += f"{rss + 900_000:7d} {rss:7d} {rss / 1_600_000:6.2f}"
+                out.add(f"{head} {cells}  {name}")
+        exp.samples += 1
+    exp.processes = len(seen)
+
+
+def _prstat(rng: random.Random, out: _Out, exp: Expected) -> None:
+    """`prstat -mLc 5` left running on a Solaris database host: per screen the -mL header
+    (microstates per thread), a row per busy thread, then the `Total:` line with the load
+    averages (the largest is tallied as the run queue's)."""
+    header = "   PID USERNAME USR SYS TRP TFL DFL LCK SLP LAT VCX ICX SCL SIG PROCESS/LWPID"
+    threads = [(12000 + 11 * i, "oracle", "oracle", 1) for i in range(40)]
+    threads += [(1733, "root", "nscd", lwp) for lwp in range(1, 9)]
+    threads += [(4410, "oracle", "java", lwp) for lwp in range(1, 30)]
+    seen: set[tuple[int, int]] = set()
+
+    def pct(hi: float) -> str:
+        v = rng.uniform(0, hi)
+        return f"{v:3.1f}" if v < 10 else f"{v:3.0f}"
+
+    while not out.full:
+        out.add(header)
+        for pid, user, name, lwp in rng.sample(threads, rng.randrange(6, 30)):
+            seen.add((pid, lwp))
+            usr, sy, lck, lat = pct(60), pct(30), pct(40), pct(20)
+            slp = f"{max(0.0, 100 - sum(float(x) for x in (usr, sy, lck, lat))):3.0f}"
+            vcx, icx = rng.randrange(1000), rng.randrange(1000)
+            scl = f"{rng.randrange(1, 90)}K" if rng.random() < 0.5 else str(rng.randrange(999))
+            out.add(
+                f"{pid:>6} {user:<8} {usr:>3} {sy:>3} 0.0 0.0 0.0 {lck:>3} {slp:>3} {lat:>3} "
+                f"{vcx:>3} {icx:>3} {scl:>3}   0 {name}/{lwp}"
+            )
+        load = round(rng.uniform(0.5, 40), 2)
+        exp.runq_max = max(exp.runq_max, load)
+        out.add(f"Total: 182 processes, 1210 lwps, load averages: {load:.2f}, 15.10, 11.90")
+        exp.samples += 1
+    exp.processes = len(seen)
+
+
+def _top(rng: random.Random, out: _Out, exp: Expected) -> None:
+    """`top -b -d 5` (procps-ng 3.3) left running: per frame the summary lines (uptime and load,
+    tasks, %Cpu(s), MiB Mem and Swap), a blank line, the process table's header and a row per
+    process; a blank line between frames."""
+    procs = [(2000 + 37 * i, n) for i, n in enumerate(_PIDSTAT_PROCS)]
+    procs += [(900 + i, f"kworker/{i}:1-events") for i in range(10)]
+    sec = 0
+    while not out.full:
+        sec += 5
+        h, m, s_ = 14 + (sec // 3600) % 10, (sec // 60) % 60, sec % 60
+        load = round(rng.uniform(0.5, 30), 2)
+        if sec > 5:
+            out.add("")  # between two frames
+        out.add(
+            f"top - {h:02d}:{m:02d}:{s_:02d} up 10 days,  3:04,  2 users,  load average: "
+            f"{load:.2f}, 7.50, 6.90"
+        )
+        out.add("Tasks: 312 total,   5 running, 307 sleeping,   0 stopped,   0 zombie")
+        usr, sy = rng.uniform(0, 70), rng.uniform(0, 20)
+        out.add(
+            f"%Cpu(s): {usr:4.1f} us, {sy:4.1f} sy,  0.0 ni, {100 - usr - sy:4.1f} id,  "
+            "0.0 wa,  0.0 hi,  0.3 si,  0.0 st"
+        )
+        out.add("MiB Mem :  64263.9 total,   1234.5 free,  40123.4 used,  22906.0 buff/cache")
+        out.add("MiB Swap:   8192.0 total,   8000.0 free,    192.0 used.  20345.6 avail Mem")
+        out.add("")
+        out.add("    PID USER      PR  NI    VIRT    RES    SHR S  %CPU  %MEM     TIME+ COMMAND")
+        for pid, name in rng.sample(procs, rng.randrange(8, 30)):
+            user = "root" if name.startswith("kworker") else "oracle"
+            cpu = rng.uniform(0, 99)
+            out.add(
+                f"{pid:>7} {user:<8}  20   0 {rng.randrange(10**5, 10**7):>7} "
+                f"{rng.randrange(10**4, 10**6):>6} {rng.randrange(10**3, 10**5):>6} "
+                f"{'R' if cpu > 50 else 'S'} {cpu:5.1f} {rng.uniform(0, 9):5.1f} "
+                f"{rng.randrange(100):>4}:{rng.randrange(60):02d}.{rng.randrange(100):02d} {name}"
+            )
+        exp.samples += 1
+        exp.last_load = load
+
+
 _GENERATORS: dict[str, Callable[[random.Random, _Out, Expected], None]] = {
     "vmstat": _vmstat,
     "iostat": _iostat,
     "sar": _sar,
     "mpstat": _mpstat,
+    "pidstat": _pidstat,
+    "prstat": _prstat,
+    "top": _top,
 }
 
 

@@ -831,6 +831,113 @@ def ensure(
     return path, exp
 
 
+# ---- strace -c / -C summary tables ------------------------------------------------------------
+
+SUMMARY_VERSION = 1
+# what `strace -c -f -p PID` of a shadow process reports: the calls a session spends time in
+_SUMMARY_CALLS = (
+    "pread64", "read", "write", "semtimedop", "epoll_wait", "poll", "getrusage", "times",
+    "lseek", "io_submit", "io_getevents", "mmap", "munmap", "futex", "recvfrom", "sendto",
+    "clock_gettime", "gettimeofday", "openat", "close", "fstat", "stat", "ioctl", "fcntl",
+    "rt_sigprocmask", "rt_sigaction", "setitimer", "getpid", "brk", "shmdt", "semctl",
+    "nanosleep", "sched_yield", "pwrite64", "fsync", "fdatasync", "access", "kill",
+)  # fmt: skip
+
+
+# a row of the table: the grep -cE reference
+SUMMARY_GREP_RE = r"^ *[0-9]+[.,][0-9]+ +[0-9]+[.,][0-9]+ +[0-9 ]+[A-Za-z_][A-Za-z0-9_]*$"
+SUMMARY_RULER = "------ ----------- ----------- --------- --------- ----------------"
+
+
+class ExpectedSummary(BaseModel):
+    """What a generated run of strace -c tables holds: the perfkb facts it must give are the
+    last row printed for each syscall (strace -c prints one table per detach) and the last
+    total row."""
+
+    seed: int
+    gen_version: int = SUMMARY_VERSION
+    target_bytes: int
+    bytes: int = 0
+    lines: int = 0
+    tables: int = 0
+    rows: int = 0
+    calls: int = 0  # the last total row's calls
+    errors: int = 0
+    syscalls: dict[str, int] = {}  # calls of the last row of each syscall
+
+
+def generate_summary(target_bytes: int, path: Path, *, seed: int = SEED) -> ExpectedSummary:
+    """`strace -c -p PID` run again and again against shadow processes (a monitoring loop's
+    log): per run the attach and detach lines, the table (strace 4.x-6.x layout: `% time
+    seconds usecs/call calls errors syscall`, the errors cell blank when there were none, as
+    strace prints it), its rulers and the total row, then a blank line. The numbers are made
+    up, in the shape of strace's own output."""
+    rng = random.Random(f"strace-c:{seed}")
+    exp = ExpectedSummary(seed=seed, target_bytes=target_bytes)
+    ruler = SUMMARY_RULER
+    last: dict[str, int] = {}
+    with path.open("w", encoding="ascii", newline="\n") as fh:
+        out = _Writer(fh, target_bytes)
+        while not out.full:
+            pid = 20000 + rng.randrange(20000)
+            out.add(f"strace: Process {pid} attached")
+            out.add(f"^Cstrace: Process {pid} detached")
+            out.add("% time     seconds  usecs/call     calls    errors syscall")
+            out.add(ruler)
+            names = rng.sample(_SUMMARY_CALLS, rng.randrange(8, len(_SUMMARY_CALLS)))
+            cells = []
+            for name in names:
+                calls = rng.randrange(1, 200_000)
+                usecs = rng.randrange(0, 5000)
+                errors = rng.randrange(1, calls + 1) if rng.random() < 0.15 else 0
+                cells.append((calls * usecs, name, calls, usecs, errors))
+            total_us = sum(c[0] for c in cells) or 1
+            cells.sort(key=lambda c: -c[0])
+            tc = te = 0
+            for us, name, calls, usecs, errors in cells:
+                err = str(errors) if errors else ""
+                out.add(
+                    f"{100.0 * us / total_us:6.2f} {us / 1e6:11.6f} {usecs:11d} {calls:9d} "
+                    f"{err:>9} {name}"
+                )
+                last[name] = calls
+                tc, te = tc + calls, te + errors
+                exp.rows += 1
+            out.add(ruler)
+            out.add(f"100.00 {total_us / 1e6:11.6f} {'':11} {tc:9d} {te or '':>9} total")
+            out.add("")
+            exp.tables += 1
+            exp.calls, exp.errors = tc, te
+        out.flush()
+    exp.bytes, exp.lines = out.size, out.lines
+    exp.syscalls = dict(sorted(last.items()))
+    return exp
+
+
+def ensure_summary(
+    size_label: str, *, data_dir: Path = DATA_DIR, seed: int = SEED
+) -> tuple[Path, ExpectedSummary]:
+    """The strace -c capture for size under data_dir, generated once and reused (as ensure)."""
+    target = SIZES[size_label]
+    path = data_dir / f"strace-c-{size_label}.txt"
+    sidecar = path.with_suffix(".expected.json")
+    try:
+        exp = ExpectedSummary.model_validate_json(sidecar.read_text())
+        if (
+            exp.gen_version == SUMMARY_VERSION
+            and exp.seed == seed
+            and exp.target_bytes == target
+            and path.stat().st_size == exp.bytes
+        ):
+            return path, exp
+    except (OSError, ValueError):
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    exp = generate_summary(target, path, seed=seed)
+    sidecar.write_text(json.dumps(exp.model_dump(), indent=1))
+    return path, exp
+
+
 if __name__ == "__main__":  # python -m benchmarks.gen_traces KIND SIZE
     import sys
 

@@ -24,7 +24,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks import gen_awr, gen_oracle, gen_os_tables, gen_stacks, gen_trace10046
+from benchmarks import (
+    gen_awr,
+    gen_oracle,
+    gen_os_tables,
+    gen_stacks,
+    gen_trace10046,
+    gen_traces,
+)
 from benchmarks.gen_traces import GREP_RE, MB, Expected, ensure
 from benchmarks.report import Figure, ratio
 
@@ -241,12 +248,19 @@ def _check_os_table(exp: gen_os_tables.Expected, facts: dict) -> str:
     """The samples counted (since-boot ones left out) and the extremes the generator wrote."""
     if not facts:
         return "perfkb did not report exactly one block"
-    samples = facts.get("sar.samples" if exp.kind == "sar" else "cpu.intervals")
+    key = {"sar": "sar.samples", "pidstat": "proc.samples"}.get(exp.kind, "cpu.intervals")
+    samples = facts.get(key)
     bad = []
-    if samples != exp.samples:
+    if samples != exp.samples and exp.kind not in ("prstat", "top"):  # screens are no fact
         bad.append(f"samples {samples} ≠ {exp.samples}")
+    if exp.kind == "prstat" and facts.get("runq.ldavg_1_max") != exp.runq_max:
+        bad.append(f"runq.ldavg_1_max {facts.get('runq.ldavg_1_max')} ≠ {exp.runq_max}")
     if exp.kind in ("vmstat", "sar") and facts.get("runq.max") != exp.runq_max:
         bad.append(f"runq.max {facts.get('runq.max')} ≠ {exp.runq_max}")
+    if exp.kind == "top" and facts.get("load.avg1") != exp.last_load:  # the last frame's
+        bad.append(f"load.avg1 {facts.get('load.avg1')} ≠ {exp.last_load}")
+    if exp.kind in ("pidstat", "prstat") and facts.get("proc.count") != exp.processes:
+        bad.append(f"proc.count {facts.get('proc.count')} ≠ {exp.processes}")
     if exp.kind == "mpstat":
         if facts.get("cpu.count") != float(gen_os_tables.MPSTAT_CPUS):
             bad.append(f"cpu.count {facts.get('cpu.count')} ≠ {gen_os_tables.MPSTAT_CPUS}")
@@ -410,6 +424,7 @@ def run(full: bool, data_root: Path | None = None) -> list[Figure]:
             figures += oracle_figures(size, data_dir, data_root)
             figures += stack_figures(size, data_dir, data_root)
             figures += awr_figures(size, data_dir, data_root)
+            figures += summary_figures(size, data_dir, data_root)
         # OS samplers (vmstat, iostat, sar, mpstat with the jc row): 10 MB in quick mode
         # (mpstat's ~10,700 intervals), 1 GB in full mode when the disk has room
         figures += os_table_figures(
@@ -527,10 +542,30 @@ def stack_figures(size: str, data_dir: Path, data_root: Path | None = None) -> l
     return figures
 
 
+def summary_figures(size: str, data_dir: Path, data_root: Path | None = None) -> list[Figure]:
+    """strace -c summary tables (gen_traces.generate_summary: one table per `strace -c -p`
+    run) of `size`, measured as oracle_figures measures reports."""
+    kw = {"data_dir": data_root} if data_root else {}
+    path, exp = gen_traces.ensure_summary(size, **kw)
+    return _report_figures(f"strace -c {size}", path, exp, gen_traces.SUMMARY_GREP_RE, data_dir)
+
+
+def _check_summary(exp: gen_traces.ExpectedSummary, facts: dict) -> str:
+    """The last total row and the last row of each syscall, as the generator wrote them."""
+    if not facts:
+        return "perfkb did not report exactly one block"
+    bad = []
+    if facts.get("trace.calls") != exp.calls:
+        bad.append(f"calls {facts.get('trace.calls')} ≠ {exp.calls}")
+    if facts.get("syscall.count") != {k: float(v) for k, v in exp.syscalls.items()}:
+        bad.append("calls per syscall differ")
+    return "counts differ: " + ", ".join(bad) if bad else ""
+
+
 def _report_figures(
     case: str,
     path: Path,
-    exp: gen_oracle.ExpectedOracle | gen_stacks.ExpectedStacks,
+    exp: gen_oracle.ExpectedOracle | gen_stacks.ExpectedStacks | gen_traces.ExpectedSummary,
     grep_re: str,
     data_dir: Path,
 ) -> list[Figure]:
@@ -540,6 +575,8 @@ def _report_figures(
     m = Measured(case, exp.bytes / MB, p, g, w, fl)
     if isinstance(exp, gen_stacks.ExpectedStacks):
         problem = _check_stacks(exp, facts)
+    elif isinstance(exp, gen_traces.ExpectedSummary):
+        problem = _check_summary(exp, facts)
     else:
         problem = _check_oracle(exp, facts)
     extra = {

@@ -133,6 +133,28 @@ def test_generator_rejects_an_unknown_mode(tmp_path):
         gen_traces.generate("truss", 1024, tmp_path / "x", mode="ttT")
 
 
+def test_generated_strace_c_tables_parse_to_exactly_what_was_written(tmp_path):
+    import re
+
+    from benchmarks.streaming import _check_summary
+
+    path = tmp_path / "strace-c.txt"
+    exp = gen_traces.generate_summary(SIZE, path)
+    assert exp.bytes == path.stat().st_size >= SIZE
+    evidence = _parse(path)
+    assert [(b.format, b.start_line, b.end_line) for b in evidence.blocks] == [
+        ("strace", 1, exp.lines)
+    ]
+    assert evidence.blocks[0].malformed_lines == 0
+    assert _check_summary(exp, evidence.blocks[0].facts) == ""
+    assert evidence.blocks[0].facts["trace.errors"] == exp.errors
+    rx = re.compile(gen_traces.SUMMARY_GREP_RE)
+    rows = sum(1 for line in path.read_text().splitlines() if rx.search(line))
+    assert rows == exp.rows + exp.tables  # each table's rows and its total row
+    again = gen_traces.generate_summary(SIZE, tmp_path / "again.txt")
+    assert (tmp_path / "again.txt").read_bytes() == path.read_bytes() and again == exp
+
+
 def test_grep_reference_regex_counts_every_completed_call_line(tmp_path):
     import re
 

@@ -4,7 +4,9 @@ evidence of the line-by-line path (Detector.feed_lines), the reference: same blo
 facts, details and kept text. Checked on generated captures of every kind (mpstat of three
 sysstat releases), on every OS fixture and corpus snippet, and on captures damaged the way pastes
 damage them: CRLF ends, cut and junk lines, decimal commas, out-of-range values, fences, control
-characters, `#` before every line, an unterminated last line and small read sizes."""
+characters, `#` before every line, an unterminated last line and small read sizes. strace -c
+summary tables (runs of rows and rulers StraceParser claims once the table's header is read) are
+checked the same way."""
 
 from __future__ import annotations
 
@@ -20,7 +22,8 @@ from hypothesis import strategies as st
 
 from ingest import detect
 from ingest.detect import Detector, parse_stream, parse_text
-from ingest.parsers import mpstat, sar
+from ingest.parsers import mpstat, ostable, pidstat, prstat, sar, top
+from ingest.parsers.strace import StraceParser
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "snippets"
@@ -28,10 +31,10 @@ OS_FIXTURES = sorted((ROOT / "tests" / "fixtures" / "os").rglob("*.txt"))
 
 if str(ROOT) not in sys.path:  # benchmarks/ is not an installed package: run from the checkout
     sys.path.insert(0, str(ROOT))
-from benchmarks import gen_os_tables  # noqa: E402
+from benchmarks import gen_os_tables, gen_traces  # noqa: E402
 
 SIZE = 160 * 1024
-TABLE_FORMATS = ("mpstat", "vmstat", "iostat", "sar")
+TABLE_FORMATS = ("mpstat", "vmstat", "iostat", "sar", "pidstat", "prstat", "top")
 
 
 def _by_lines(data: bytes) -> str:
@@ -130,7 +133,9 @@ def test_batch_path_with_a_prefix_on_every_line_and_other_formats_around(capture
 def test_every_os_fixture_and_corpus_snippet(monkeypatch):
     snippets = sorted(CORPUS.glob("*.txt"))
     assert len(snippets) > 40
-    for path in [*OS_FIXTURES, *snippets]:
+    tops = sorted((ROOT / "tests" / "fixtures" / "os_profiles").glob("top_*.txt"))
+    assert tops
+    for path in [*OS_FIXTURES, *tops, *snippets]:
         data = path.read_bytes()
         _same(data, monkeypatch)
         if any(f in path.name for f in TABLE_FORMATS):  # long enough for a run: repeat it
@@ -138,7 +143,14 @@ def test_every_os_fixture_and_corpus_snippet(monkeypatch):
 
 
 @pytest.mark.parametrize(
-    ("kind", "parser", "share"), [("mpstat", mpstat.MpstatParser, 0.9), ("sar", sar.SarParser, 0.9)]
+    ("kind", "parser", "share"),
+    [
+        ("mpstat", mpstat.MpstatParser, 0.9),
+        ("sar", sar.SarParser, 0.9),
+        ("pidstat", pidstat.PidstatParser, 0.8),
+        ("prstat", prstat.PrstatParser, 0.9),
+        ("top", top.TopParser, 0.7),
+    ],
 )
 def test_the_fast_path_is_really_taken(captures, monkeypatch, kind, parser, share):
     calls: list[int] = []
@@ -212,3 +224,175 @@ def test_a_cpu_whose_columns_change_keeps_every_sum(monkeypatch):
     assert facts["cpu.idle"] == {"0": 74.5}
     # guest + gnice per row, over the 60 rows: the 30 that had %gnice gave 1.00 each
     assert facts["cpu.guest_pct"] == pytest.approx(0.5)
+
+
+# -- strace -c summary tables -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def summary(tmp_path_factory) -> tuple[bytes, gen_traces.ExpectedSummary]:
+    path = tmp_path_factory.mktemp("gen") / "strace-c.txt"
+    exp = gen_traces.generate_summary(SIZE, path)
+    return path.read_bytes(), exp
+
+
+def test_strace_c_tables_batch_path_gives_the_line_by_line_evidence(summary, monkeypatch):
+    data, exp = summary
+    _same(data, monkeypatch)
+    evidence = parse_text(data.decode())
+    assert [b.format for b in evidence.blocks] == ["strace"]
+    facts = evidence.blocks[0].facts
+    # the last table's total row, and the last row printed for each syscall
+    assert facts["trace.calls"] == exp.calls
+    assert facts["trace.errors"] == exp.errors
+    assert facts["syscall.count"] == {k: float(v) for k, v in exp.syscalls.items()}
+    assert evidence.blocks[0].lines == exp.lines  # every line, the blanks between tables too
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_strace_c_tables_batch_path_on_damaged_captures(summary, monkeypatch, seed):
+    _same(_damage(summary[0][: 60 * 1024], seed), monkeypatch)
+
+
+def _variants(text: str) -> dict[str, str]:
+    """The same tables as other strace releases, locales and pastes print them."""
+    lines = text.splitlines()
+    return {
+        "decimal comma": text.replace(".", ","),
+        "crlf": text.replace("\n", "\r\n"),
+        "hash prefix": "".join("# " + line + "\n" for line in lines),
+        "collapsed blanks": "".join(" ".join(line.split()) + "\n" for line in lines),
+        # strace 4.5 (no errors cell written when none) with tabs: 3-4 numbers
+        "tabs": "".join(line.replace("  ", "\t") + "\n" for line in lines),
+        # -C: calls before and after each table, so runs switch between the two readers
+        "with calls": "".join(
+            line
+            + "\n"
+            + (
+                f'4242  10:14:{i % 60:02d}.000100 read(5, "x", 1) = 1 <0.000010>\n'
+                if line.startswith("^C")
+                else ""
+            )
+            for i, line in enumerate(lines)
+        ),
+    }
+
+
+@pytest.mark.parametrize(
+    "variant", ["decimal comma", "crlf", "hash prefix", "collapsed blanks", "tabs", "with calls"]
+)
+def test_strace_c_tables_as_other_releases_and_pastes_print_them(summary, monkeypatch, variant):
+    text = summary[0][: 40 * 1024].decode().rsplit("\n", 1)[0] + "\n"
+    want = _same(_variants(text)[variant].encode(), monkeypatch)
+    # strace's parser takes no `#` before its lines (main's neither): that variant checks the
+    # two paths agree on text no block claims
+    assert ('"format":"strace"' in want) == (variant != "hash prefix")
+
+
+def test_strace_c_corpus_tables_repeated(monkeypatch):
+    snippets = sorted(CORPUS.glob("3[56]_strace-*.txt"))
+    assert len(snippets) == 2
+    fixture = ROOT / "tests" / "fixtures" / "linux" / "strace_c_decimal_comma.txt"
+    for path in [*snippets, fixture]:
+        data = path.read_bytes().rstrip(b"\n") + b"\n"
+        _same(data * 3, monkeypatch)
+
+
+def test_strace_c_fast_path_is_really_taken(summary, monkeypatch):
+    taken: list[int] = []
+    fed: list[str] = []  # lines the detector fed one by one, outside feed_run
+    inside = [False]
+    real_run, real_feed = StraceParser.feed_run, StraceParser.feed
+
+    def counted(self, text, pos, endpos, plain):
+        inside[0] = True
+        end, n = real_run(self, text, pos, endpos, plain)
+        inside[0] = False
+        taken.append(n)
+        return end, n
+
+    def feed(self, line):
+        if not inside[0]:
+            fed.append(line)
+        return real_feed(self, line)
+
+    monkeypatch.setattr(StraceParser, "feed_run", counted)
+    monkeypatch.setattr(StraceParser, "feed", feed)
+    block = parse_text(summary[0].decode()).blocks[0]
+    assert sum(taken) + len(fed) == block.lines
+    # all but the first lines (the context a block needs before its runs) came in runs: rows,
+    # rulers and what is between tables
+    assert len(fed) <= detect.CONTEXT_LINES_PER_BLOCK + 1
+    assert len(taken) < 20  # a few runs, not one a table
+
+
+def test_no_other_format_starts_on_a_line_strace_claims(summary):
+    """claims lets a -c table's rows and rulers skip asking the other formats: that changes no
+    evidence only because none of them starts a block on such a line. Checked on generated
+    tables, the corpus's and a fixture's, and on their decimal-comma and tab variants."""
+    others = [p for p in Detector().parser_types if p is not StraceParser]
+    texts = [summary[0].decode()[: 40 * 1024]]
+    texts += [p.read_text() for p in sorted(CORPUS.glob("3[56]_strace-*.txt"))]
+    texts.append((ROOT / "tests" / "fixtures" / "linux" / "strace_c_decimal_comma.txt").read_text())
+    texts += [v for t in texts[:1] for v in _variants(t).values()]
+    claimed = 0
+    for text in texts:
+        parser = StraceParser()
+        for line in text.splitlines():
+            if parser.claims(line):
+                claimed += 1
+                assert not [p for p in others if p.start_score(line) == 2], line
+            parser.feed(line)
+    assert claimed > 1000
+
+
+_ROW_TOKEN = st.one_of(
+    st.from_regex(r"\d{1,16}(?:[.,]\d{1,10})?", fullmatch=True),
+    st.sampled_from(["read", "total", "_x", "9a", "-", "---", "----------", "\t", " ", "٣"]),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(_ROW_TOKEN, min_size=0, max_size=7), min_size=1, max_size=12))
+def test_drawn_rows_inside_a_strace_c_table_parse_alike_on_both_paths(rows):
+    head = (
+        "% time     seconds  usecs/call     calls    errors syscall\n"
+        "------ ----------- ----------- --------- --------- ----------------\n"
+    )
+    good = " 45.32    0.123456          12     10000       100 read\n" * 25
+    drawn = "".join(" ".join(r) + "\n" for r in rows)
+    blob = (head + good + drawn + good).encode()
+    want = _by_lines(blob)
+    assert parse_stream(io.BytesIO(blob)).model_dump_json() == want
+    assert parse_text(blob.decode()).model_dump_json() == want
+
+
+@pytest.mark.parametrize(
+    ("kind", "parser", "glob"),
+    [
+        ("pidstat", pidstat.PidstatParser, "pidstat*.txt"),
+        ("pidstat", pidstat.PidstatParser, "*_pidstat_*.txt"),
+        ("prstat", prstat.PrstatParser, "prstat*.txt"),
+        ("prstat", prstat.PrstatParser, "*_prstat-*.txt"),
+        ("top", top.TopParser, "top_*.txt"),
+    ],
+)
+def test_no_other_format_starts_on_a_row_a_table_claims(captures, kind, parser, glob):
+    """pidstat, prstat and top claim their rows once a header is read: that changes no evidence
+    only because no other format starts a block on a row their feed takes (when feed refuses a
+    line the detector closes the block whoever else starts on it)."""
+    others = [p for p in Detector().parser_types if p is not parser]
+    fixtures = ROOT / "tests" / "fixtures"
+    paths = [*(fixtures / "os").glob(glob), *(fixtures / "os_profiles").glob(glob)]
+    paths += CORPUS.glob(glob)
+    assert paths
+    texts = [p.read_text() for p in paths] + [captures[kind].decode()[:60000]]
+    claimed = 0
+    for text in texts:
+        reader = parser()
+        for line in text.splitlines():
+            row = reader.claims(line) and not ostable.banner_line(line)  # the banner: as before
+            if reader.feed(line) and row:
+                claimed += 1
+                assert not [p for p in others if p.start_score(line) == 2], line
+    assert claimed > 100

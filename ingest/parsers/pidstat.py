@@ -57,6 +57,9 @@ _METRICS = {
 }
 _IDS = ("UID", "USER", "PID", "TGID", "TID", "Time", "Time:")
 _EPOCH = re.compile(r"^\d{9,11}$")
+# a row as pidstat prints it: the clock (12 h with AM/PM or 24 h), a number, then anything up to
+# a command name that does not end in a digit-only token (what claims takes as this block's)
+_ROW = re.compile(r"\d\d:\d\d:\d\d(?: [AP]M)?\s+\d+\s+\S.*\s(?!\d+\s*$)\S+\s*$").match
 
 
 def _header(tokens: list[str]) -> list[str] | None:
@@ -102,11 +105,18 @@ class PidstatParser(Parser):
             return 1
         return 0
 
-    @classmethod
-    def claims(cls, line: str) -> bool:
+    def claims(self, line: str) -> bool:
         """sysstat's banner continues this block even though mpstat would start on it: it is
-        the top of this report (after its command line); feed refuses it once rows came."""
+        the top of this report (after its command line); feed refuses it once rows came.
+        Once a header is read, a row stamped with a clock and ending in a command name is this
+        block's too: no other format starts on one, and asking them all about each row was
+        most of the time a long capture took."""
+        if self.names is not None and _ROW(line):
+            return True
         return banner_line(line)
+
+    fast = True
+    feed_run = Parser.feed_lines  # rows through feed, without the detector's per-line work
 
     def feed(self, line: str) -> bool:
         got = cleaned(line)

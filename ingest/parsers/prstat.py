@@ -46,6 +46,8 @@ _MICRO = {
 _PLAIN = {"SIZE": "size_kb", "RSS": "rss_kb", "CPU": "cpu", "PRI": None, "NICE": None}
 _TEXT = ("USERNAME", "STATE", "TIME")
 _LAST = re.compile(r"^PROCESS/(NLWP|LWPID|LWP)$")
+# a row as prstat prints it: the pid first, `name/lwp` (or `name/nlwp`) last (what claims takes)
+_ROW = re.compile(r"\s*\d+\s+\S.*\s\S*/\d+\s*$").match
 # -a/-t/-J/-T/-Z summary tables: `NPROC USERNAME SWAP RSS MEMORY TIME CPU`, `ZONEID NPROC ...`
 _SUMMARY = re.compile(r"^(?:NPROC|ZONEID|TASKID|PROJID)\b.*\bMEMORY\b")
 _TOTAL = re.compile(
@@ -85,6 +87,15 @@ class PrstatParser(Parser):
         self.total_procs: float | None = None
         self.total_lwps: float | None = None
         self.microstates = False
+
+    def claims(self, line: str) -> bool:
+        """Once a header is read, a row (a pid first, PROCESS/LWPID or PROCESS/NLWP last) is
+        this block's: no other format starts on one, and asking them all about each row was
+        most of the time a long capture took."""
+        return self.names is not None and _ROW(line) is not None
+
+    fast = True
+    feed_run = Parser.feed_lines  # rows through feed, without the detector's per-line work
 
     @classmethod
     def start_score(cls, line: str) -> int:

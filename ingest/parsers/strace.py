@@ -70,6 +70,20 @@ _SUM_HEAD = re.compile(
 _SEPARATOR = re.compile(r"^\s*-{3,}(?:\s+-{3,})+\s*$").match
 _NUMBER = re.compile(r"^\d{1,15}(?:[.,]\d{1,9})?$").match
 _TOKEN = re.compile(r"\S+").finditer
+_NAME = re.compile(r"[A-Za-z_]\w*").fullmatch
+_FIVE = ("pct", "seconds", "usecs", "calls", "errors")
+_FOUR = ("pct", "seconds", "usecs", "calls")  # a blank cell the header cannot place
+_THREE = ("pct", "seconds", "calls")
+# A -c table's row (3 to 5 numbers: groups 1-5, then the syscall's name: 6) or ruler, one line
+# from a line start: what claims says is this block's and _summary_run reads in a run. Blanks are
+# ASCII here (the detector hands runs without control characters), so each such line splits into
+# the tokens _summary_row reads.
+_SUM_NUM = r"(\d{1,15}+(?:[.,]\d{1,9}+)?)[ \t]++"
+_SUM_RUN = re.compile(
+    r"[ \t]*+(?:" + _SUM_NUM * 3 + f"(?:{_SUM_NUM})?(?:{_SUM_NUM})?"
+    r"([A-Za-z_]\w*+)|-{3,}+(?:[ \t]++-{3,}+)++)[ \t\r]*+$",
+    re.M,
+).match
 # The fast path (feed_run) over many lines at once: _CALL, _UNFINISHED and _RESUMED behind one
 # _PFX, anchored at a line start, with \s that cannot cross a newline ([^\S\n]) and character
 # classes that exclude it. The prefix can only match one way (each optional part starts with a
@@ -173,6 +187,7 @@ class StraceParser(SyscallParser):
         self._unfinished: dict[int | None, tuple] = {}
         self._summary = False
         self._sum_cols: list[tuple[str, int]] = []  # column name, end offset in the header
+        self._sum_named: dict[tuple[int, ...], tuple[str, ...]] = {}  # 4-number rows' columns
         self._cut: tuple | None = None  # (pid, name, args, line) of a write the output split
         self._echo = 0  # output lines taken since
         # Has a line said Linux? Only bare call lines that truss prints alike leave it False,
@@ -242,27 +257,40 @@ class StraceParser(SyscallParser):
 
     def feed_run(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int]:
         """Base.feed_run: call lines with a pid or a time (lines this parser scores 2),
-        `<unfinished ...>` and `<... resumed>` lines; anything else stops the run.
+        `<unfinished ...>` and `<... resumed>` lines, and once a -c table's header is read its
+        rows and rulers (what `claims` says), and between tables any line feed_one vouches
+        for; anything else stops the run.
 
         With the C aggregator its scanner (strace_run) takes the common lines and hands each
         other line to _read, the reader feed also uses, whose regexes define what a line is."""
         n0 = self._n
+        while True:
+            end = self._calls(text, pos, endpos)
+            if not self._summary or end >= endpos:
+                break
+            pos = self._summary_run(text, end, endpos)  # a -c table's rows and rulers
+            if pos == end:  # a table's header, an attach line, a blank: one through feed
+                pos = self.feed_one(text, end, endpos, plain)
+                if pos < 0:
+                    break
+        if self._n != n0:
+            self._linux = True  # the run takes only lines with a pid or a time, or -c rows
+        return end, self._n - n0
+
+    def _calls(self, text: str, pos: int, endpos: int) -> int:
+        """feed_run's call lines from `pos`; returns where they stop."""
         # the C scanner does not know a write the output split (_cut): the reader closes it
         scan = getattr(self.agg, "strace_run", None) if self._cut is None else None
         if scan is None:
-            end = self._read(text, pos, endpos, -1)
-        else:
+            return self._read(text, pos, endpos, -1)
 
-            def step(at: int) -> tuple[int, int]:
-                at, _, status = scan(text, at, endpos, self)  # it updates the parser's state
-                if self.agg.routed:
-                    self._drain()
-                return at, status
+        def step(at: int) -> tuple[int, int]:
+            at, _, status = scan(text, at, endpos, self)  # it updates the parser's state
+            if self.agg.routed:
+                self._drain()
+            return at, status
 
-            end = self._scan(step, text, pos, endpos)
-        if self._n != n0:
-            self._linux = True  # the run takes only lines with a pid or a time
-        return end, self._n - n0
+        return self._scan(step, text, pos, endpos)
 
     def _routed_call(self, line: str) -> tuple | None:
         m = _CALL(line)
@@ -476,32 +504,44 @@ class StraceParser(SyscallParser):
             self._sum_cols = [("pct", line.find("time") + 4)] + [
                 (c, m.end(i)) for i, c in enumerate(("seconds", "usecs", "calls", "errors"), 1)
             ]
+            self._sum_named = {}
             return True
         if _SEPARATOR(line):
             return self._summary
         if not self._summary:
             return False
-        toks = [(t.group(), t.end()) for t in _TOKEN(line)]
-        if len(toks) < 4 or not all(_NUMBER(t) for t, _ in toks[:-1]):
+        return self._summary_row(line)
+
+    def _summary_row(self, line: str) -> bool:
+        """One row of the -c table as feed reads it: 3 to 5 numbers then the syscall's name."""
+        toks = line.split()
+        if len(toks) < 4 or not all(_NUMBER(t) for t in toks[:-1]):
             return False
-        name = toks[-1][0]
-        if not re.fullmatch(r"[A-Za-z_]\w*", name):
+        name = toks[-1]
+        if not _NAME(name):
             return False
         nums = toks[:-1]
-        if len(nums) == 5:
-            cols = ["pct", "seconds", "usecs", "calls", "errors"]
-        elif len(nums) == 3:
-            cols = ["pct", "seconds", "calls"]
-        elif len(nums) == 4:
-            cols = self._columns_by_position([e for _, e in nums]) or [
-                "pct",
-                "seconds",
-                "usecs",
-                "calls",
-            ]
-        else:
+        if not 3 <= len(nums) <= 5:
             return False
-        vals = {c: decimal(t) for c, (t, _) in zip(cols, nums, strict=True)}
+        ends = tuple(t.end() for t in _TOKEN(line))[:-1] if len(nums) == 4 else ()
+        self._add_row(name, nums, ends)
+        return True
+
+    def _add_row(self, name: str, nums: list[str], ends: tuple[int, ...]) -> None:
+        """A row's numbers named by column and handed to the aggregator: the one place feed
+        and the fast path (_summary_run) give a row its meaning. `ends` (where each number ends
+        in the line) names 4 numbers, one cell of the 5 left blank."""
+        if len(nums) == 5:
+            cols = _FIVE
+        elif len(nums) == 3:
+            cols = _THREE
+        else:
+            cols = self._sum_named.get(ends)
+            if cols is None:
+                cols = tuple(self._columns_by_position(list(ends)) or _FOUR)
+                if len(self._sum_named) < 64:
+                    self._sum_named[ends] = cols
+        vals = {c: decimal(t) for c, t in zip(cols, nums, strict=True)}
         row = SummaryRow(
             syscall=name,
             calls=int(vals.get("calls", 0)),
@@ -510,7 +550,41 @@ class StraceParser(SyscallParser):
             pct=vals["pct"],
         )
         self.agg.add_summary(row, total=name == "total")
-        return True
+
+    def claims(self, line: str) -> bool:
+        """Inside a -c table (its header read), its rows and rulers are this block's: a long
+        table (one per `strace -c -p` run of a monitoring loop) is then not asked of every
+        other format row after row. Only the shapes _summary_line takes whole are claimed."""
+        return self._summary and _SUM_RUN(line) is not None
+
+    def _summary_run(self, text: str, pos: int, endpos: int) -> int:
+        """The -c table rows and rulers from `pos` (the lines `claims` says are this block's),
+        each row's numbers read by _add_row as feed reads them; returns where the run
+        stopped."""
+        run = _SUM_RUN
+        add = self._add_row
+        n = self._n
+        while pos < endpos:
+            m = run(text, pos, endpos)
+            if m is None:
+                break
+            end = m.end()
+            if end - pos > MAX_LINE:
+                break
+            name = m.group(6)
+            if name is not None:
+                a, b, c, d, e = m.group(1, 2, 3, 4, 5)
+                if d is None:
+                    add(name, [a, b, c], ())
+                elif e is None:
+                    ends = (m.end(1) - pos, m.end(2) - pos, m.end(3) - pos, m.end(4) - pos)
+                    add(name, [a, b, c, d], ends)
+                else:
+                    add(name, [a, b, c, d, e], ())
+            n += 1
+            self._n = n
+            pos = end + 1
+        return pos
 
     def _columns_by_position(self, ends: list[int]) -> list[str] | None:
         """Name 4 numbers by the header column their right edge sits under (blank cells)."""

@@ -43,6 +43,8 @@ _PAIR = re.compile(
     r"(?P<n>\d+(?:[.,]\d+)?)\s*(?P<u>[kKMGT])?\s*%?\s*(?P<name>[a-z][a-z/ ]*[a-z]|[a-z]{2})"
 )
 _HEADER = re.compile(r"^\s*PID\s+(?:USER|USERNAME)\b.*\b(?:COMMAND|CMD|Command)\s*$")
+# a process row: the pid, the user (group 1) and more (what claims takes, its user not a number)
+_ROW = re.compile(r"\s*\d+\s+(\S+)\s+\S").match
 _TOP_HINT = re.compile(r"top -|last pid|Tasks|Threads|Processes|Cpu|CPU states|Mem|PID")
 _CPU_NAMES = {
     "us": "usr",
@@ -90,6 +92,18 @@ class TopParser(Parser):
         self.frames = 0
         self.columns: list[str] | None = None
         self.solaris = False
+
+    def claims(self, line: str) -> bool:
+        """Once a process table's header is read, a row (the pid first, a user name, not a
+        number, second) is this block's: no other format starts on one, and asking them all
+        about each row was most of the time a long `top -b` capture took."""
+        if self.columns is None:
+            return False
+        m = _ROW(line)
+        return m is not None and not m.group(1).isdigit()
+
+    fast = True
+    feed_run = Parser.feed_lines  # rows through feed, without the detector's per-line work
 
     @classmethod
     def start_score(cls, line: str) -> int:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from benchmarks.capture_cache import cached
 from benchmarks.gen_traces import DATA_DIR, MB, SEED, SIZES
 
 GEN_VERSION = 1
@@ -286,16 +287,10 @@ def generate_awr(target_bytes: int, path: Path, seed: int = SEED) -> ExpectedAwr
 def ensure(size_label: str, *, data_dir: Path = DATA_DIR, seed: int = SEED):
     """The archive for `size_label` under data_dir, generated once and reused while its sidecar
     agrees with this generator version."""
-    data_dir.mkdir(parents=True, exist_ok=True)
     path = data_dir / f"awr-{size_label}-s{seed}-g{GEN_VERSION}.txt"
-    meta = path.with_suffix(".json")
-    if path.exists() and meta.exists():
-        exp = ExpectedAwr.model_validate_json(meta.read_text())
-        if exp.bytes == path.stat().st_size:
-            return path, exp
-    exp = generate_awr(SIZES.get(size_label, 10 * MB), path, seed)
-    meta.write_text(exp.model_dump_json())
-    return path, exp
+    return cached(
+        path, ExpectedAwr, lambda: generate_awr(SIZES.get(size_label, 10 * MB), path, seed)
+    )
 
 
 if __name__ == "__main__":

@@ -14,7 +14,6 @@ The numbers are made up; their shapes follow tests/fixtures/os/ and the corpus s
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from benchmarks.capture_cache import cached
 from benchmarks.gen_traces import SIZES
 
 GEN_VERSION = 2  # 2: iostat awaits tallied from the printed (rounded) values
@@ -419,25 +419,18 @@ def generate(
 def ensure(
     kind: Kind, size_label: str, *, data_dir: Path = DATA_DIR, seed: int = SEED
 ) -> tuple[Path, Expected]:
-    """The capture for (kind, size) under data_dir, generated once and reused while the file
-    and its sidecar still agree with this generator version."""
+    """The capture for (kind, size) under data_dir, generated once and reused
+    (benchmarks/capture_cache.py)."""
     target = SIZES[size_label]
     path = data_dir / f"{kind}-{size_label}.txt"
-    sidecar = path.with_suffix(".expected.json")
-    try:
-        exp = Expected.model_validate_json(sidecar.read_text())
-        if (
-            exp.gen_version == GEN_VERSION
-            and exp.seed == seed
-            and exp.target_bytes == target
-            and path.stat().st_size == exp.bytes
-        ):
-            return path, exp
-    except (OSError, ValueError):
-        pass
-    exp = generate(kind, target, path, seed=seed)
-    sidecar.write_text(json.dumps(exp.model_dump(), indent=1))
-    return path, exp
+    return cached(
+        path,
+        Expected,
+        lambda: generate(kind, target, path, seed=seed),
+        gen_version=GEN_VERSION,
+        seed=seed,
+        target_bytes=target,
+    )
 
 
 if __name__ == "__main__":  # python -m benchmarks.gen_os_tables KIND SIZE

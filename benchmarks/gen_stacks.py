@@ -19,6 +19,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from benchmarks.capture_cache import cached
 from benchmarks.gen_traces import DATA_DIR, MB, SEED, SIZES
 
 GEN_VERSION = 1
@@ -155,16 +156,10 @@ def generate(kind: str, target_bytes: int, path: Path, seed: int = SEED) -> Expe
 def ensure(kind: str, size_label: str, *, data_dir: Path = DATA_DIR, seed: int = SEED):
     """The dump of `kind` for `size_label` under data_dir, generated once and reused while its
     sidecar agrees with this generator version."""
-    data_dir.mkdir(parents=True, exist_ok=True)
     path = data_dir / f"stack-{kind}-{size_label}-s{seed}-g{GEN_VERSION}.txt"
-    meta = path.with_suffix(".json")
-    if path.exists() and meta.exists():
-        exp = ExpectedStacks.model_validate_json(meta.read_text())
-        if exp.bytes == path.stat().st_size:
-            return path, exp
-    exp = generate(kind, SIZES.get(size_label, 10 * MB), path, seed)
-    meta.write_text(exp.model_dump_json())
-    return path, exp
+    return cached(
+        path, ExpectedStacks, lambda: generate(kind, SIZES.get(size_label, 10 * MB), path, seed)
+    )
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from benchmarks.capture_cache import cached
 from benchmarks.gen_traces import DATA_DIR, MB, SEED, SIZES
 
 GEN_VERSION = 1
@@ -158,11 +159,5 @@ def generate(target_bytes: int, path: Path, seed: int = SEED) -> Expected10046:
 def ensure(size_label: str, *, data_dir: Path = DATA_DIR, seed: int = SEED):
     """The trace for `size_label` under data_dir, generated once and reused (keyed by seed and
     generator version)."""
-    data_dir.mkdir(parents=True, exist_ok=True)
     path = data_dir / f"trace10046-{size_label}-s{seed}-g{GEN_VERSION}.trc"
-    meta = path.with_suffix(".json")
-    if path.exists() and meta.exists():
-        return path, Expected10046.model_validate_json(meta.read_text())
-    exp = generate(SIZES.get(size_label, 10 * MB), path, seed)
-    meta.write_text(exp.model_dump_json())
-    return path, exp
+    return cached(path, Expected10046, lambda: generate(SIZES.get(size_label, 10 * MB), path, seed))

@@ -17,7 +17,6 @@ truss listener lines, 001 truss shmdt lines) and the formats described in the re
 
 from __future__ import annotations
 
-import json
 import random
 from collections import Counter
 from collections.abc import Callable
@@ -25,6 +24,8 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel
+
+from benchmarks.capture_cache import cached
 
 GEN_VERSION = 1
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -810,25 +811,18 @@ def generate(
 def ensure(
     kind: Kind, size_label: str, *, data_dir: Path = DATA_DIR, seed: int = SEED
 ) -> tuple[Path, Expected]:
-    """The capture for (kind, size) under data_dir, generated once and reused while the file
-    and its sidecar still agree with this generator version."""
+    """The capture for (kind, size) under data_dir, generated once and reused
+    (benchmarks/capture_cache.py)."""
     target = SIZES[size_label]
     path = data_dir / f"{kind}-{size_label}.txt"
-    sidecar = path.with_suffix(".expected.json")
-    try:
-        exp = Expected.model_validate_json(sidecar.read_text())
-        if (
-            exp.gen_version == GEN_VERSION
-            and exp.seed == seed
-            and exp.target_bytes == target
-            and path.stat().st_size == exp.bytes
-        ):
-            return path, exp
-    except (OSError, ValueError):
-        pass
-    exp = generate(kind, target, path, seed=seed)
-    sidecar.write_text(json.dumps(exp.model_dump(), indent=1))
-    return path, exp
+    return cached(
+        path,
+        Expected,
+        lambda: generate(kind, target, path, seed=seed),
+        gen_version=GEN_VERSION,
+        seed=seed,
+        target_bytes=target,
+    )
 
 
 # ---- strace -c / -C summary tables ------------------------------------------------------------
@@ -920,22 +914,14 @@ def ensure_summary(
     """The strace -c capture for size under data_dir, generated once and reused (as ensure)."""
     target = SIZES[size_label]
     path = data_dir / f"strace-c-{size_label}.txt"
-    sidecar = path.with_suffix(".expected.json")
-    try:
-        exp = ExpectedSummary.model_validate_json(sidecar.read_text())
-        if (
-            exp.gen_version == SUMMARY_VERSION
-            and exp.seed == seed
-            and exp.target_bytes == target
-            and path.stat().st_size == exp.bytes
-        ):
-            return path, exp
-    except (OSError, ValueError):
-        pass
-    path.parent.mkdir(parents=True, exist_ok=True)
-    exp = generate_summary(target, path, seed=seed)
-    sidecar.write_text(json.dumps(exp.model_dump(), indent=1))
-    return path, exp
+    return cached(
+        path,
+        ExpectedSummary,
+        lambda: generate_summary(target, path, seed=seed),
+        gen_version=SUMMARY_VERSION,
+        seed=seed,
+        target_bytes=target,
+    )
 
 
 if __name__ == "__main__":  # python -m benchmarks.gen_traces KIND SIZE

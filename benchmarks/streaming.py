@@ -229,6 +229,12 @@ def measure_file(
     return p, g, w, fl, facts, round(g_utf8.wall, 3)
 
 
+def _differences(got: dict, want: dict) -> str:
+    """'' when perfkb counted what the generator wrote, else which counts differ."""
+    bad = [f"{k} {got[k]} ≠ {v}" for k, v in want.items() if got[k] != v]
+    return "counts differ: " + ", ".join(bad) if bad else ""
+
+
 def _check_counts(exp: Expected, facts: dict) -> str:
     if not facts:
         return "perfkb did not report exactly one block"
@@ -240,8 +246,7 @@ def _check_counts(exp: Expected, facts: dict) -> str:
     }
     want = {"calls": exp.calls, "errors": exp.errors, "signals": exp.signals}
     want["processes"] = exp.processes
-    bad = [f"{k} {got[k]} ≠ {v}" for k, v in want.items() if got[k] != v]
-    return "counts differ: " + ", ".join(bad) if bad else ""
+    return _differences(got, want)
 
 
 def _check_os_table(exp: gen_os_tables.Expected, facts: dict) -> str:
@@ -447,8 +452,7 @@ def _check_10046(exp: gen_trace10046.Expected10046, facts: dict) -> str:
         "waits": sum(facts.get("event.count", {}).values()),
     }
     want = {"calls": exp.calls, "fetches": exp.fetches, "waits": exp.waits}
-    bad = [f"{k} {got[k]} ≠ {v}" for k, v in want.items() if got[k] != v]
-    return "counts differ: " + ", ".join(bad) if bad else ""
+    return _differences(got, want)
 
 
 def trace10046_figures(
@@ -500,8 +504,7 @@ def _check_stacks(exp: gen_stacks.ExpectedStacks, facts: dict) -> str:
         return "perfkb did not report exactly one block"
     got = {"stacks": facts.get("stack.stacks"), "frames": facts.get("stack.frames")}
     want = {"stacks": exp.stacks, "frames": exp.frames}
-    bad = [f"{k} {got[k]} ≠ {v}" for k, v in want.items() if got[k] != v]
-    return "counts differ: " + ", ".join(bad) if bad else ""
+    return _differences(got, want)
 
 
 def _check_oracle(exp: gen_oracle.ExpectedOracle, facts: dict) -> str:
@@ -514,8 +517,7 @@ def _check_oracle(exp: gen_oracle.ExpectedOracle, facts: dict) -> str:
         "waits": sum(facts.get("event.count", {}).values()),
     }
     want = {"statements": exp.statements, "executes": exp.executes, "waits": exp.waits}
-    bad = [f"{k} {got[k]} ≠ {v}" for k, v in want.items() if got[k] != v]
-    return "counts differ: " + ", ".join(bad) if bad else ""
+    return _differences(got, want)
 
 
 def oracle_figures(size: str, data_dir: Path, data_root: Path | None = None) -> list[Figure]:
@@ -603,8 +605,7 @@ def _check_awr(exp: gen_awr.ExpectedAwr, blocks: list[dict]) -> str:
         "waits": round(sum(sum(b["facts"].get("event.count", {}).values()) for b in waits)),
     }
     want = {"reports": exp.reports, "other blocks": 0, "waits": exp.waits}
-    bad = [f"{k} {got[k]} ≠ {v}" for k, v in want.items() if got[k] != v]
-    return "counts differ: " + ", ".join(bad) if bad else ""
+    return _differences(got, want)
 
 
 def awr_figures(size: str, data_dir: Path, data_root: Path | None = None) -> list[Figure]:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import statistics
 import subprocess
 import sys
@@ -33,6 +32,7 @@ import httpx
 
 from benchmarks.report import REPO, Figure, pct, ratio
 from benchmarks.synth_kb import synthetic_entries
+from benchmarks.web import Server
 
 BENCH = "scale"
 SEEDS = REPO.parent / "shared" / "seeds"
@@ -114,48 +114,21 @@ def analyze_once(data: Path, path: Path) -> tuple[float, float, float]:
     return wall, usage.ru_utime + usage.ru_stime, rss_kb / 1024
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+class Serve(Server):
+    """`python -m kb serve` (warm start, as `perfkb serve`) from this tree, in a child process:
+    up to 300 s to start (a 10k KB is loaded and compiled first); its log is not kept (8
+    clients for minutes would fill a pipe nobody reads)."""
 
+    start_timeout = 300.0
+    cwd = REPO
+    stderr = subprocess.DEVNULL
 
-class Serve:
-    """`python -m kb serve` (warm start, as `perfkb serve`) in a child process."""
+    def command(self) -> list[str]:
+        workers = ["--workers", str(self.workers)] if self.workers > 1 else []
+        return [sys.executable, "-m", "kb", "serve", "--port", str(self.port), *workers]
 
-    def __init__(self, data: Path, workers: int = 1) -> None:
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.workers = workers
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "kb", "serve", "--port", str(self.port)]
-            + (["--workers", str(workers)] if workers > 1 else []),
-            env=_env(data),
-            cwd=REPO,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-
-    def __enter__(self) -> Serve:
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError("perfkb serve exited")
-            try:
-                if httpx.get(self.url + "/static/perfkb.css", timeout=2).status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        raise RuntimeError("perfkb serve did not answer within 300 s")
-
-    def __exit__(self, *exc: object) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+    def environment(self) -> dict[str, str]:
+        return _env(self.data_dir)
 
     def analyze(self, client: httpx.Client, text: str) -> float:
         return self.post(client, text)[0]

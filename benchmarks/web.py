@@ -70,31 +70,47 @@ def _cpu_seconds(pid: int) -> float:
 
 
 class Server:
-    """`perfkb serve` in a child process, stopped on exit."""
+    """`perfkb serve` in a child process, stopped on exit; ready once it serves its stylesheet.
+    benchmarks/scale.py's Serve runs `python -m kb serve` from the tree the same way."""
+
+    start_timeout = 60.0  # seconds
+    cwd: Path | None = None
+    stderr = subprocess.PIPE  # read for the reason when the server exits at start
 
     def __init__(self, data_dir: Path, workers: int = 1) -> None:
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        env = perfkb_env(data_dir)
-        env["PERFKB_WORKERS"] = str(workers)
-        cmd = [str(VENV_BIN / "perfkb"), "serve", "--port", str(self.port)]
+        self.data_dir, self.workers = data_dir, workers
         self.proc = subprocess.Popen(
-            cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+            self.command(),
+            env=self.environment(),
+            cwd=self.cwd,
+            stdout=subprocess.DEVNULL,
+            stderr=self.stderr,
         )
 
+    def command(self) -> list[str]:
+        return [str(VENV_BIN / "perfkb"), "serve", "--port", str(self.port)]
+
+    def environment(self) -> dict[str, str]:
+        env = perfkb_env(self.data_dir)
+        env["PERFKB_WORKERS"] = str(self.workers)
+        return env
+
     def __enter__(self) -> Server:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + self.start_timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                err = (self.proc.stderr.read() or b"").decode(errors="replace").strip()
-                raise RuntimeError(f"perfkb serve exited: {err.splitlines()[-1:]}")
+                err = (self.proc.stderr.read() if self.proc.stderr else b"") or b""
+                last = err.decode(errors="replace").strip().splitlines()[-1:]
+                raise RuntimeError(f"perfkb serve exited: {last}")
             try:
                 if httpx.get(self.url + "/static/perfkb.css", timeout=2).status_code == 200:
                     return self
             except httpx.HTTPError:
                 pass
-            time.sleep(0.2)
-        raise RuntimeError("perfkb serve did not answer within 60 s")
+            time.sleep(0.1)
+        raise RuntimeError(f"perfkb serve did not answer within {self.start_timeout:g} s")
 
     def __exit__(self, *exc: object) -> None:
         self.proc.terminate()

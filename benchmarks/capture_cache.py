@@ -1,4 +1,5 @@
-"""Generated captures are made once and reused: the one rule every generator's `ensure` follows.
+"""Generated captures: how a generator writes one (CaptureWriter) and the one rule by which it is
+made once and reused (cached), which every generator's `ensure` follows.
 
 A 1 GB capture takes minutes to write, so each generator keeps the file under benchmarks/data/
 with a sidecar holding what it tallied (its `Expected...` model). The file is reused while the
@@ -10,7 +11,35 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Protocol, TextIO, TypeVar
+
+
+class CaptureWriter:
+    """Buffers lines and writes them in large chunks, counting bytes and lines, until the
+    capture reaches its target size (`full`). Generators write ASCII only: characters are bytes."""
+
+    def __init__(self, fh: TextIO, target: int) -> None:
+        self.fh = fh
+        self.target = target
+        self.buf: list[str] = []
+        self.size = 0
+        self.lines = 0
+
+    def add(self, line: str) -> None:
+        self.buf.append(line)
+        self.size += len(line) + 1
+        self.lines += 1
+        if len(self.buf) >= 8192:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.buf:
+            self.fh.write("\n".join(self.buf) + "\n")
+            self.buf = []
+
+    @property
+    def full(self) -> bool:
+        return self.size >= self.target
 
 
 class Tallied(Protocol):

@@ -21,7 +21,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from benchmarks.capture_cache import cached
+from benchmarks.capture_cache import CaptureWriter, cached
 from benchmarks.gen_traces import SIZES
 
 GEN_VERSION = 2  # 2: iostat awaits tallied from the printed (rounded) values
@@ -64,32 +64,7 @@ class Expected(BaseModel):
     )
 
 
-class _Out:
-    def __init__(self, fh, target: int) -> None:
-        self.fh = fh
-        self.target = target
-        self.size = 0
-        self.lines = 0
-        self.buf: list[str] = []
-
-    def add(self, line: str) -> None:
-        self.buf.append(line)
-        self.size += len(line) + 1
-        self.lines += 1
-        if len(self.buf) >= 4096:
-            self.flush()
-
-    def flush(self) -> None:
-        if self.buf:
-            self.fh.write("\n".join(self.buf) + "\n")
-            self.buf = []
-
-    @property
-    def full(self) -> bool:
-        return self.size >= self.target
-
-
-def _vmstat(rng: random.Random, out: _Out, exp: Expected) -> None:
+def _vmstat(rng: random.Random, out: CaptureWriter, exp: Expected) -> None:
     out.add("Linux OSWbb v8.3.2 exadb01")
     day, sec = 0, 0
     while not out.full:
@@ -119,7 +94,7 @@ def _vmstat(rng: random.Random, out: _Out, exp: Expected) -> None:
             day, sec = day + 1, 0
 
 
-def _iostat(rng: random.Random, out: _Out, exp: Expected) -> None:
+def _iostat(rng: random.Random, out: CaptureWriter, exp: Expected) -> None:
     out.add(
         "Linux 5.14.0-427.13.1.el9_4.x86_64 (ora19db)   11/01/2026      _x86_64_        (32 CPU)"
     )
@@ -163,7 +138,7 @@ def _iostat(rng: random.Random, out: _Out, exp: Expected) -> None:
         report += 1
 
 
-def _sar(rng: random.Random, out: _Out, exp: Expected) -> None:
+def _sar(rng: random.Random, out: CaptureWriter, exp: Expected) -> None:
     day = 0
     while not out.full:
         day += 1
@@ -222,7 +197,7 @@ MPSTAT_RELEASES: dict[str, tuple[str, bool]] = {
 MPSTAT_CPUS = 8
 
 
-def _mpstat(rng: random.Random, out: _Out, exp: Expected, release: str = "12") -> None:
+def _mpstat(rng: random.Random, out: CaptureWriter, exp: Expected, release: str = "12") -> None:
     """`mpstat -P ALL 1` left running: a banner, then per interval a blank line, the header
     (behind the interval's clock), the `all` row and one row per CPU; the Average rows at the
     end. Every interval counts (sysstat prints no since-boot report with an interval given)."""
@@ -279,7 +254,7 @@ _PIDSTAT_PROCS = (
 )
 
 
-def _pidstat(rng: random.Random, out: _Out, exp: Expected) -> None:
+def _pidstat(rng: random.Random, out: CaptureWriter, exp: Expected) -> None:
     """`pidstat -u -d -r 5` left running on a database host: the banner, then per interval
     three reports (CPU, I/O, memory), each a header behind the interval's 12 h clock and a row
     per process that did something in it, a blank line after each."""
@@ -313,7 +288,7 @@ def _pidstat(rng: random.Random, out: _Out, exp: Expected) -> None:
     exp.processes = len(seen)
 
 
-def _prstat(rng: random.Random, out: _Out, exp: Expected) -> None:
+def _prstat(rng: random.Random, out: CaptureWriter, exp: Expected) -> None:
     """`prstat -mLc 5` left running on a Solaris database host: per screen the -mL header
     (microstates per thread), a row per busy thread, then the `Total:` line with the load
     averages (the largest is tallied as the run queue's)."""
@@ -346,7 +321,7 @@ def _prstat(rng: random.Random, out: _Out, exp: Expected) -> None:
     exp.processes = len(seen)
 
 
-def _top(rng: random.Random, out: _Out, exp: Expected) -> None:
+def _top(rng: random.Random, out: CaptureWriter, exp: Expected) -> None:
     """`top -b -d 5` (procps-ng 3.3) left running: per frame the summary lines (uptime and load,
     tasks, %Cpu(s), MiB Mem and Swap), a blank line, the process table's header and a row per
     process; a blank line between frames."""
@@ -386,7 +361,7 @@ def _top(rng: random.Random, out: _Out, exp: Expected) -> None:
         exp.last_load = load
 
 
-_GENERATORS: dict[str, Callable[[random.Random, _Out, Expected], None]] = {
+_GENERATORS: dict[str, Callable[[random.Random, CaptureWriter, Expected], None]] = {
     "vmstat": _vmstat,
     "iostat": _iostat,
     "sar": _sar,
@@ -406,7 +381,7 @@ def generate(
     exp = Expected(kind=kind, seed=seed, target_bytes=target_bytes)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="ascii", newline="\n") as fh:
-        out = _Out(fh, target_bytes)
+        out = CaptureWriter(fh, target_bytes)
         if kind == "mpstat":
             _mpstat(rng, out, exp, release)
         else:

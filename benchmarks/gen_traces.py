@@ -25,7 +25,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from benchmarks.capture_cache import cached
+from benchmarks.capture_cache import CaptureWriter, cached
 
 GEN_VERSION = 1
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -85,33 +85,6 @@ class _Tally:
             self.errnos[errno] += 1
 
 
-class _Writer:
-    """Buffers lines and writes them in large chunks; counts bytes and lines."""
-
-    def __init__(self, fh, target: int) -> None:
-        self.fh = fh
-        self.target = target
-        self.buf: list[str] = []
-        self.size = 0
-        self.lines = 0
-
-    def add(self, line: str) -> None:
-        self.buf.append(line)
-        self.size += len(line) + 1  # ASCII only: characters are bytes
-        self.lines += 1
-        if len(self.buf) >= 8192:
-            self.flush()
-
-    def flush(self) -> None:
-        if self.buf:
-            self.fh.write("\n".join(self.buf) + "\n")
-            self.buf = []
-
-    @property
-    def full(self) -> bool:
-        return self.size >= self.target
-
-
 def _hex(rng: random.Random, base: int, span: int) -> str:
     return f"0x{base + rng.randrange(span) * 8:X}"
 
@@ -125,7 +98,7 @@ _ORACLE_HOME = "/u01/app/oracle/product/12.2.0/dbhome_1"
 class _TrussGen:
     """truss -f [-d] [-D] [-E] -v all of a listener and its shadow processes."""
 
-    def __init__(self, mode: str, rng: random.Random, out: _Writer, tally: _Tally) -> None:
+    def __init__(self, mode: str, rng: random.Random, out: CaptureWriter, tally: _Tally) -> None:
         self.mode = mode
         self.rng = rng
         self.out = out
@@ -448,7 +421,7 @@ class _TrussGen:
 class _StraceGen:
     """strace -f -o FILE [-tt|-ttt] [-T] of a listener and its server processes (Linux)."""
 
-    def __init__(self, mode: str, rng: random.Random, out: _Writer, tally: _Tally) -> None:
+    def __init__(self, mode: str, rng: random.Random, out: CaptureWriter, tally: _Tally) -> None:
         self.mode = mode
         self.timed = mode.endswith("T")
         self.epoch = mode.startswith("ttt")
@@ -779,7 +752,7 @@ def generate(
     tally = _Tally()
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="ascii", newline="\n") as fh:
-        out = _Writer(fh, target_bytes)
+        out = CaptureWriter(fh, target_bytes)
         gen = (_TrussGen if kind == "truss" else _StraceGen)(mode, rng, out, tally)
         gen.header()
         reported = 0
@@ -871,7 +844,7 @@ def generate_summary(target_bytes: int, path: Path, *, seed: int = SEED) -> Expe
     ruler = SUMMARY_RULER
     last: dict[str, int] = {}
     with path.open("w", encoding="ascii", newline="\n") as fh:
-        out = _Writer(fh, target_bytes)
+        out = CaptureWriter(fh, target_bytes)
         while not out.full:
             pid = 20000 + rng.randrange(20000)
             out.add(f"strace: Process {pid} attached")

@@ -56,11 +56,12 @@ def clean(line: str) -> str:
     return unpaste(line, prompts=True, hosts=True)
 
 
-def cleaned(line: str) -> tuple[str, list[str]] | None:
+def cleaned(line: str, hints: tuple[str, ...] = ()) -> tuple[str, list[str]] | None:
     """(the cleaned line stripped, its tokens), or None for a line too long to be a row or
-    blank once cleaned: the first step of every feed (and of start_score behind a parser's
-    hint words) of the column-table parsers, which read tokens, never positions."""
-    if len(line) > MAX_LINE:
+    blank once cleaned, or (when `hints` are given: start_score's cheap first test) holding none
+    of the parser's hint words: the first step of every feed and start_score of the
+    column-table parsers, which read tokens, never positions."""
+    if len(line) > MAX_LINE or (hints and not any(w in line for w in hints)):
         return None
     text = clean(line).strip()
     if not text:

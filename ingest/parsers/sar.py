@@ -167,9 +167,7 @@ class SarParser(Parser):
 
     @classmethod
     def start_score(cls, line: str) -> int:
-        if not any(w in line for w in _HINTS):
-            return 0
-        got = cleaned(line)
+        got = cleaned(line, _HINTS)
         if got is None:
             return 0
         text, tokens = got

@@ -200,7 +200,9 @@ def analyze_evidence(
             matcher = Matcher([])
     fp = fingerprint(evidence)
     feedback = store.feedback_for(fp) if store is not None else {}
-    bm25 = store.similar(sorted(evidence_terms(evidence))) if store is not None else None
+    # BM25 over the identifiers from the compiled KB's statistics (what the search index would
+    # answer, kb.bm25): an analysis neither imports whoosh nor opens the index
+    bm25 = matcher.similar(sorted(evidence_terms(evidence))) if store is not None else None
     matches = matcher.match(evidence, full_text=_full_text(evidence), feedback=feedback, bm25=bm25)
     by_id = {m.id: matcher.entries[matcher.position[m.id]] for m in matches}
     found = triage(evidence, command_fill.fill)

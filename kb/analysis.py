@@ -174,11 +174,15 @@ def warm(store) -> Matcher:
     store's current state, compile all its programs and freeze the result (and everything
     imported so far) out of the cyclic GC, so the first analysis after start costs what any
     other does and no request waits for a full collection. Later rebuilds (after an edit) are
-    compiled and frozen the same way."""
+    compiled and frozen the same way. The search index is opened here too (analyses never
+    open it; searches would, the first one paying for it)."""
     _long_lived.add(store)
     m = matcher_for(store)
     with _cache_lock:  # built by someone else before the flag was set: compile and freeze it
         m.index.compile_all()
+    # analyses never open the search index; a server's first search should not be the one
+    # that imports whoosh and opens it
+    store.open_index()
     _freeze()
     return m
 

@@ -430,6 +430,11 @@ class Store:
                 self._index_ready = True
             return self._search_index
 
+    def open_index(self) -> None:
+        """Open (check, rebuild or catch up) the search index now rather than on the first
+        search: what a long-lived process does at start (`perfkb serve`, kb.analysis.warm)."""
+        _ = self._index
+
     @property
     def index_opened(self) -> bool:
         """Whether this store has opened its search index (an analysis never does)."""
@@ -439,7 +444,7 @@ class Store:
     def last_rebuild_reason(self) -> str | None:
         """Why the index was last rebuilt by this store (None: it was not); opens the index,
         as opening a store used to, so that this says what opening found."""
-        _ = self._index
+        self.open_index()
         return self._last_rebuild_reason
 
     def _reader_conn(self) -> sqlite3.Connection:

@@ -1207,7 +1207,9 @@ class Store:
             raise AssertionError("unreachable")
 
     def similar(self, identifiers: list[str], *, limit: int = 50) -> dict[str, float]:
-        """entry id -> 0..1 similarity of its identifiers to these (whoosh, see SearchIndex)."""
+        """entry id -> 0..1 similarity of its identifiers to these, as the search index
+        answers it (whoosh, see SearchIndex). Analyses take the same figures from the compiled
+        KB instead (Matcher.similar, kb.bm25) and never open the index; this is their oracle."""
         found = self._read_index(lambda index: index.similar(identifiers, limit=limit))
         if found is not None:
             return found

@@ -174,11 +174,15 @@ def warm(store) -> Matcher:
     store's current state, compile all its programs and freeze the result (and everything
     imported so far) out of the cyclic GC, so the first analysis after start costs what any
     other does and no request waits for a full collection. Later rebuilds (after an edit) are
-    compiled and frozen the same way."""
+    compiled and frozen the same way. The search index is opened here too (analyses never
+    open it; searches would, the first one paying for it)."""
     _long_lived.add(store)
     m = matcher_for(store)
     with _cache_lock:  # built by someone else before the flag was set: compile and freeze it
         m.index.compile_all()
+    # analyses never open the search index; a server's first search should not be the one
+    # that imports whoosh and opens it
+    store.open_index()
     _freeze()
     return m
 
@@ -200,7 +204,9 @@ def analyze_evidence(
             matcher = Matcher([])
     fp = fingerprint(evidence)
     feedback = store.feedback_for(fp) if store is not None else {}
-    bm25 = store.similar(sorted(evidence_terms(evidence))) if store is not None else None
+    # BM25 over the identifiers from the compiled KB's statistics (what the search index would
+    # answer, kb.bm25): an analysis neither imports whoosh nor opens the index
+    bm25 = matcher.similar(sorted(evidence_terms(evidence))) if store is not None else None
     matches = matcher.match(evidence, full_text=_full_text(evidence), feedback=feedback, bm25=bm25)
     by_id = {m.id: matcher.entries[matcher.position[m.id]] for m in matches}
     found = triage(evidence, command_fill.fill)

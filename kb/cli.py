@@ -1098,7 +1098,8 @@ def serve(
     from kb.store import Store
 
     settings = _settings()
-    Store(settings).close()  # create the store and a fresh index before serving
+    with Store(settings) as store:  # create the store and a fresh index before serving
+        store.open_index()
     # uvicorn calls the factory without arguments: it reads the data dir from the environment
     os.environ["PERFKB_DATA_DIR"] = str(settings.data_dir)
     # a long-lived process: build the matcher at start and keep it out of the cyclic GC

@@ -32,7 +32,8 @@ from whoosh.collectors import FilterCollector, TimeLimit
 from whoosh.reading import SegmentReader
 
 from kb.errors import IndexUnavailable
-from kb.index_docs import IndexDoc, SearchPage, Stamp
+from kb.index_docs import IndexDoc, SearchPage, Stamp, query_keys
+from kb.index_docs import ident_key as _ident_key
 from kb.index_fast import (
     OPERATOR_WORDS,
     PLAIN_QUERY,
@@ -136,11 +137,6 @@ def _merge_policy(writer: Any, segments: list[Any]) -> list[Any]:
         writer.add_reader(reader)
         reader.close()
     return [s for s in segments if s not in to_merge]
-
-
-def _ident_key(text: str) -> str:
-    """How an identifier is stored in the exact field: lowercase, single spaces, no commas."""
-    return " ".join(text.replace(",", " ").lower().split())
 
 
 def _ident_words(identifiers: list[str]) -> str:
@@ -383,8 +379,9 @@ class SearchIndex:
 
     def similar(self, identifiers: Iterable[str], *, limit: int = 50) -> dict[str, float]:
         """Entries whose signature identifiers overlap the evidence's, as whoosh BM25 scores
-        scaled to 0..1 by the best hit: the matcher's free-text similarity term."""
-        terms = sorted({k for k in (_ident_key(i) for i in identifiers) if k})[:500]
+        scaled to 0..1 by the best hit: the oracle of the compiled KB's `Matcher.similar`
+        (kb.bm25), which an analysis uses instead."""
+        terms = query_keys(identifiers)
         if not terms:
             return {}
         searcher = self._current_searcher()

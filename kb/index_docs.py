@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
+from collections.abc import Iterable
 
 from pydantic import BaseModel, Field
 
@@ -51,6 +52,27 @@ def entry_identifiers(entry: Entry) -> list[str]:
             if isinstance(leaf, TextCondition) and leaf.text and leaf.text not in out:
                 out.append(leaf.text)
     return out
+
+
+def ident_key(text: str) -> str:
+    """How an identifier is stored in the exact field: lowercase, single spaces, no commas."""
+    return " ".join(text.replace(",", " ").lower().split())
+
+
+def entry_keys(entry: Entry) -> list[str]:
+    """The entry's identifier keys as the index's `identifiers` field tokenises them, repeats
+    kept (a repeat is a term frequency of two): what kb.bm25 counts."""
+    return [k for k in (ident_key(i) for i in entry_identifiers(entry)) if k]
+
+
+# at most this many distinct evidence keys are looked up by a similarity query
+MAX_SIMILAR_TERMS = 500
+
+
+def query_keys(identifiers: Iterable[str]) -> list[str]:
+    """The distinct keys of the evidence's identifiers a similarity query asks for, sorted
+    (SearchIndex.similar and kb.bm25 alike)."""
+    return sorted({k for k in (ident_key(i) for i in identifiers) if k})[:MAX_SIMILAR_TERMS]
 
 
 def doc_from_entry(entry: Entry) -> IndexDoc:

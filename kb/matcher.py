@@ -35,6 +35,8 @@ from pathlib import Path
 import numpy as np
 
 from ingest.model import Block, Evidence
+from kb.bm25 import IdentifierStats
+from kb.bm25 import similar as _bm25_similar
 from kb.evaluate import evaluate, quick
 from kb.literals import grams, probe, rarest_grams
 from kb.models import Entry
@@ -176,6 +178,10 @@ class Matcher:
             [term_ix[t] for terms in self.entry_terms for t in sorted(terms)], dtype=np.int64
         )
         self.term_ptr = np.cumsum([0] + [len(t) for t in self.entry_terms], dtype=np.int64)
+        # the statistics of the BM25 similarity (kb.bm25): the index's answer without the index
+        self.bm25 = IdentifierStats.of_entries(self.entries)
+        self.bm25_layers: list[tuple[IdentifierStats, int]] = [(self.bm25, 0)]
+        self.bm25_live: np.ndarray | None = None
         self.sig_dead: np.ndarray | None = None  # signatures of entries an update replaced
         self.sig_specific = np.array([cs.sig.specific for cs in self.sigs], dtype=bool)
         self.sig_probed = np.array(
@@ -627,6 +633,8 @@ class Matcher:
         arrays["m_entry_sig_ptr"] = np.array(
             [0] + [r.stop for r in self.entry_sigs], dtype=np.int64
         )
+        bm25_arrays, bm25_vocab = self.bm25.parts()
+        arrays.update({f"b_{name}": a for name, a in bm25_arrays.items()})
         doc = {
             "format": SAVED_FORMAT,
             "key": key,
@@ -635,6 +643,7 @@ class Matcher:
             "checksums": list(checksums) or [None] * len(self.ids),
             "store_id": store_id,
             "vocab": vocab,
+            "bm25_vocab": bm25_vocab,
             "req_ids": sorted(self.req_ids, key=self.req_ids.__getitem__),
             "req_sets": [sorted(x) for x in self.req_sets],
             "text_by_gram": {
@@ -694,6 +703,12 @@ class Matcher:
         m.entry_terms = _csr_terms(m.term_flat, m.term_ptr, vocab)
         m.term_entries = _term_entries(m.term_flat, m.term_ptr, vocab, None)
         m.sig_dead = None
+        m.bm25 = IdentifierStats.from_parts(
+            {k[2:]: a for k, a in arrays.items() if k.startswith("b_")}, doc["bm25_vocab"]
+        )
+        if len(m.bm25.exact) != len(ids):
+            raise ValueError("saved KB does not add up")
+        m.bm25_layers, m.bm25_live = [(m.bm25, 0)], None
         m.saved = doc
         m.req_ids = {k: j for j, k in enumerate(doc["req_ids"])}
         m.req_sets = [frozenset(x) for x in doc["req_sets"]]
@@ -735,6 +750,13 @@ class Matcher:
             delta[entry.id] = entry
             gone.discard(entry.id)
         return _layered(base, delta, gone)
+
+    def similar(self, identifiers: Iterable[str], *, limit: int = 50) -> dict[str, float]:
+        """entry id -> 0..1 BM25 similarity of its identifiers to these: what
+        `SearchIndex.similar` answers for a freshly built index of these entries, computed from
+        the statistics compiled here (kb.bm25), so an analysis neither imports whoosh nor opens
+        the index."""
+        return _bm25_similar(self.bm25_layers, self.bm25_live, self.ids, identifiers, limit=limit)
 
     def _saved_sig(self, g: int) -> _Sig:
         """Signature g of a saved matcher, from its entry (read by id when first needed)."""
@@ -816,6 +838,7 @@ def _layered(base: Matcher, delta: dict[str, Entry], gone: set[str]) -> Matcher:
     m.text_free = np.concatenate([base.text_free, d.text_free])
     m.sig_entry = np.concatenate([base.sig_entry, d.sig_entry + n0])
     m.sig_dead = ~live[m.sig_entry]
+    m.bm25_layers, m.bm25_live = [(base.bm25, 0), (d.bm25, n0)], live
     # required identifiers: the delta's keys and source sets numbered after the base's
     m.req_ids = dict(base.req_ids)
     d_keys = sorted(d.req_ids, key=d.req_ids.__getitem__)
@@ -930,7 +953,7 @@ class _Layers:
 
 
 # bumped whenever what `Matcher.save` writes changes: an older file is then rebuilt
-SAVED_FORMAT = 2
+SAVED_FORMAT = 3
 _MAGIC = b"PERFKBC1"
 _ALIGN = 16
 

@@ -35,7 +35,6 @@ from kb.errors import (
     StoreError,
     UnreadableEntry,
 )
-from kb.index import SearchIndex
 from kb.index_docs import (
     INDEX_SCHEMA_VERSION,
     SearchHit,
@@ -52,6 +51,7 @@ from kb.signatures import reject_controls
 
 if TYPE_CHECKING:
     from kb.backup import BackupInfo
+    from kb.index import SearchIndex
 
 __all__ = [
     "BadQuery",
@@ -67,6 +67,17 @@ __all__ = [
 ]
 
 log = logging.getLogger("perfkb.store")
+
+
+def __getattr__(name: str) -> object:
+    """`kb.store.SearchIndex` still names the index class, imported (with whoosh) only when
+    asked for: importing kb.store no longer imports whoosh (an analysis never uses it)."""
+    if name == "SearchIndex":
+        from kb.index import SearchIndex
+
+        return SearchIndex
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -356,14 +367,13 @@ class Store:
         if not data_dir.is_dir():
             raise StoreError(f"data directory {data_dir} is not a directory")
         self._conn = self._connect()
-        self._index = SearchIndex(
-            self.settings.index_dir, data_dir / "index.lock", limits=self.settings.search_limits()
-        )
-        try:
-            self._ensure_index()
-        except BaseException:
-            self.close()
-            raise
+        # The search index (whoosh) is opened, checked and caught up on first use (a search, a
+        # write, a check), not here: an analysis needs none of it (its BM25 similarity comes
+        # from the compiled KB, kb.bm25), and importing and opening it was ~100 ms of a 1-line
+        # `perfkb analyze` and ~170 MB at 10,000 entries.
+        self._search_index: SearchIndex | None = None
+        self._index_ready = False
+        self._last_rebuild_reason: str | None = None
 
     # -- connection ---------------------------------------------------------------------------
 
@@ -392,6 +402,50 @@ class Store:
             conn.close()
             raise StoreError(f"{path} is not a usable perfkb database: {exc}") from None
         return conn
+
+    @property
+    def _index(self) -> SearchIndex:
+        """The search index, opened on first use: rebuilt if missing, corrupt, foreign or
+        newer than SQLite, caught up if older (what opening a Store used to do). While it is
+        being opened, the opening thread gets it as it is (the checks use it); others wait."""
+        if self._index_ready:
+            return cast("SearchIndex", self._search_index)
+        with self._lock:
+            if self._search_index is None:
+                if self._closed or self._conn is None:
+                    raise StoreError("the store is closed")
+                from kb.index import SearchIndex  # whoosh: only when the index is used
+
+                self._search_index = SearchIndex(
+                    self.settings.index_dir,
+                    self.settings.data_dir / "index.lock",
+                    limits=self.settings.search_limits(),
+                )
+                try:
+                    self._ensure_index()
+                except BaseException:
+                    self._search_index.close()
+                    self._search_index = None
+                    raise
+                self._index_ready = True
+            return self._search_index
+
+    def open_index(self) -> None:
+        """Open (check, rebuild or catch up) the search index now rather than on the first
+        search: what a long-lived process does at start (`perfkb serve`, kb.analysis.warm)."""
+        _ = self._index
+
+    @property
+    def index_opened(self) -> bool:
+        """Whether this store has opened its search index (an analysis never does)."""
+        return self._search_index is not None
+
+    @property
+    def last_rebuild_reason(self) -> str | None:
+        """Why the index was last rebuilt by this store (None: it was not); opens the index,
+        as opening a store used to, so that this says what opening found."""
+        self.open_index()
+        return self._last_rebuild_reason
 
     def _reader_conn(self) -> sqlite3.Connection:
         path = self.settings.db_path
@@ -423,7 +477,8 @@ class Store:
             self._closed = True
             self._searcher.drop()
         with self._lock:
-            self._index.close()
+            if self._search_index is not None:
+                self._search_index.close()
             conn = getattr(self, "_conn", None)
             if conn is not None:
                 conn.close()
@@ -559,7 +614,7 @@ class Store:
                 self._rebuilds += 1
                 self._drop_idle_searchers()
             self._synced_rev = max_rev
-            self.last_rebuild_reason = reason
+            self._last_rebuild_reason = reason
             return count
 
     def _after_write(self) -> None:
@@ -1096,6 +1151,8 @@ class Store:
                 return None
             build = self._build
             if searcher.index is None or searcher.build != build:
+                from kb.index import SearchIndex
+
                 searcher.drop()
                 index = SearchIndex(
                     self.settings.index_dir,
@@ -1150,7 +1207,9 @@ class Store:
             raise AssertionError("unreachable")
 
     def similar(self, identifiers: list[str], *, limit: int = 50) -> dict[str, float]:
-        """entry id -> 0..1 similarity of its identifiers to these (whoosh, see SearchIndex)."""
+        """entry id -> 0..1 similarity of its identifiers to these, as the search index
+        answers it (whoosh, see SearchIndex). Analyses take the same figures from the compiled
+        KB instead (Matcher.similar, kb.bm25) and never open the index; this is their oracle."""
         found = self._read_index(lambda index: index.similar(identifiers, limit=limit))
         if found is not None:
             return found

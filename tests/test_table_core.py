@@ -257,3 +257,21 @@ def test_average_rows_and_a_second_table_after_the_core_ran(monkeypatch, rows_re
     want = _same(("\n".join(lines) + "\n").encode(), monkeypatch)
     assert '"format":"mpstat"' in want and '"format":"sar"' in want
     assert rows_read[0] > 30
+
+
+def test_an_interval_label_the_core_cannot_hold(monkeypatch, rows_read):
+    """A row whose label (the tokens before the CPU) is long non-ASCII text: the Python reader
+    takes it; the core must then decline the interval it opened (the label is too long for it in
+    UTF-8), not fail, and read the rows after it."""
+    header = "CPU    %usr   %nice    %sys %iowait    %irq   %idle"
+    lines = []
+    for sec in range(30):
+        clock = f"10:00:{sec:02d}"
+        lines += ["", f"{clock}  {header}"]
+        for cpu in ("all", "0", "1"):
+            lines.append(f"{clock}  {cpu:>4}  {sec}.25  0.00  2.00  1.00  0.00  {96 - sec}.75")
+        if sec == 12:
+            lines.append(f"{clock} {'é' * 30}  1  3.00  0.00  2.00  1.00  0.00  94.00")
+    want = _same(("\n".join(lines) + "\n").encode(), monkeypatch)
+    assert '"format":"mpstat"' in want
+    assert rows_read[0] > 30

@@ -517,16 +517,19 @@ class MpstatParser(Parser):
         )
         if core is None:
             return None
-        for cpu, sums in t.cpu_sums.items():
-            core.load(cpu, t.cpu_n[cpu], sums[1])
-        if t.all_n:
-            core.load("all", t.all_n, [t.all_sums[n] for n in names])
-        if cur is not None:
-            core.open(cur.label)
-            for cpu, r in cur.rows.items():
-                core.put(cpu, list(r.values()))
-            if cur.all_row is not None:
-                core.put("all", list(cur.all_row.values()))
+        try:  # a label or key the core cannot hold (too long in UTF-8, a lone surrogate)
+            for cpu, sums in t.cpu_sums.items():
+                core.load(cpu, t.cpu_n[cpu], sums[1])
+            if t.all_n:
+                core.load("all", t.all_n, [t.all_sums[n] for n in names])
+            if cur is not None:
+                core.open(cur.label)
+                for cpu, r in cur.rows.items():
+                    core.put(cpu, list(r.values()))
+                if cur.all_row is not None:
+                    core.put("all", list(cur.all_row.values()))
+        except (ValueError, UnicodeError):
+            return None  # the Python reader goes on
         self._core = core
         return core
 

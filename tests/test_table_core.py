@@ -275,3 +275,22 @@ def test_an_interval_label_the_core_cannot_hold(monkeypatch, rows_read):
     want = _same(("\n".join(lines) + "\n").encode(), monkeypatch)
     assert '"format":"mpstat"' in want
     assert rows_read[0] > 30
+
+
+def test_sar_under_a_decimal_comma_locale(tmp_path, monkeypatch, rows_read):
+    """sysstat under de_DE prints `21,97`: the core reads those as pasted.number does, and leaves
+    the rows holding a `2,210` (one comma before exactly three digits: a thousands group to
+    pasted.number) to the Python reader."""
+    rng = random.Random(5)
+    lines = []
+    for line in _capture("sar", tmp_path).decode().split("\n"):
+        if line[:1].isdigit():
+            line = line.replace(".", ",")
+            if rng.random() < 0.05:
+                line = re.sub(r"\b\d+,\d\d\b", "2,210", line, count=1)
+            elif rng.random() < 0.05:
+                line = re.sub(r"\b\d+,\d\d\b", "1234,567", line, count=1)
+        lines.append(line)
+    want = _same("\n".join(lines).encode(), monkeypatch)
+    assert '"format":"sar"' in want
+    assert rows_read[0] > 500

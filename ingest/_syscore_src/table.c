@@ -268,6 +268,8 @@ static const double POW10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
                                1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
 
 /* One number of s[i..e) up to a blank or the end: `-?\d{1,maxint}([.] or [.,] \d{1,maxfrac})?`.
+ * comma 0: no decimal comma; 1: any (mpstat's _NUMBER); 2: as pasted.number reads one, so not
+ * `\d{1,3},\d{3}`, which it reads as a thousands group (the Python reader takes that row).
  * Returns the end, or -1 if it is not one. The value is Python's float() of the text (with a
  * decimal comma read as a point): exact when the digits fit 15 (M / 10^f, both exact, the one
  * division correctly rounded), else strtod, correctly rounded too. */
@@ -299,6 +301,8 @@ static Py_ssize_t read_num(const unsigned char *s, Py_ssize_t i, Py_ssize_t e, i
             i++;
         }
         if (nfrac == 0 || nfrac > maxfrac)
+            return -1;
+        if (comma == 2 && s[i - nfrac - 1] == ',' && nint <= 3 && nfrac == 3)
             return -1;
     }
     if (i < e && !is_ws(s[i]))
@@ -469,8 +473,8 @@ static PyObject *Table_run(Table *t, PyObject *const *args, Py_ssize_t nargs)
         Py_ssize_t values_s = i;
         int c = 0;
         while (i < n && c < ncols) {
-            Py_ssize_t ve = read_num(l, i, n, t->comma, t->comma ? 12 : 15, t->comma ? 6 : 15,
-                                     &vals[c]);
+            Py_ssize_t ve = read_num(l, i, n, t->comma, t->comma == 1 ? 12 : 15,
+                                     t->comma == 1 ? 6 : 15, &vals[c]);
             if (ve < 0)
                 goto not_row;
             double v = vals[c];
@@ -828,7 +832,7 @@ static int Table_init(Table *t, PyObject *args, PyObject *kw)
         PyErr_SetString(PyExc_RuntimeError, "Table.__init__ called twice");
         return -1;
     }
-    if (!PyArg_ParseTuple(args, "ippppiiipnOOO", &ncols, &keyed, &key_int, &comma, &grouped,
+    if (!PyArg_ParseTuple(args, "ippipiiipnOOO", &ncols, &keyed, &key_int, &comma, &grouped,
                           &points_mode, &max_keys, &max_group, &check_clock, &max_line, &lo,
                           &hi, &tail))
         return -1;

@@ -506,7 +506,7 @@ class MpstatParser(Parser):
             list(names),
             keyed=True,
             key_int=True,
-            comma=True,
+            comma=1,
             grouped=True,
             bounds={n: (0.0, 100.0) for n in names if n in _PCT},
             max_keys=2 * MAX_CPUS + 1,

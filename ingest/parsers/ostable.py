@@ -241,7 +241,7 @@ def native_table(
     max_keys: int,
     max_group: int = 1,
     key_int: bool = False,
-    comma: bool = False,
+    comma: int = 0,
     check_clock: bool = True,
     max_line: int = MAX_LINE,
     tail: list[str] | None = None,
@@ -249,7 +249,8 @@ def native_table(
     """A C Table (table.c) for a header's value columns, or None when the core is off or not
     built. `bounds`: the columns a row must keep in a range, else the row goes to the Python
     reader (which counts it malformed); `points`: chart points for every key (1), for the
-    `all`/`-1` keys (2) or none (0); `comma`: a decimal comma is a number (mpstat's _NUMBER);
+    `all`/`-1` keys (2) or none (0); `comma`: a decimal comma is no number (0), any is (1,
+    mpstat's _NUMBER), one is unless it looks like a thousands group (2, as pasted.number);
     `tail`: the interval header's tokens after its clock (grouped, mpstat)."""
     if not NATIVE or not columns or len(columns) > 64:
         return None

@@ -128,6 +128,7 @@ class _Section:
                 bounds={n: (0.0, 100.5) for n in self._values if _checked(n)},
                 points=1 if key is None else 2,
                 max_keys=MAX_KEYS,
+                comma=2,  # sysstat under a European locale: `21,97` (pasted.number's reading)
             )
 
     @property

@@ -278,5 +278,9 @@ PyMODINIT_FUNC PyInit__syscore(void)
         Py_DECREF(m);
         return NULL;
     }
+    if (table_type_add(m) < 0) { /* table.c */
+        Py_DECREF(m);
+        return NULL;
+    }
     return m;
 }

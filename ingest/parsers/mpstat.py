@@ -18,8 +18,9 @@ from typing import Any, ClassVar
 from ingest.base import Parser
 from ingest.facts import number
 from ingest.model import Format, Platform
+from ingest.parsers import ostable
 from ingest.parsers.ostable import SYSSTAT_BANNER as _BANNER
-from ingest.parsers.ostable import clock_row
+from ingest.parsers.ostable import clock_row, native_table
 
 SOLARIS_COLUMNS = (
     "minf",
@@ -308,6 +309,9 @@ class MpstatParser(Parser):
         # `mpstat -I` tables: kind -> cpu -> column -> [sum, samples]; Average rows apart
         self._irq: dict[str, dict[str, dict[str, list[float]]]] = {}
         self._irq_avg: dict[str, dict[str, dict[str, list[float]]]] = {}
+        # while feed_run's rows go to the C row reader (table.c), it holds _totals' sums and
+        # _current; _leave() hands them back before anything else reads or changes them
+        self._core: Any = None
 
     # -- detection ------------------------------------------------------------------------------
 
@@ -346,6 +350,8 @@ class MpstatParser(Parser):
     # -- feeding --------------------------------------------------------------------------------
 
     def feed(self, line: str) -> bool:
+        if self._core is not None and line.strip():
+            self._leave()  # a blank line changes nothing: the C reader keeps the state
         if self._strip is None:  # the first line says whether every line has a prefix
             m = _PASTE_PREFIX(line)
             rest = line[m.end() :] if m is not None else ""
@@ -435,13 +441,21 @@ class MpstatParser(Parser):
         while one is open, each read by `_linux_tokens` as `feed` would read it, and the next
         interval's header (`_same_header`: a line this parser scores 2); a blank line, another
         header, an Average row, a pasted prefix or anything else stops the run and takes the
-        ordinary path."""
+        ordinary path. Once the first MAX_INTERVALS interval summaries are made, the C row
+        reader (`_enter`) reads the common rows and headers, and the lines it stops at are read
+        here as before."""
         if self.kind != "linux" or self._table != "cpu" or self._strip is not False:
             return pos, 0
         taken = 0
         row = self._linux_tokens
         find = text.find
         while pos < endpos:
+            core = self._core if self._core is not None else self._enter()
+            if core is not None:
+                pos, n, _, _ = core.run(text, pos, endpos)
+                taken += n
+                if pos >= endpos:
+                    break
             end = find("\n", pos, endpos)
             if end < 0:
                 end = endpos
@@ -449,24 +463,128 @@ class MpstatParser(Parser):
             if len(line) > MAX_LINE:
                 break
             if _PLAIN_ROW(line) or clock_row(line):
+                if self._core is not None:
+                    self._leave()
                 if not row(line.split()):
                     break
-            elif not self._same_header(line):
+            elif self._header_tokens(line) is None:
                 break
+            else:
+                if self._core is not None:
+                    self._leave()
+                self._same_header(line)
             taken += 1
             pos = end + 1
         return pos, taken
+
+    def _enter(self) -> Any:
+        """The C row reader with this parser's running sums and open interval handed over, or
+        None: the core is off, the first MAX_INTERVALS summaries (made per interval, in Python)
+        are not all made yet, or the state has a shape the reader does not keep (NUMA nodes,
+        CPUs whose sums have other columns, repeated column names)."""
+        t = self._totals
+        names = tuple(self._names)
+        if (
+            not ostable.NATIVE
+            or self._nodes
+            or not self._tail
+            or len(t.summaries) < MAX_INTERVALS
+            or len(set(names)) != len(names)
+            or len(t.cpu_sums) >= MAX_CPUS
+        ):
+            return None
+        if any(type(v) is not tuple or v[0] != names for v in t.cpu_sums.values()):
+            return None
+        if t.all_n and not all(n in t.all_sums for n in names):
+            return None
+        cur = self._current
+        if cur is not None:
+            rows = [*cur.rows.values(), *([cur.all_row] if cur.all_row is not None else [])]
+            if len(cur.label) > 40 or any(tuple(r) != names for r in rows):
+                return None
+        core = native_table(
+            list(names),
+            keyed=True,
+            key_int=True,
+            comma=1,
+            grouped=True,
+            bounds={n: (0.0, 100.0) for n in names if n in _PCT},
+            max_keys=2 * MAX_CPUS + 1,
+            max_group=MAX_CPUS,
+            check_clock=False,
+            max_line=MAX_LINE,
+            tail=self._tail,
+        )
+        if core is None:
+            return None
+        try:  # a label or key the core cannot hold (too long in UTF-8, a lone surrogate)
+            for cpu, sums in t.cpu_sums.items():
+                core.load(cpu, t.cpu_n[cpu], sums[1])
+            if t.all_n:
+                core.load("all", t.all_n, [t.all_sums[n] for n in names])
+            if cur is not None:
+                core.open(cur.label)
+                for cpu, r in cur.rows.items():
+                    core.put(cpu, list(r.values()))
+                if cur.all_row is not None:
+                    core.put("all", list(cur.all_row.values()))
+        except (ValueError, UnicodeError):
+            return None  # the Python reader goes on
+        self._core = core
+        return core
+
+    def _leave(self) -> None:
+        """Take the state back from the C row reader: the sums (as _Totals.add leaves them),
+        the intervals and headers it read, and the interval still open."""
+        core, self._core = self._core, None
+        keys, group, intervals, headers = core.export()
+        names = tuple(self._names)
+        t = self._totals
+        for cpu, cols in keys:
+            n = cols[0][1][0] if cols else 0
+            if not n:
+                continue
+            sums = [st[1] for _, st in cols]
+            if cpu == "all":
+                for name, v in zip(names, sums, strict=True):
+                    t.all_sums[name] = v
+                t.all_n = n
+            else:
+                t.cpu_sums[cpu] = (names, sums)
+                t.cpu_n[cpu] = n
+        t.intervals += intervals
+        self._headers += headers
+        if group is None:
+            self._current = None
+            return
+        label, rows = group
+        cur = self._current = _Interval(label)
+        for cpu, values in rows:
+            row = dict(zip(names, values, strict=True))
+            if cpu == "all":
+                cur.all_row = row
+            else:
+                cur.rows[cpu] = row
+
+    def _header_tokens(self, line: str) -> tuple[int, list[str]] | None:
+        """(tokens before the column names, the tokens) when the line is the next interval's
+        header (see _same_header), else None; changes nothing."""
+        tokens = line.split()
+        if not tokens or not _TIME.match(tokens[0]):
+            return None
+        at = 2 if len(tokens) > 1 and tokens[1] in ("AM", "PM") else 1
+        if tokens[at:] != self._tail or not self._tail:
+            return None
+        return at, tokens
 
     def _same_header(self, line: str) -> bool:
         """The next interval's header (`12:00:02 AM  CPU  %usr ...`, this parser scores it 2):
         the same columns as the table's header behind a new clock. Read as feed reads a CPU
         table header, without asking the header regexes again; anything else is left to feed."""
-        tokens = line.split()
-        if not tokens or not _TIME.match(tokens[0]):
+        got = self._header_tokens(line)
+        if got is None:
             return False
-        at = 2 if len(tokens) > 1 and tokens[1] in ("AM", "PM") else 1
-        if tokens[at:] != self._tail or not self._tail:
-            return False
+        at, tokens = got
         self._headers += 1
         self._start_interval(" ".join(tokens[:at]))
         return True
@@ -641,6 +759,8 @@ class MpstatParser(Parser):
         return totals, notes
 
     def facts(self) -> tuple[dict, dict, list[str], Platform | None]:
+        if self._core is not None:
+            self._leave()
         totals, notes = self._final_totals()
         per_cpu = {
             cpu: {k: v / totals.cpu_n[cpu] for k, v in sums.items()}

@@ -18,6 +18,11 @@ from ingest.facts import number
 from ingest.parsers.pasted import number as num
 from ingest.parsers.pasted import unpaste
 
+try:  # the C core (ingest/_syscore_src/table.c): optional, the Python readers are the reference
+    from ingest import _syscore
+except ImportError:  # pragma: no cover - built by setup.py
+    _syscore = None
+
 __all__ = [
     "SYSSTAT_BANNER",
     "MAX_LINE",
@@ -219,6 +224,49 @@ class Series:
     def chart(self) -> list[float]:
         """The points, with the partial one at the end."""
         return self.points + ([self._acc / self._k] if self._k else [])
+
+
+# Is the C row reader (ingest/_syscore_src/table.c) used? Tests set it False to compare the
+# evidence with the Python readers, the reference, as tests/test_syscore.py does for truss.
+NATIVE = _syscore is not None and hasattr(_syscore, "Table")
+
+
+def native_table(
+    columns: list[str],
+    *,
+    keyed: bool,
+    bounds: dict[str, tuple[float, float]],
+    grouped: bool = False,
+    points: int = 0,
+    max_keys: int,
+    max_group: int = 1,
+    key_int: bool = False,
+    comma: int = 0,
+    check_clock: bool = True,
+    max_line: int = MAX_LINE,
+    tail: list[str] | None = None,
+):
+    """A C Table (table.c) for a header's value columns, or None when the core is off or not
+    built. `bounds`: the columns a row must keep in a range, else the row goes to the Python
+    reader (which counts it malformed); `points`: chart points for every key (1), for the
+    `all`/`-1` keys (2) or none (0); `comma`: a decimal comma is no number (0), any is (1,
+    mpstat's _NUMBER), one is unless it looks like a thousands group (2, as pasted.number);
+    `tail`: the interval header's tokens after its clock (grouped, mpstat)."""
+    if not NATIVE or not columns or len(columns) > 64:
+        return None
+    lo = [bounds[c][0] if c in bounds else None for c in columns]
+    hi = [bounds[c][1] if c in bounds else None for c in columns]
+    return _syscore.Table(  # type: ignore[union-attr]
+        len(columns), keyed, key_int, comma, grouped, points, max_keys, max_group,
+        check_clock, max_line, lo, hi, tail,
+    )  # fmt: skip
+
+
+def series_of(state: tuple, points: bool) -> Series:
+    """A Series from a C Table's export of one column: the fields Series.add keeps."""
+    s = Series(points)
+    s.n, s.total, s.low, s.high, s.first, s.last, _, s.points, s._step, s._acc, s._k = state
+    return s
 
 
 def r3(value: float) -> float:

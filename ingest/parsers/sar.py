@@ -27,8 +27,10 @@ from ingest.parsers.ostable import (
     command,
     findings,
     is_command_of,
+    native_table,
     num,
     r3,
+    series_of,
     split_clock,
 )
 
@@ -106,24 +108,53 @@ def _header(tokens: list[str]) -> tuple[int | None, list[str]] | None:
 
 
 class _Section:
-    __slots__ = ("key", "names", "stats", "average")
+    """One section's rows: per key and column a Series. With the C core the series live in a
+    Table (ostable.native_table): its run() reads the common rows, and the rows the Python
+    reader reads are added to the same store, so a section has one."""
+
+    __slots__ = ("key", "names", "_stats", "average", "core", "_values")
 
     def __init__(self, key: int | None, names: list[str]) -> None:
         self.key = key
         self.names = names
-        self.stats: dict[str, dict[str, Series]] = {}  # row key ("" when unkeyed) -> column
+        self._stats: dict[str, dict[str, Series]] = {}  # row key ("" when unkeyed) -> column
         self.average: dict[str, dict[str, float]] = {}
+        self._values = [n for i, n in enumerate(names) if i != key]
+        self.core = None
+        if key in (None, 0) and len(set(names)) == len(names):
+            self.core = native_table(
+                self._values,
+                keyed=key == 0,
+                bounds={n: (0.0, 100.5) for n in self._values if _checked(n)},
+                points=1 if key is None else 2,
+                max_keys=MAX_KEYS,
+                comma=2,  # sysstat under a European locale: `21,97` (pasted.number's reading)
+            )
+
+    @property
+    def stats(self) -> dict[str, dict[str, Series]]:
+        if self.core is None:
+            return self._stats
+        keys = self.core.export()[0]
+        out: dict[str, dict[str, Series]] = {}
+        for rowkey, cols in keys:
+            points = self.key is None or rowkey in ("all", "-1")
+            out[rowkey] = {self._values[c]: series_of(st, points) for c, st in cols}
+        return out
 
     def add(self, rowkey: str, values: dict[str, float], average: bool) -> None:
         if average:
             if rowkey in self.average or len(self.average) < MAX_KEYS:
                 self.average[rowkey] = values
             return
-        cols = self.stats.get(rowkey)
+        if self.core is not None:
+            self.core.add(rowkey, [values.get(n) for n in self._values])
+            return
+        cols = self._stats.get(rowkey)
         if cols is None:
-            if len(self.stats) >= MAX_KEYS:
+            if len(self._stats) >= MAX_KEYS:
                 return
-            cols = self.stats[rowkey] = {}
+            cols = self._stats[rowkey] = {}
         for name, value in values.items():
             s = cols.get(name)
             if s is None:
@@ -132,8 +163,9 @@ class _Section:
 
     def rows(self) -> dict[str, dict[str, Series]]:
         """Per key and column: the timed rows, else sar's Average rows as one sample."""
-        if self.stats:
-            return self.stats
+        stats = self.stats
+        if stats:
+            return stats
         out: dict[str, dict[str, Series]] = {}
         for rowkey, values in self.average.items():
             cols = out[rowkey] = {}
@@ -141,6 +173,11 @@ class _Section:
                 cols[name] = Series()
                 cols[name].add(value)
         return out
+
+
+def _checked(name: str) -> bool:
+    """A percentage column a row must keep within 0-100.5 (else the row is malformed)."""
+    return name.startswith("%") and name != "%commit"
 
 
 class SarParser(Parser):
@@ -161,7 +198,27 @@ class SarParser(Parser):
         self.twelve_hour = False
 
     def feed_run(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int]:
-        return self.feed_lines(text, pos, endpos, plain)
+        """Base.feed_lines, with the rows of the open section read by its C Table where there
+        is one: each line the Table stops at (a header, an Average row, anything odd) goes
+        through feed as before, then the Table reads on."""
+        taken = 0
+        feed_one = self.feed_one
+        while pos < endpos:
+            core = self.section.core if self.section is not None else None
+            if core is not None:
+                pos, n, first, last = core.run(text, pos, endpos)
+                if n:
+                    taken += n
+                    self.first_label = self.first_label or first
+                    self.last_label = last
+                if pos >= endpos:
+                    break
+            nxt = feed_one(text, pos, endpos, plain)
+            if nxt < 0:
+                break
+            pos = nxt
+            taken += 1
+        return pos, taken
 
     # -- detection ------------------------------------------------------------------------------
 
@@ -275,9 +332,7 @@ class SarParser(Parser):
                 self.malformed += 1
                 return True
             values[name] = value
-        if any(
-            n.startswith("%") and n != "%commit" and not 0 <= v <= 100.5 for n, v in values.items()
-        ):
+        if any(_checked(n) and not 0 <= v <= 100.5 for n, v in values.items()):
             self.malformed += 1
             return True
         if secs is not None:

@@ -1,0 +1,965 @@
+/* ingest/_syscore_src/table.c: Table, the one row reader of the sysstat column tables (mpstat,
+ * sar): the hot loop of a long capture, in C.
+ *
+ * A sysstat data row is `clock [AM|PM] [key] value value ...`: the Python parser reads the
+ * table's header and gives a Table the layout it found (how many values, whether a key column
+ * comes first, which columns must lie in a range, whether a decimal comma is a number), and
+ * Table.run() then reads rows from the text until the first line it cannot vouch for, folding
+ * each into per-key running aggregates: count, sum, min, max, first, last and the downsampled
+ * chart points of ostable.Series, per column. A line of any other shape (a prompt, a journal
+ * prefix, a wrapped or cut row, a value out of range, a decimal comma where the format takes
+ * none, text beyond ASCII, `Average:` rows, another header) stops the run, and the Python
+ * reader, which stays the reference, reads it: tests compare the evidence with this core on and
+ * off.
+ *
+ * Two ways to fold, one reader:
+ *   sar:    every row goes straight into its key's series (ostable.Series, bit for bit: the same
+ *           float operations in the same order); Python's own rows are added with Table.add, so
+ *           a section has one store.
+ *   mpstat: rows are grouped into intervals (a group ends at a new clock label, a key seen twice,
+ *           or the interval header `clock CPU %usr ...` repeated, which `tail` describes); a
+ *           group's rows are added to the sums when the next group starts, as _Totals.add does.
+ *           The parser hands its state over (load/open/put) and takes it back (export).
+ */
+#include "syscore.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#define POINTS 240 /* ostable.POINTS */
+#define LABEL_MAX 40
+
+typedef struct {
+    long long n, step, k;
+    double total, low, high, first, last, acc;
+    double *pts;
+    int npts;
+} Ser;
+
+typedef struct {
+    char *name;
+    Py_ssize_t nn;
+    uint64_t hash;
+    int points;       /* this key's series keep chart points */
+    Ser *ser;         /* ncols */
+    int *order, norder; /* columns in the order first added (dict order of the Python store) */
+    unsigned char *seen;
+    int in_group;     /* grouped: 1 + its place in the open group, 0: not in it */
+} TKey;
+
+typedef struct {
+    PyObject_HEAD
+    int ncols, keyed, key_int, comma, grouped, points_mode, max_keys, max_group, check_clock;
+    Py_ssize_t max_line;
+    double *lo, *hi;
+    char **tail;
+    Py_ssize_t *tail_n;
+    int ntail;
+    TKey *keys;
+    int nkeys, capkeys;
+    int *tab;
+    size_t tabcap;
+    /* grouped: the open group */
+    int has_group, ngroup, group_keys;
+    int *group;      /* key indexes, in row order */
+    double *gvals;   /* ncols per group row */
+    char label[LABEL_MAX + 1];
+    int label_n;
+    long long groups, headers;
+} Table;
+
+/* -- keys ------------------------------------------------------------------------------------- */
+
+static int key_points(Table *t, const char *p, Py_ssize_t n)
+{
+    if (t->points_mode == 1)
+        return 1;
+    if (t->points_mode == 2)
+        return (n == 3 && memcmp(p, "all", 3) == 0) || (n == 2 && memcmp(p, "-1", 2) == 0) ||
+               (n == 0);
+    return 0;
+}
+
+static int tab_grow(Table *t)
+{
+    size_t cap = t->tabcap ? t->tabcap * 2 : 64;
+    int *tab = PyMem_Malloc(cap * sizeof(int));
+    if (tab == NULL)
+        return -1;
+    for (size_t i = 0; i < cap; i++)
+        tab[i] = -1;
+    for (int k = 0; k < t->nkeys; k++) {
+        size_t h = (size_t)t->keys[k].hash & (cap - 1);
+        while (tab[h] >= 0)
+            h = (h + 1) & (cap - 1);
+        tab[h] = k;
+    }
+    PyMem_Free(t->tab);
+    t->tab = tab;
+    t->tabcap = cap;
+    return 0;
+}
+
+/* the key's index; -2: a new key past max_keys; -1: out of memory */
+static int key_get(Table *t, const char *p, Py_ssize_t n, int create)
+{
+    uint64_t h = hash_bytes(0x6a09e667f3bcc908ULL, p, n);
+    if (t->tabcap) {
+        size_t i = (size_t)h & (t->tabcap - 1);
+        while (t->tab[i] >= 0) {
+            TKey *k = &t->keys[t->tab[i]];
+            if (k->hash == h && k->nn == n && memcmp(k->name, p, (size_t)n) == 0)
+                return t->tab[i];
+            i = (i + 1) & (t->tabcap - 1);
+        }
+    }
+    if (!create || t->nkeys >= t->max_keys)
+        return -2;
+    if ((size_t)(t->nkeys + 1) * 2 > t->tabcap && tab_grow(t) < 0)
+        return -1;
+    if (t->nkeys == t->capkeys) {
+        int cap = t->capkeys ? t->capkeys * 2 : 16;
+        TKey *keys = PyMem_Realloc(t->keys, (size_t)cap * sizeof(TKey));
+        if (keys == NULL)
+            return -1;
+        t->keys = keys;
+        t->capkeys = cap;
+    }
+    TKey *k = &t->keys[t->nkeys];
+    memset(k, 0, sizeof(TKey));
+    k->name = PyMem_Malloc((size_t)n + 1);
+    k->ser = PyMem_Calloc((size_t)t->ncols, sizeof(Ser));
+    k->order = PyMem_Calloc((size_t)t->ncols, sizeof(int));
+    k->seen = PyMem_Calloc((size_t)t->ncols, 1);
+    if (!k->name || !k->ser || !k->order || !k->seen) {
+        PyMem_Free(k->name);
+        PyMem_Free(k->ser);
+        PyMem_Free(k->order);
+        PyMem_Free(k->seen);
+        return -1;
+    }
+    memcpy(k->name, p, (size_t)n);
+    k->name[n] = 0;
+    k->nn = n;
+    k->hash = h;
+    k->points = key_points(t, p, n);
+    for (int c = 0; c < t->ncols; c++) {
+        k->ser[c].step = 1;
+        k->ser[c].low = Py_HUGE_VAL;
+        k->ser[c].high = -Py_HUGE_VAL;
+    }
+    size_t i = (size_t)h & (t->tabcap - 1);
+    while (t->tab[i] >= 0)
+        i = (i + 1) & (t->tabcap - 1);
+    t->tab[i] = t->nkeys;
+    return t->nkeys++;
+}
+
+/* ostable.Series.add, the same operations in the same order */
+static int ser_add(Ser *s, double v, int points)
+{
+    s->n++;
+    s->total += v;
+    if (v < s->low)
+        s->low = v;
+    if (v > s->high)
+        s->high = v;
+    if (s->n == 1)
+        s->first = v;
+    s->last = v;
+    if (!points)
+        return 0;
+    s->acc += v;
+    s->k++;
+    if (s->k == s->step) {
+        if (s->pts == NULL && (s->pts = PyMem_Malloc(POINTS * sizeof(double))) == NULL)
+            return -1;
+        s->pts[s->npts++] = s->acc / (double)s->k;
+        s->acc = 0.0;
+        s->k = 0;
+        if (s->npts >= POINTS) {
+            int m = 0;
+            for (int i = 0; i < s->npts - 1; i += 2)
+                s->pts[m++] = (s->pts[i] + s->pts[i + 1]) / 2;
+            s->npts = m;
+            s->step *= 2;
+        }
+    }
+    return 0;
+}
+
+static int key_add(Table *t, int ki, const double *vals, const unsigned char *have)
+{
+    TKey *k = &t->keys[ki];
+    for (int c = 0; c < t->ncols; c++) {
+        if (have && !have[c])
+            continue;
+        if (!k->seen[c]) {
+            k->seen[c] = 1;
+            k->order[k->norder++] = c;
+        }
+        if (ser_add(&k->ser[c], vals[c], k->points) < 0) {
+            PyErr_NoMemory();
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* -- groups (mpstat's intervals) ---------------------------------------------------------------- */
+
+static int group_commit(Table *t)
+{
+    if (t->has_group && t->ngroup) {
+        for (int g = 0; g < t->ngroup; g++)
+            if (key_add(t, t->group[g], t->gvals + (size_t)g * t->ncols, NULL) < 0)
+                return -1;
+        t->groups++;
+    }
+    for (int g = 0; g < t->ngroup; g++)
+        t->keys[t->group[g]].in_group = 0;
+    t->ngroup = 0;
+    t->group_keys = 0;
+    t->has_group = 0;
+    return 0;
+}
+
+static int group_open(Table *t, const char *label, Py_ssize_t n)
+{
+    if (group_commit(t) < 0)
+        return -1;
+    if (n > LABEL_MAX)
+        n = LABEL_MAX; /* callers pass at most LABEL_MAX */
+    memcpy(t->label, label, (size_t)n);
+    t->label[n] = 0;
+    t->label_n = (int)n;
+    t->has_group = 1;
+    return 0;
+}
+
+static int group_put(Table *t, int ki, const double *vals)
+{
+    if (t->ngroup >= t->max_group + 1) /* never: run() stops first */
+        return 0;
+    t->keys[ki].in_group = t->ngroup + 1;
+    t->group[t->ngroup] = ki;
+    memcpy(t->gvals + (size_t)t->ngroup * t->ncols, vals, (size_t)t->ncols * sizeof(double));
+    t->ngroup++;
+    return 0;
+}
+
+/* -- reading a row ------------------------------------------------------------------------------ */
+
+static inline Py_ssize_t skip_ws(const unsigned char *s, Py_ssize_t i, Py_ssize_t e)
+{
+    while (i < e && is_ws(s[i]))
+        i++;
+    return i;
+}
+
+static inline Py_ssize_t skip_tok(const unsigned char *s, Py_ssize_t i, Py_ssize_t e)
+{
+    while (i < e && !is_ws(s[i]))
+        i++;
+    return i;
+}
+
+static const double POW10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                               1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+
+/* One number of s[i..e) up to a blank or the end: `-?\d{1,maxint}([.] or [.,] \d{1,maxfrac})?`.
+ * comma 0: no decimal comma; 1: any (mpstat's _NUMBER); 2: as pasted.number reads one, so not
+ * `\d{1,3},\d{3}`, which it reads as a thousands group (the Python reader takes that row).
+ * Returns the end, or -1 if it is not one. The value is Python's float() of the text (with a
+ * decimal comma read as a point): exact when the digits fit 15 (M / 10^f, both exact, the one
+ * division correctly rounded), else strtod, correctly rounded too. */
+static Py_ssize_t read_num(const unsigned char *s, Py_ssize_t i, Py_ssize_t e, int comma,
+                           int maxint, int maxfrac, double *out)
+{
+    Py_ssize_t start = i;
+    int neg = 0;
+    if (i < e && s[i] == '-') {
+        neg = 1;
+        i++;
+    }
+    uint64_t m = 0;
+    int nint = 0, nfrac = 0;
+    while (i < e && is_digit(s[i])) {
+        if (nint < 19)
+            m = m * 10 + (uint64_t)(s[i] - '0');
+        nint++;
+        i++;
+    }
+    if (nint == 0 || nint > maxint)
+        return -1;
+    if (i < e && (s[i] == '.' || (comma && s[i] == ','))) {
+        i++;
+        while (i < e && is_digit(s[i])) {
+            if (nint + nfrac < 19)
+                m = m * 10 + (uint64_t)(s[i] - '0');
+            nfrac++;
+            i++;
+        }
+        if (nfrac == 0 || nfrac > maxfrac)
+            return -1;
+        if (comma == 2 && s[i - nfrac - 1] == ',' && nint <= 3 && nfrac == 3)
+            return -1;
+    }
+    if (i < e && !is_ws(s[i]))
+        return -1;
+    double v;
+    if (nint + nfrac <= 15) {
+        v = (double)m / POW10[nfrac];
+    } else {
+        char buf[64];
+        Py_ssize_t n = i - start;
+        if (n >= (Py_ssize_t)sizeof(buf))
+            return -1;
+        memcpy(buf, s + start, (size_t)n);
+        buf[n] = 0;
+        for (Py_ssize_t j = 0; j < n; j++)
+            if (buf[j] == ',')
+                buf[j] = '.';
+        v = strtod(buf, NULL);
+        neg = 0;
+    }
+    *out = neg ? -v : v;
+    return i;
+}
+
+/* ostable.table_row: `lead` tokens, then a rest of only number characters longer than 3 */
+static int table_row(const unsigned char *s, Py_ssize_t e, int lead)
+{
+    Py_ssize_t i = skip_ws(s, 0, e);
+    for (int k = 0; k < lead; k++) {
+        if (i >= e)
+            return 0;
+        i = skip_tok(s, i, e);
+        i = skip_ws(s, i, e);
+    }
+    if (i >= e || e - i <= 3)
+        return 0;
+    for (; i < e; i++) {
+        unsigned char c = s[i];
+        if (!(is_digit(c) || c == '.' || c == ',' || c == '-' || is_ws(c)))
+            return 0;
+    }
+    return 1;
+}
+
+static inline int two(const unsigned char *s) { return (s[0] - '0') * 10 + (s[1] - '0'); }
+
+/* `\d\d:\d\d:\d\d` at s (n bytes available) */
+static inline int clock_at(const unsigned char *s, Py_ssize_t n)
+{
+    return n >= 8 && is_digit(s[0]) && is_digit(s[1]) && s[2] == ':' && is_digit(s[3]) &&
+           is_digit(s[4]) && s[5] == ':' && is_digit(s[6]) && is_digit(s[7]);
+}
+
+/* Is s[0..e) the interval header (`clock [AM|PM] CPU %usr ...`, the tail)? Sets the label. */
+static int header_line(Table *t, const unsigned char *s, Py_ssize_t e, Py_ssize_t *lab_e)
+{
+    if (!t->ntail)
+        return 0;
+    Py_ssize_t i = skip_ws(s, 0, e), c0 = i;
+    /* _TIME: \d{1,2}:\d{2}:\d{2} as a whole token */
+    Py_ssize_t j = i;
+    while (j < e && is_digit(s[j]))
+        j++;
+    if (j - i < 1 || j - i > 2 || j + 6 > e || s[j] != ':' || !is_digit(s[j + 1]) ||
+        !is_digit(s[j + 2]) || s[j + 3] != ':' || !is_digit(s[j + 4]) || !is_digit(s[j + 5]))
+        return 0;
+    j += 6;
+    if (j >= e || !is_ws(s[j]))
+        return 0;
+    Py_ssize_t le = j;
+    i = skip_ws(s, j, e);
+    if (e - i >= 2 && (s[i] == 'A' || s[i] == 'P') && s[i + 1] == 'M' &&
+        (i + 2 == e || is_ws(s[i + 2]))) {
+        le = i + 2;
+        i = skip_ws(s, i + 2, e);
+    }
+    for (int k = 0; k < t->ntail; k++) {
+        Py_ssize_t te = skip_tok(s, i, e);
+        if (te - i != t->tail_n[k] || memcmp(s + i, t->tail[k], (size_t)(te - i)) != 0)
+            return 0;
+        i = skip_ws(s, te, e);
+    }
+    if (i != e)
+        return 0;
+    *lab_e = le;
+    (void)c0;
+    return 1;
+}
+
+/* -- Table.run ---------------------------------------------------------------------------------- */
+
+/* run(text, pos, endpos) -> (pos, lines taken, first label or None, last label or None) */
+static PyObject *Table_run(Table *t, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyUnicode_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "run(text, pos, endpos)");
+        return NULL;
+    }
+    PyObject *text = args[0];
+    Py_ssize_t pos = PyLong_AsSsize_t(args[1]), endpos = PyLong_AsSsize_t(args[2]);
+    if (PyErr_Occurred())
+        return NULL;
+    Py_ssize_t len = PyUnicode_GET_LENGTH(text);
+    if (endpos > len)
+        endpos = len;
+    if (PyUnicode_KIND(text) != PyUnicode_1BYTE_KIND || pos < 0 || pos >= endpos)
+        return Py_BuildValue("(niOO)", pos, 0, Py_None, Py_None);
+    const unsigned char *s = PyUnicode_1BYTE_DATA(text);
+    int ncols = t->ncols;
+    double vals[64];
+    long long taken = 0;
+    Py_ssize_t first_s = -1, first_n = 0, last_s = -1, last_n = 0;
+
+    while (pos < endpos) {
+        const unsigned char *nl = memchr(s + pos, '\n', (size_t)(endpos - pos));
+        Py_ssize_t e = nl ? nl - s : endpos;
+        if (e - pos > t->max_line)
+            break;
+        Py_ssize_t le = e;
+        while (le > pos && s[le - 1] == '\r')
+            le--;
+        const unsigned char *l = s + pos;
+        Py_ssize_t n = le - pos;
+        int ok = 1;
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (!plain_byte(l[i])) {
+                ok = 0;
+                break;
+            }
+        if (!ok)
+            break;
+        /* the row: clock, [AM|PM], [key], the values; or else mpstat's interval header */
+        if (!clock_at(l, n) || n < 9 || l[8] != ' ')
+            goto not_row;
+        if (t->check_clock && n > 10 && l[10] == 'T')
+            goto not_row; /* ostable.clean would read an ISO stamp there */
+        Py_ssize_t i = skip_ws(l, 8, n);
+        Py_ssize_t lab_n = 8;
+        int h = two(l), mi = two(l + 3), sec = two(l + 6);
+        if (n - i >= 2 && (l[i] == 'A' || l[i] == 'P' || l[i] == 'a' || l[i] == 'p') &&
+            (l[i + 1] == 'M' || l[i + 1] == 'm') && i + 2 < n && is_ws(l[i + 2])) {
+            int upper = l[i + 1] == 'M';
+            if (upper != (l[i] == 'A' || l[i] == 'P'))
+                goto not_row; /* `Am`, `aM`: not what split_clock reads as AM/PM */
+            int pm = l[i] == 'P' || l[i] == 'p';
+            h = (h % 12) + (pm ? 12 : 0);
+            lab_n = i + 2;
+            i = skip_ws(l, i + 2, n);
+        }
+        if (t->check_clock && (h > 23 || mi > 59 || sec > 60))
+            goto not_row;
+        Py_ssize_t key_s = i, key_n = 0;
+        if (t->keyed) {
+            Py_ssize_t ke = skip_tok(l, i, n);
+            key_n = ke - i;
+            if (key_n == 0 || ke >= n)
+                goto not_row;
+            if (t->key_int) {
+                int digits_only = 1;
+                for (Py_ssize_t j = i; j < ke; j++)
+                    if (!is_digit(l[j]))
+                        digits_only = 0;
+                if (!digits_only && !(key_n == 3 && memcmp(l + i, "all", 3) == 0))
+                    goto not_row;
+            }
+            i = skip_ws(l, ke, n);
+        }
+        Py_ssize_t values_s = i;
+        int c = 0;
+        while (i < n && c < ncols) {
+            Py_ssize_t ve = read_num(l, i, n, t->comma, t->comma == 1 ? 12 : 15,
+                                     t->comma == 1 ? 6 : 15, &vals[c]);
+            if (ve < 0)
+                goto not_row;
+            double v = vals[c];
+            if (v < t->lo[c] || v > t->hi[c])
+                goto not_row;
+            c++;
+            i = skip_ws(l, ve, n);
+        }
+        if (c != ncols || i != n)
+            goto not_row;
+        /* what the detector asks before handing the line over: ostable.clock_row (mpstat's
+         * _PLAIN_ROW matches only lines clock_row says yes to) */
+        if (!(table_row(l, n, 2) || table_row(l, n, 3)))
+            goto not_row;
+        (void)values_s;
+        const char *kp = t->keyed ? (const char *)l + key_s : "";
+        if (t->grouped) {
+            Py_ssize_t ln = lab_n;
+            char lab[LABEL_MAX + 1];
+            /* " ".join of the clock and AM/PM */
+            memcpy(lab, l, 8);
+            ln = 8;
+            if (lab_n > 8) {
+                lab[8] = ' ';
+                lab[9] = (char)l[lab_n - 2];
+                lab[10] = (char)l[lab_n - 1];
+                ln = 11;
+            }
+            int ki = key_get(t, kp, key_n, 0);
+            int new_group = !t->has_group || t->label_n != ln || memcmp(t->label, lab, ln) != 0 ||
+                            (ki >= 0 && t->keys[ki].in_group);
+            int cpus = new_group ? 0 : t->group_keys;
+            int is_all = key_n == 3 && memcmp(kp, "all", 3) == 0;
+            if (!is_all && cpus >= t->max_group)
+                break; /* _store drops it: the Python reader says so */
+            if (ki < 0) {
+                ki = key_get(t, kp, key_n, 1);
+                if (ki == -1)
+                    return PyErr_NoMemory();
+                if (ki == -2)
+                    break;
+            }
+            if (new_group && group_open(t, lab, ln) < 0)
+                return NULL;
+            group_put(t, ki, vals);
+            if (!is_all)
+                t->group_keys++;
+        } else {
+            int ki = key_get(t, kp, key_n, 1);
+            if (ki == -1)
+                return PyErr_NoMemory();
+            if (ki >= 0 && key_add(t, ki, vals, NULL) < 0)
+                return NULL;
+            if (first_s < 0) {
+                first_s = pos;
+                first_n = lab_n;
+            }
+            last_s = pos;
+            last_n = lab_n;
+        }
+        taken++;
+        pos = e + 1;
+        continue;
+    not_row:;
+        Py_ssize_t lab_e;
+        if (t->grouped && header_line(t, l, n, &lab_e)) {
+            /* " ".join(tokens[:at]): the clock and AM/PM with one blank between */
+            char lab[LABEL_MAX + 1];
+            Py_ssize_t i0 = skip_ws(l, 0, n), ce = skip_tok(l, i0, n), m = ce - i0;
+            if (m + 3 > LABEL_MAX)
+                break;
+            memcpy(lab, l + i0, (size_t)m);
+            if (lab_e > ce) {
+                lab[m++] = ' ';
+                lab[m++] = (char)l[lab_e - 2];
+                lab[m++] = 'M';
+            }
+            if (group_open(t, lab, m) < 0)
+                return NULL;
+            t->headers++;
+            taken++;
+            pos = e + 1;
+            continue;
+        }
+        break;
+    }
+    PyObject *first = Py_None, *last = Py_None;
+    Py_INCREF(first);
+    Py_INCREF(last);
+    if (first_s >= 0) {
+        /* the label as split_clock makes it: clock, one blank, AM/PM */
+        PyObject *f = first_n > 8 ? PyUnicode_FromFormat("%.8s %.2s", s + first_s,
+                                                        s + first_s + first_n - 2)
+                                  : PyUnicode_FromStringAndSize((const char *)s + first_s, 8);
+        PyObject *g = last_n > 8 ? PyUnicode_FromFormat("%.8s %.2s", s + last_s,
+                                                       s + last_s + last_n - 2)
+                                 : PyUnicode_FromStringAndSize((const char *)s + last_s, 8);
+        if (f == NULL || g == NULL) {
+            Py_XDECREF(f);
+            Py_XDECREF(g);
+            Py_DECREF(first);
+            Py_DECREF(last);
+            return NULL;
+        }
+        Py_SETREF(first, f);
+        Py_SETREF(last, g);
+    }
+    return Py_BuildValue("(nLNN)", pos, taken, first, last); /* like feed_one: past the newline */
+}
+
+/* -- the Python side: add, load, open, put, export ---------------------------------------------- */
+
+static int read_values(Table *t, PyObject *seq, double *vals, unsigned char *have)
+{
+    PyObject *fast = PySequence_Fast(seq, "values: a sequence");
+    if (fast == NULL)
+        return -1;
+    if (PySequence_Fast_GET_SIZE(fast) != t->ncols) {
+        Py_DECREF(fast);
+        PyErr_SetString(PyExc_ValueError, "values: one per column");
+        return -1;
+    }
+    for (int c = 0; c < t->ncols; c++) {
+        PyObject *v = PySequence_Fast_GET_ITEM(fast, c);
+        if (v == Py_None) {
+            if (have == NULL) {
+                Py_DECREF(fast);
+                PyErr_SetString(PyExc_ValueError, "values: None");
+                return -1;
+            }
+            have[c] = 0;
+            continue;
+        }
+        if (have)
+            have[c] = 1;
+        vals[c] = PyFloat_AsDouble(v);
+        if (vals[c] == -1.0 && PyErr_Occurred()) {
+            Py_DECREF(fast);
+            return -1;
+        }
+    }
+    Py_DECREF(fast);
+    return 0;
+}
+
+static int key_of(Table *t, PyObject *key)
+{
+    Py_ssize_t n;
+    const char *p = PyUnicode_AsUTF8AndSize(key, &n);
+    if (p == NULL)
+        return -1;
+    int ki = key_get(t, p, n, 1);
+    if (ki == -1) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return ki; /* -2: past max_keys */
+}
+
+/* add(key, values): a row the Python reader read (None: a column left blank) */
+static PyObject *Table_add(Table *t, PyObject *const *args, Py_ssize_t nargs)
+{
+    double vals[64];
+    unsigned char have[64];
+    if (nargs != 2 || !PyUnicode_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "add(key, values)");
+        return NULL;
+    }
+    if (read_values(t, args[1], vals, have) < 0)
+        return NULL;
+    int ki = key_of(t, args[0]);
+    if (ki == -1)
+        return NULL;
+    if (ki >= 0 && key_add(t, ki, vals, have) < 0)
+        return NULL;
+    return PyBool_FromLong(ki >= 0);
+}
+
+/* load(key, n, totals): a key's sums the Python reader had (mpstat's _Totals) */
+static PyObject *Table_load(Table *t, PyObject *const *args, Py_ssize_t nargs)
+{
+    double vals[64];
+    if (nargs != 3 || !PyUnicode_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "load(key, n, totals)");
+        return NULL;
+    }
+    long long n = PyLong_AsLongLong(args[1]);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    if (read_values(t, args[2], vals, NULL) < 0)
+        return NULL;
+    int ki = key_of(t, args[0]);
+    if (ki == -1)
+        return NULL;
+    if (ki == -2) {
+        PyErr_SetString(PyExc_ValueError, "too many keys");
+        return NULL;
+    }
+    TKey *k = &t->keys[ki];
+    for (int c = 0; c < t->ncols; c++) {
+        if (!k->seen[c]) {
+            k->seen[c] = 1;
+            k->order[k->norder++] = c;
+        }
+        k->ser[c].n = n;
+        k->ser[c].total = vals[c];
+    }
+    Py_RETURN_NONE;
+}
+
+/* open(label): the interval being read (mpstat's _current) */
+static PyObject *Table_open(Table *t, PyObject *label)
+{
+    Py_ssize_t n;
+    const char *p = PyUnicode_AsUTF8AndSize(label, &n);
+    if (p == NULL)
+        return NULL;
+    if (n > LABEL_MAX) {
+        PyErr_SetString(PyExc_ValueError, "label too long");
+        return NULL;
+    }
+    if (group_open(t, p, n) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* put(key, values): a row of the open interval */
+static PyObject *Table_put(Table *t, PyObject *const *args, Py_ssize_t nargs)
+{
+    double vals[64];
+    if (nargs != 2 || !PyUnicode_Check(args[0]) || !t->has_group) {
+        PyErr_SetString(PyExc_TypeError, "put(key, values) after open()");
+        return NULL;
+    }
+    if (read_values(t, args[1], vals, NULL) < 0)
+        return NULL;
+    int ki = key_of(t, args[0]);
+    if (ki == -1)
+        return NULL;
+    if (ki == -2 || t->keys[ki].in_group || t->group_keys >= t->max_group) {
+        PyErr_SetString(PyExc_ValueError, "put: not a row the interval can take");
+        return NULL;
+    }
+    group_put(t, ki, vals);
+    if (!(t->keys[ki].nn == 3 && memcmp(t->keys[ki].name, "all", 3) == 0))
+        t->group_keys++;
+    Py_RETURN_NONE;
+}
+
+static PyObject *ser_tuple(const Ser *s)
+{
+    PyObject *pts = PyList_New(s->npts);
+    if (pts == NULL)
+        return NULL;
+    for (int i = 0; i < s->npts; i++) {
+        PyObject *f = PyFloat_FromDouble(s->pts[i]);
+        if (f == NULL) {
+            Py_DECREF(pts);
+            return NULL;
+        }
+        PyList_SET_ITEM(pts, i, f);
+    }
+    return Py_BuildValue("(LddddddNLdL)", s->n, s->total, s->low, s->high, s->first, s->last,
+                         0.0, pts, s->step, s->acc, s->k);
+}
+
+/* export() -> ([(key, [(column, (n, total, low, high, first, last, 0.0, points, step, acc,
+ * k)), ...]), ...], open interval: None or (label, [(key, [values])]), intervals, headers) */
+static PyObject *Table_export(Table *t, PyObject *unused)
+{
+    PyObject *keys = PyList_New(0), *grp = NULL;
+    if (keys == NULL)
+        return NULL;
+    for (int ki = 0; ki < t->nkeys; ki++) {
+        TKey *k = &t->keys[ki];
+        PyObject *cols = PyList_New(k->norder);
+        if (cols == NULL)
+            goto fail;
+        for (int j = 0; j < k->norder; j++) {
+            PyObject *st = ser_tuple(&k->ser[k->order[j]]);
+            PyObject *item = st ? Py_BuildValue("(iN)", k->order[j], st) : NULL;
+            if (item == NULL) {
+                Py_DECREF(cols);
+                goto fail;
+            }
+            PyList_SET_ITEM(cols, j, item);
+        }
+        PyObject *entry = Py_BuildValue("(s#N)", k->name, k->nn, cols);
+        if (entry == NULL || PyList_Append(keys, entry) < 0) {
+            Py_XDECREF(entry);
+            goto fail;
+        }
+        Py_DECREF(entry);
+    }
+    if (t->has_group) {
+        PyObject *rows = PyList_New(t->ngroup);
+        if (rows == NULL)
+            goto fail;
+        for (int g = 0; g < t->ngroup; g++) {
+            PyObject *vals = PyList_New(t->ncols);
+            if (vals == NULL) {
+                Py_DECREF(rows);
+                goto fail;
+            }
+            for (int c = 0; c < t->ncols; c++)
+                PyList_SET_ITEM(vals, c, PyFloat_FromDouble(t->gvals[(size_t)g * t->ncols + c]));
+            TKey *k = &t->keys[t->group[g]];
+            PyList_SET_ITEM(rows, g, Py_BuildValue("(s#N)", k->name, k->nn, vals));
+        }
+        grp = Py_BuildValue("(s#N)", t->label, (Py_ssize_t)t->label_n, rows);
+        if (grp == NULL)
+            goto fail;
+    } else {
+        grp = Py_None;
+        Py_INCREF(grp);
+    }
+    return Py_BuildValue("(NNLL)", keys, grp, t->groups, t->headers);
+fail:
+    Py_DECREF(keys);
+    return NULL;
+}
+
+/* -- type plumbing ------------------------------------------------------------------------------ */
+
+static int float_seq(PyObject *seq, int n, double *out, double dflt)
+{
+    PyObject *fast = PySequence_Fast(seq, "a sequence of floats or None");
+    if (fast == NULL)
+        return -1;
+    if (PySequence_Fast_GET_SIZE(fast) != n) {
+        Py_DECREF(fast);
+        PyErr_SetString(PyExc_ValueError, "lo/hi: one per column");
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        PyObject *v = PySequence_Fast_GET_ITEM(fast, i);
+        out[i] = v == Py_None ? dflt : PyFloat_AsDouble(v);
+        if (out[i] == -1.0 && PyErr_Occurred()) {
+            Py_DECREF(fast);
+            return -1;
+        }
+    }
+    Py_DECREF(fast);
+    return 0;
+}
+
+/* Table(ncols, keyed, key_int, comma, grouped, points_mode, max_keys, max_group, check_clock,
+ *       max_line, lo, hi, tail) */
+static int Table_init(Table *t, PyObject *args, PyObject *kw)
+{
+    int ncols, keyed, key_int, comma, grouped, points_mode, max_keys, max_group, check_clock;
+    Py_ssize_t max_line;
+    PyObject *lo, *hi, *tail;
+    if (t->keys != NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "Table.__init__ called twice");
+        return -1;
+    }
+    if (!PyArg_ParseTuple(args, "ippipiiipnOOO", &ncols, &keyed, &key_int, &comma, &grouped,
+                          &points_mode, &max_keys, &max_group, &check_clock, &max_line, &lo,
+                          &hi, &tail))
+        return -1;
+    if (ncols < 1 || ncols > 64 || max_keys < 1 || max_group < 1) {
+        PyErr_SetString(PyExc_ValueError, "Table: 1-64 columns, max_keys and max_group >= 1");
+        return -1;
+    }
+    t->ncols = ncols;
+    t->keyed = keyed;
+    t->key_int = key_int;
+    t->comma = comma;
+    t->grouped = grouped;
+    t->points_mode = points_mode;
+    t->max_keys = max_keys;
+    t->max_group = max_group;
+    t->check_clock = check_clock;
+    t->max_line = max_line;
+    t->lo = PyMem_Malloc(sizeof(double) * (size_t)ncols);
+    t->hi = PyMem_Malloc(sizeof(double) * (size_t)ncols);
+    if (t->lo == NULL || t->hi == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (float_seq(lo, ncols, t->lo, -Py_HUGE_VAL) < 0 ||
+        float_seq(hi, ncols, t->hi, Py_HUGE_VAL) < 0)
+        return -1;
+    if (grouped) {
+        t->group = PyMem_Malloc(sizeof(int) * ((size_t)max_group + 1));
+        t->gvals = PyMem_Malloc(sizeof(double) * (size_t)ncols * ((size_t)max_group + 1));
+        if (t->group == NULL || t->gvals == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+    }
+    if (tail != Py_None) {
+        PyObject *fast = PySequence_Fast(tail, "tail: a sequence of str");
+        if (fast == NULL)
+            return -1;
+        Py_ssize_t nt = PySequence_Fast_GET_SIZE(fast);
+        t->tail = PyMem_Calloc((size_t)nt + 1, sizeof(char *));
+        t->tail_n = PyMem_Calloc((size_t)nt + 1, sizeof(Py_ssize_t));
+        if (t->tail == NULL || t->tail_n == NULL) {
+            Py_DECREF(fast);
+            PyErr_NoMemory();
+            return -1;
+        }
+        for (Py_ssize_t i = 0; i < nt; i++) {
+            Py_ssize_t n;
+            const char *p = PyUnicode_AsUTF8AndSize(PySequence_Fast_GET_ITEM(fast, i), &n);
+            if (p == NULL || (t->tail[i] = PyMem_Malloc((size_t)n + 1)) == NULL) {
+                Py_DECREF(fast);
+                if (p != NULL)
+                    PyErr_NoMemory();
+                return -1;
+            }
+            memcpy(t->tail[i], p, (size_t)n + 1);
+            t->tail_n[i] = n;
+            t->ntail = (int)i + 1;
+        }
+        Py_DECREF(fast);
+    }
+    /* the key table exists from here on (and marks the object initialised) */
+    t->capkeys = 16;
+    t->keys = PyMem_Malloc(sizeof(TKey) * 16);
+    if (t->keys == NULL || tab_grow(t) < 0) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+static void Table_dealloc(Table *t)
+{
+    for (int i = 0; i < t->nkeys; i++) {
+        TKey *k = &t->keys[i];
+        for (int c = 0; c < t->ncols; c++)
+            PyMem_Free(k->ser[c].pts);
+        PyMem_Free(k->ser);
+        PyMem_Free(k->order);
+        PyMem_Free(k->seen);
+        PyMem_Free(k->name);
+    }
+    PyMem_Free(t->keys);
+    PyMem_Free(t->tab);
+    PyMem_Free(t->lo);
+    PyMem_Free(t->hi);
+    PyMem_Free(t->group);
+    PyMem_Free(t->gvals);
+    for (int i = 0; i < t->ntail; i++)
+        PyMem_Free(t->tail[i]);
+    PyMem_Free(t->tail);
+    PyMem_Free(t->tail_n);
+    Py_TYPE(t)->tp_free((PyObject *)t);
+}
+
+static PyMethodDef Table_methods[] = {
+    {"run", (PyCFunction)(void (*)(void))Table_run, METH_FASTCALL,
+     "run(text, pos, endpos) -> (pos, taken, first label, last label): read rows"},
+    {"add", (PyCFunction)(void (*)(void))Table_add, METH_FASTCALL,
+     "add(key, values): a row the Python reader read"},
+    {"load", (PyCFunction)(void (*)(void))Table_load, METH_FASTCALL,
+     "load(key, n, totals): sums carried over from the Python reader"},
+    {"open", (PyCFunction)Table_open, METH_O, "open(label): start an interval"},
+    {"put", (PyCFunction)(void (*)(void))Table_put, METH_FASTCALL,
+     "put(key, values): a row of the open interval"},
+    {"export", (PyCFunction)Table_export, METH_NOARGS, "the state, for the Python reader"},
+    {NULL}};
+
+static PyTypeObject TableType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ingest._syscore.Table",
+    .tp_basicsize = sizeof(Table),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Table_init,
+    .tp_dealloc = (destructor)Table_dealloc,
+    .tp_methods = Table_methods,
+    .tp_doc = "the row reader of the sysstat column tables (mpstat, sar)",
+};
+
+int table_type_add(PyObject *m)
+{
+    if (PyType_Ready(&TableType) < 0)
+        return -1;
+    Py_INCREF(&TableType);
+    if (PyModule_AddObject(m, "Table", (PyObject *)&TableType) < 0) {
+        Py_DECREF(&TableType);
+        return -1;
+    }
+    return 0;
+}

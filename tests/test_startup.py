@@ -133,3 +133,45 @@ def test_the_triage_rules_read_the_same_with_libyaml_as_with_pure_python():
     triage.load_rules.cache_clear()
     assert triage.load_rules() == triage.RuleBook.model_validate(data)
     assert len(triage.load_rules().rules) > 10
+
+
+def _one_line_capture(tmp_path: Path) -> Path:
+    capture = tmp_path / "one.txt"
+    capture.write_text("15697: 1.5426 1.0901 0.0000 pollsys(0x10041CDA8, 2, 0x0, 0x0) = 1\n")
+    _modules(tmp_path, "init")
+    return capture
+
+
+def test_analyze_reads_settings_without_pydantic_settings(tmp_path):
+    """kb/settings.py reads PERFKB_* itself: pydantic-settings' import (dotenv, its cloud and CLI
+    sources, asyncio) cost ~55 ms CPU of every command (issue #19)."""
+    capture = _one_line_capture(tmp_path)
+    modules, stdout = _modules(tmp_path, "analyze", "--json", str(capture))
+    assert json.loads(stdout)["blocks"]
+    assert _loaded(modules, "pydantic_settings", "dotenv") == []
+
+
+def test_analyze_builds_no_typer_type_adapter_but_bad_values_are_still_typers(tmp_path):
+    """typer 0.2x coerces every parameter through a pydantic TypeAdapter (typer._adapters) built
+    on first use, even for an option left out or a plain str; kb/cli.py hands those values back
+    as they are and leaves everything else to typer, whose messages stay."""
+    capture = _one_line_capture(tmp_path)
+    modules, stdout = _modules(tmp_path, "analyze", "--json", str(capture))
+    assert json.loads(stdout)["blocks"][0]["format"] == "truss"
+    assert "typer._coercion" in modules  # the typer this runs on coerces through pydantic
+    assert "typer._adapters" not in modules
+    env = dict(os.environ, PERFKB_DATA_DIR=str(tmp_path / "data"), PERFKB_LOG_LEVEL="WARNING")
+
+    def perfkb(*args: str) -> subprocess.CompletedProcess:
+        argv = [sys.executable, "-m", "kb", *args]
+        return subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+
+    bad_page = perfkb("search", "--page", "x", "shmdt")
+    assert bad_page.returncode == 2
+    assert "Invalid value for '--page'" in bad_page.stderr and "integer" in bad_page.stderr
+    a_file = perfkb("--data-dir", str(capture), "analyze", "--json", str(capture))
+    assert a_file.returncode == 2 and "is a file" in a_file.stderr
+    other_dir = perfkb("--data-dir", str(tmp_path / "other"), "analyze", "--json", str(capture))
+    assert other_dir.returncode == 0, other_dir.stderr
+    assert json.loads(other_dir.stdout)["blocks"][0]["format"] == "truss"
+    assert (tmp_path / "other" / "perfkb.sqlite3").exists()  # the Path option reached the store

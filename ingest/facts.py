@@ -98,11 +98,12 @@ CATALOGUE_PATH = Path(__file__).with_name("data") / "facts.yaml"
 
 @lru_cache(maxsize=1)
 def _catalogue() -> dict:
-    """ingest/data/facts.yaml as read, once, when a fact is first looked up."""
-    import yaml  # here, not at import: `perfkb search` imports this module but reads no fact
+    """ingest/data/facts.yaml as read, once, when a fact is first looked up (not at import:
+    `perfkb search` imports this module but reads no fact); parsed once per content
+    (ingest/datafile.py)."""
+    from ingest.datafile import load_yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built: 10x faster
-    return yaml.load(CATALOGUE_PATH.read_text(encoding="utf-8"), Loader=loader)
+    return load_yaml(CATALOGUE_PATH)
 
 
 def _specs() -> list[FactSpec]:

@@ -29,8 +29,11 @@ PROBE = (
 )
 
 
-def _modules(tmp_path: Path, *args: str) -> tuple[set[str], str]:
+def _modules(tmp_path: Path, *args: str, bytecode: bool = False) -> tuple[set[str], str]:
     env = dict(os.environ, PERFKB_DATA_DIR=str(tmp_path / "data"), PERFKB_LOG_LEVEL="WARNING")
+    if bytecode:  # as an installed perfkb runs: bytecode (and parsed data files) kept
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(tmp_path / "pycache")
     proc = subprocess.run(
         [sys.executable, "-c", PROBE, *args],
         cwd=ROOT,
@@ -175,3 +178,19 @@ def test_analyze_builds_no_typer_type_adapter_but_bad_values_are_still_typers(tm
     assert other_dir.returncode == 0, other_dir.stderr
     assert json.loads(other_dir.stdout)["blocks"][0]["format"] == "truss"
     assert (tmp_path / "other" / "perfkb.sqlite3").exists()  # the Path option reached the store
+
+
+def test_analyze_parses_no_yaml_once_the_data_files_are_cached(tmp_path):
+    """The fact catalogue and the triage rules are parsed once per content and kept beside the
+    bytecode (ingest/datafile.py): from the second run on, no YAML parser is imported."""
+    capture = _one_line_capture(tmp_path)
+    first, out1 = _modules(tmp_path, "analyze", "--json", str(capture), bytecode=True)
+    second, out2 = _modules(tmp_path, "analyze", "--json", str(capture), bytecode=True)
+    assert "yaml" in first  # the first run parsed them
+    assert _loaded(second, "yaml", "_yaml") == []
+    drop = ("elapsed_ms",)
+    one, two = json.loads(out1), json.loads(out2)
+    assert {k: v for k, v in one.items() if k not in drop} == {
+        k: v for k, v in two.items() if k not in drop
+    }
+    assert two["findings"] and two["next_commands"]  # the rules and the facts were used

@@ -194,3 +194,65 @@ def test_analyze_parses_no_yaml_once_the_data_files_are_cached(tmp_path):
         k: v for k, v in two.items() if k not in drop
     }
     assert two["findings"] and two["next_commands"]  # the rules and the facts were used
+
+
+# Runs `perfkb ARGS` and prints the pydantic models whose validators were built by the end.
+BUILT_PROBE = (
+    "import json, runpy, sys\n"
+    "sys.argv = ['perfkb', *sys.argv[1:]]\n"
+    "try:\n"
+    "    runpy.run_module('kb', run_name='__main__')\n"
+    "except SystemExit:\n"
+    "    pass\n"
+    "from pydantic import BaseModel\n"
+    "def subclasses(c):\n"
+    "    for s in c.__subclasses__():\n"
+    "        yield s\n"
+    "        yield from subclasses(s)\n"
+    "built = {f'{c.__module__}.{c.__qualname__}': bool(c.__pydantic_complete__)\n"
+    "         for c in subclasses(BaseModel)}\n"
+    "sys.stdout.flush()\n"
+    "sys.stderr.write('\\nBUILT ' + json.dumps(built) + '\\n')\n"
+)
+
+# models `perfkb analyze` imports but never validates: defer_build, built on first use
+DEFERRED = (
+    "ingest.facts.BarChart",
+    "ingest.facts.ChartNote",
+    "ingest.facts.ChartPart",
+    "ingest.facts.BlockChart",
+    "ingest.facts.Finding",
+    "kb.index_docs.IndexDoc",
+    "kb.index_docs.SnippetPart",
+    "kb.index_docs.SearchHit",
+    "kb.index_docs.SearchPage",
+    "kb.search_query.Filter",
+    "kb.search_query.ParsedQuery",
+)
+
+
+def _built(tmp_path: Path, *args: str) -> tuple[dict[str, bool], str]:
+    env = dict(os.environ, PERFKB_DATA_DIR=str(tmp_path / "data"), PERFKB_LOG_LEVEL="WARNING")
+    proc = subprocess.run(
+        [sys.executable, "-c", BUILT_PROBE, *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    marker = proc.stderr.rindex("BUILT ")
+    return json.loads(proc.stderr[marker + len("BUILT ") :]), proc.stdout
+
+
+def test_analyze_builds_no_validator_for_the_models_it_never_validates(tmp_path):
+    """Building a pydantic model's validator is most of its cost; the search, chart and
+    query models wait for their first use (defer_build), which analyze never makes."""
+    capture = _one_line_capture(tmp_path)
+    built, stdout = _built(tmp_path, "analyze", "--json", str(capture))
+    assert json.loads(stdout)["blocks"]
+    assert built["kb.results.AnalysisResult"] and built["ingest.model.Evidence"]
+    assert {name: built.get(name) for name in DEFERRED} == dict.fromkeys(DEFERRED, False)
+    searched, stdout = _built(tmp_path, "search", "--json", "shmdt")
+    assert json.loads(stdout)["results"]  # and on first use they work
+    assert searched["kb.index_docs.SearchPage"] and searched["kb.search_query.ParsedQuery"]

@@ -21,7 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 SYSCALL_SOURCES = ("truss", "strace")
 EVENT_SOURCES = ("tkprof", "waits", "trace10046")
@@ -98,11 +98,12 @@ CATALOGUE_PATH = Path(__file__).with_name("data") / "facts.yaml"
 
 @lru_cache(maxsize=1)
 def _catalogue() -> dict:
-    """ingest/data/facts.yaml as read, once, when a fact is first looked up."""
-    import yaml  # here, not at import: `perfkb search` imports this module but reads no fact
+    """ingest/data/facts.yaml as read, once, when a fact is first looked up (not at import:
+    `perfkb search` imports this module but reads no fact); parsed once per content
+    (ingest/datafile.py)."""
+    from ingest.datafile import load_yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built: 10x faster
-    return yaml.load(CATALOGUE_PATH.read_text(encoding="utf-8"), Loader=loader)
+    return load_yaml(CATALOGUE_PATH)
 
 
 def _specs() -> list[FactSpec]:
@@ -273,6 +274,9 @@ def chart_unit(fact: str) -> str:
 class BarChart(BaseModel):
     """A keyed fact the web page draws as bars by key for the blocks of some formats."""
 
+    # built on first use: `perfkb analyze` never validates one (issue #19)
+    model_config = ConfigDict(defer_build=True)
+
     fact: str
     formats: tuple[str, ...]
     caption: str
@@ -286,12 +290,18 @@ class BarChart(BaseModel):
 class ChartNote(BaseModel):
     """Text after a bar's value, from another keyed fact for the same key ('{}' is its value)."""
 
+    # built on first use: `perfkb analyze` never validates one (issue #19)
+    model_config = ConfigDict(defer_build=True)
+
     fact: str
     text: str
 
 
 class ChartPart(BaseModel):
     """One part of a split bar: a scalar fact, or (`rest`) the total less the other parts."""
+
+    # built on first use: `perfkb analyze` never validates one (issue #19)
+    model_config = ConfigDict(defer_build=True)
 
     css: str = Field(alias="class")
     label: str
@@ -316,7 +326,8 @@ class BlockChart(BaseModel):
     and how it is captioned, as data (ingest/data/facts.yaml `block_charts`), so the renderer
     (kb/web/charts.py) knows how to draw each kind and nothing about any format."""
 
-    model_config = {"extra": "forbid"}
+    # built on first use: `perfkb analyze` never validates one (issue #19)
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     formats: tuple[str, ...]
     kind: ChartKind
@@ -387,6 +398,9 @@ def _block_charts() -> tuple[BlockChart, ...]:
 
 class Finding(BaseModel):
     """A fact a proposed signature may be built on, from the value at which it is a finding."""
+
+    # built on first use: `perfkb analyze` never validates one (issue #19)
+    model_config = ConfigDict(defer_build=True)
 
     fact: str
     from_: float = Field(alias="from")

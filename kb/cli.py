@@ -6,6 +6,7 @@ one line on stderr and a non-zero exit. Set PERFKB_DEBUG=1 to see a traceback fo
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib.util
 import os
@@ -43,8 +44,69 @@ if TYPE_CHECKING:
     from kb.store import Store
 
 
+def _coerce_on_first_value(command: Any, ctx: Any) -> None:
+    """typer 0.2x coerces each parameter's value through a pydantic TypeAdapter it builds the
+    first time the parameter is processed, even for a value that needs nothing: an option left
+    out (None, `--help` too) or a plain `str` argument. Importing typer._adapters and building
+    those adapters was ~35 ms CPU of every `perfkb analyze` (a sixth of its 0.2 s, issue #19).
+    The command's parameters get a coercion that returns such values as they are (what the
+    adapter returns for them) and builds typer's own coercion for anything else, so every other
+    value (a number, a path, a choice) and every message about a bad one is typer's.
+
+    Older typer (click converts, no pydantic) has no such step: nothing to do."""
+    if _OnFirstValue is None:
+        return
+    help_option = command.get_help_option(ctx)  # made on first use; kept by the command
+    for param in [*command.params, *([help_option] if help_option is not None else [])]:
+        descriptor = getattr(param, "type_descriptor", None)
+        if descriptor is None or getattr(param, "_runtime_param", False) is not None:
+            continue  # not typer's coercion, or one already made
+        param._runtime_param = _OnFirstValue(
+            parameter_info=descriptor.parameter_info,
+            annotation=descriptor.annotation,
+            descriptor=descriptor,
+        )
+
+
+def _on_first_value_class() -> type | None:
+    try:
+        from typer._coercion import RuntimeParam, build_runtime_param
+    except ImportError:
+        return None
+
+    @dataclasses.dataclass(frozen=True)
+    class OnFirstValue(RuntimeParam):
+        """See _coerce_on_first_value. (None never gets here: RuntimeParam.coerce answers it,
+        for every kind of parameter.)"""
+
+        descriptor: Any = None
+
+        def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
+            plain = self.annotation is str and self.parameter_info.parser is None
+            if plain and type(value) is str:
+                return value
+            real = build_runtime_param(self.descriptor)
+            param._runtime_param = real
+            return real._coerce_value(value, param=param, ctx=ctx)
+
+    return OnFirstValue
+
+
+_OnFirstValue = _on_first_value_class()
+
+
 class _OneLineErrors(TyperGroup):
     """Usage mistakes (an unknown option, a missing argument) get one line too."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        _coerce_on_first_value(self, ctx)
+        return super().parse_args(ctx, args)
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> tuple[Any, Any, list[str]]:
+        name, cmd, rest = super().resolve_command(ctx, args)
+        if cmd is not None:
+            _coerce_on_first_value(cmd, ctx)
+        return name, cmd, rest
 
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
         try:

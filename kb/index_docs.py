@@ -9,7 +9,7 @@ import json
 import uuid
 from collections.abc import Iterable
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from kb.models import Entry
 from kb.signatures import TextCondition, walk
@@ -24,6 +24,9 @@ INDEX_SCHEMA_VERSION = 3
 
 class IndexDoc(BaseModel):
     """What the index holds for one entry."""
+
+    # built on first use: `perfkb analyze` never validates one (issue #19)
+    model_config = ConfigDict(defer_build=True)
 
     id: str
     title: str
@@ -116,11 +119,17 @@ class SnippetPart(BaseModel):
     what to highlight and each renderer says how (HTML <mark>, bold in a terminal, *bold* in
     Slack), so no renderer parses markup made here."""
 
+    # built on first use: `perfkb analyze` never validates one (issue #19)
+    model_config = ConfigDict(defer_build=True)
+
     text: str
     hit: bool = False
 
 
 class SearchHit(BaseModel):
+    # built on first use: `perfkb analyze` never validates one (issue #19)
+    model_config = ConfigDict(defer_build=True)
+
     id: str
     title: str
     score: float
@@ -132,6 +141,9 @@ class SearchHit(BaseModel):
 
 
 class SearchPage(BaseModel):
+    # built on first use: `perfkb analyze` never validates one (issue #19)
+    model_config = ConfigDict(defer_build=True)
+
     query: str
     total: int
     page: int

@@ -10,8 +10,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
-
+from ingest.datafile import load_yaml
 from ingest.model import Evidence
 
 # The translation pairs are rules, kept as data beside the triage rules.
@@ -22,7 +21,7 @@ TRANSLATIONS_PATH = Path(__file__).with_name("rules") / "translate.yaml"
 def _rules() -> dict[str, list[tuple[re.Pattern[str], str]]]:
     """{platform: [(pattern, replacement)]} from translate.yaml, compiled once when first used
     (not at import: most commands never need translating)."""
-    data = yaml.safe_load(TRANSLATIONS_PATH.read_text(encoding="utf-8"))
+    data = load_yaml(TRANSLATIONS_PATH)
     return {
         plat: [(re.compile(r["pattern"]), r["to"]) for r in rows] for plat, rows in data.items()
     }

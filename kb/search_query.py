@@ -17,7 +17,7 @@ import threading
 from contextvars import ContextVar
 from typing import get_args
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from kb.errors import QueryError
 from kb.models import PLATFORMS
@@ -62,11 +62,17 @@ class SearchCancelled(QueryError):
 
 
 class Filter(BaseModel):
+    # built on first use: `perfkb analyze` never validates one (issue #19)
+    model_config = ConfigDict(defer_build=True)
+
     key: str
     values: list[str] = Field(min_length=1)  # any of these
 
 
 class ParsedQuery(BaseModel):
+    # built on first use: `perfkb analyze` never validates one (issue #19)
+    model_config = ConfigDict(defer_build=True)
+
     raw: str = ""
     text: str = ""  # free text for full-text search
     filters: list[Filter] = Field(default_factory=list)  # all of these

@@ -1,18 +1,38 @@
-"""All configuration comes from PERFKB_* environment variables (and SLACK_* for the bot)."""
+"""All configuration comes from PERFKB_* environment variables (and SLACK_* for the bot).
+
+Why a pydantic model that reads the environment itself rather than pydantic-settings'
+BaseSettings: that package's import (its sources: dotenv, asyncio, the CLI and cloud providers,
+importlib.metadata) cost ~55 ms CPU of every `perfkb` command, a quarter of the 0.2 s an
+`analyze` of a one-line paste may take (issue #19), for the one thing perfkb asks of it. What it
+did is kept: PERFKB_<FIELD> (any case) for each field, the SLACK_* aliases of the bot's fields
+(first choice first), values given to `Settings(...)` over the environment, unknown variables
+ignored, defaults validated; a bad value is the same pydantic ValidationError.
+"""
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
-from pydantic import AliasChoices, Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
 from kb.search_query import SearchLimits
 
+ENV_PREFIX = "PERFKB_"
 
-class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="PERFKB_", extra="ignore")
+
+def _names(name: str, alias: object) -> list[str]:
+    """The names a field is given by, first the key the model validates it under: each of an
+    AliasChoices' names (the bot's SLACK_* settings), else the field's own name."""
+    if isinstance(alias, AliasChoices):
+        return [c for c in alias.choices if isinstance(c, str)]
+    return [alias] if isinstance(alias, str) else [name]
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(extra="ignore", validate_default=True)
 
     data_dir: Path = Path("./data")
     base_url: str = "http://127.0.0.1:8000"
@@ -64,6 +84,35 @@ class Settings(BaseSettings):
         "https://slack.com/api/",
         validation_alias=AliasChoices("SLACK_API_URL", "PERFKB_SLACK_API_URL"),
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_environment(cls, data: Any) -> Any:
+        """Each field from what `Settings(...)` was given, else from its environment variable,
+        read when the settings are made. As pydantic-settings matched them: names without case,
+        a field's aliases before its name (a value given wins over the environment whichever it
+        is given by), the environment variable PERFKB_<NAME>, or each alias for the SLACK_ ones."""
+        if not isinstance(data, dict):
+            return data
+        given: dict[str, Any] = {}
+        for key, value in data.items():
+            given.setdefault(str(key).lower(), value)
+        environ = {k.lower(): v for k, v in os.environ.items()}
+        out: dict[str, Any] = {}
+        for name, field in cls.model_fields.items():
+            names = _names(name, field.validation_alias)
+            for candidate in (*names, name):
+                if candidate.lower() in given:
+                    out[names[0]] = given[candidate.lower()]
+                    break
+            else:
+                aliased = names != [name]
+                for key in names:
+                    variable = (key if aliased else ENV_PREFIX + key).lower()
+                    if variable in environ:
+                        out[key] = environ[variable]
+                        break
+        return out
 
     def search_limits(self) -> SearchLimits:
         return SearchLimits(

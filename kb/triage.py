@@ -23,9 +23,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ingest.datafile import load_yaml
 from ingest.facts import FACTS, number, show, spec_of
 from ingest.model import Block, Evidence
 from ingest.oracle_events import is_idle as _oracle_idle
@@ -158,11 +158,12 @@ class RuleBook(_Strict):
 
 @lru_cache(maxsize=4)
 def load_rules(path: Path = RULES_PATH) -> RuleBook:
-    """The triage rules, validated once (a broken rules file fails loudly at start, in tests)."""
-    # libyaml's parser when PyYAML has it, as kb/entry_yaml.py reads entries: the pure-Python
-    # one took ~40 ms of every `perfkb analyze` for this one file (issue #19); same documents.
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    data = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
+    """The triage rules, validated once (a broken rules file fails loudly at start, in tests).
+    Every caller in perfkb passes the path, so one process validates the file once (lru_cache
+    keys `load_rules()` and `load_rules(RULES_PATH)` apart)."""
+    # parsed once per content (ingest/datafile.py; libyaml when PyYAML has it): parsing this
+    # file took ~6 ms of every `perfkb analyze`, the pure-Python parser ~40 ms (issue #19)
+    data = load_yaml(path)
     if isinstance(data, dict) and isinstance(data.get("baseline"), dict):
         data["baseline"].setdefault("sources", ["text"])
     return RuleBook.model_validate(data)
@@ -856,7 +857,7 @@ def _described_blocks(blocks: list[Block]) -> list[Block]:
 def triage(evidence: Evidence, fill) -> Triage:
     """Findings and next commands for the evidence. `fill(template, values)` is the one placeholder
     filler (kb/command_fill.fill); it is passed in so this module does no quoting of its own."""
-    book = load_rules()
+    book = load_rules(RULES_PATH)
     blocks = list(evidence.blocks)
     base_values = evidence_fill_values(evidence)
     platforms = targets(evidence.context.platform)

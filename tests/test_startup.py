@@ -29,8 +29,11 @@ PROBE = (
 )
 
 
-def _modules(tmp_path: Path, *args: str) -> tuple[set[str], str]:
+def _modules(tmp_path: Path, *args: str, bytecode: bool = False) -> tuple[set[str], str]:
     env = dict(os.environ, PERFKB_DATA_DIR=str(tmp_path / "data"), PERFKB_LOG_LEVEL="WARNING")
+    if bytecode:  # as an installed perfkb runs: bytecode (and parsed data files) kept
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(tmp_path / "pycache")
     proc = subprocess.run(
         [sys.executable, "-c", PROBE, *args],
         cwd=ROOT,
@@ -133,3 +136,124 @@ def test_the_triage_rules_read_the_same_with_libyaml_as_with_pure_python():
     triage.load_rules.cache_clear()
     assert triage.load_rules() == triage.RuleBook.model_validate(data)
     assert len(triage.load_rules().rules) > 10
+
+
+def _one_line_capture(tmp_path: Path) -> Path:
+    capture = tmp_path / "one.txt"
+    capture.write_text("15697: 1.5426 1.0901 0.0000 pollsys(0x10041CDA8, 2, 0x0, 0x0) = 1\n")
+    _modules(tmp_path, "init")
+    return capture
+
+
+def test_analyze_reads_settings_without_pydantic_settings(tmp_path):
+    """kb/settings.py reads PERFKB_* itself: pydantic-settings' import (dotenv, its cloud and CLI
+    sources, asyncio) cost ~55 ms CPU of every command (issue #19)."""
+    capture = _one_line_capture(tmp_path)
+    modules, stdout = _modules(tmp_path, "analyze", "--json", str(capture))
+    assert json.loads(stdout)["blocks"]
+    assert _loaded(modules, "pydantic_settings", "dotenv") == []
+
+
+def test_analyze_builds_no_typer_type_adapter_but_bad_values_are_still_typers(tmp_path):
+    """typer 0.2x coerces every parameter through a pydantic TypeAdapter (typer._adapters) built
+    on first use, even for an option left out or a plain str; kb/cli.py hands those values back
+    as they are and leaves everything else to typer, whose messages stay."""
+    capture = _one_line_capture(tmp_path)
+    modules, stdout = _modules(tmp_path, "analyze", "--json", str(capture))
+    assert json.loads(stdout)["blocks"][0]["format"] == "truss"
+    assert "typer._coercion" in modules  # the typer this runs on coerces through pydantic
+    assert "typer._adapters" not in modules
+    env = dict(os.environ, PERFKB_DATA_DIR=str(tmp_path / "data"), PERFKB_LOG_LEVEL="WARNING")
+
+    def perfkb(*args: str) -> subprocess.CompletedProcess:
+        argv = [sys.executable, "-m", "kb", *args]
+        return subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+
+    bad_page = perfkb("search", "--page", "x", "shmdt")
+    assert bad_page.returncode == 2
+    assert "Invalid value for '--page'" in bad_page.stderr and "integer" in bad_page.stderr
+    a_file = perfkb("--data-dir", str(capture), "analyze", "--json", str(capture))
+    assert a_file.returncode == 2 and "is a file" in a_file.stderr
+    other_dir = perfkb("--data-dir", str(tmp_path / "other"), "analyze", "--json", str(capture))
+    assert other_dir.returncode == 0, other_dir.stderr
+    assert json.loads(other_dir.stdout)["blocks"][0]["format"] == "truss"
+    assert (tmp_path / "other" / "perfkb.sqlite3").exists()  # the Path option reached the store
+
+
+def test_analyze_parses_no_yaml_once_the_data_files_are_cached(tmp_path):
+    """The fact catalogue and the triage rules are parsed once per content and kept beside the
+    bytecode (ingest/datafile.py): from the second run on, no YAML parser is imported."""
+    capture = _one_line_capture(tmp_path)
+    first, out1 = _modules(tmp_path, "analyze", "--json", str(capture), bytecode=True)
+    second, out2 = _modules(tmp_path, "analyze", "--json", str(capture), bytecode=True)
+    assert "yaml" in first  # the first run parsed them
+    assert _loaded(second, "yaml", "_yaml") == []
+    drop = ("elapsed_ms",)
+    one, two = json.loads(out1), json.loads(out2)
+    assert {k: v for k, v in one.items() if k not in drop} == {
+        k: v for k, v in two.items() if k not in drop
+    }
+    assert two["findings"] and two["next_commands"]  # the rules and the facts were used
+
+
+# Runs `perfkb ARGS` and prints the pydantic models whose validators were built by the end.
+BUILT_PROBE = (
+    "import json, runpy, sys\n"
+    "sys.argv = ['perfkb', *sys.argv[1:]]\n"
+    "try:\n"
+    "    runpy.run_module('kb', run_name='__main__')\n"
+    "except SystemExit:\n"
+    "    pass\n"
+    "from pydantic import BaseModel\n"
+    "def subclasses(c):\n"
+    "    for s in c.__subclasses__():\n"
+    "        yield s\n"
+    "        yield from subclasses(s)\n"
+    "built = {f'{c.__module__}.{c.__qualname__}': bool(c.__pydantic_complete__)\n"
+    "         for c in subclasses(BaseModel)}\n"
+    "sys.stdout.flush()\n"
+    "sys.stderr.write('\\nBUILT ' + json.dumps(built) + '\\n')\n"
+)
+
+# models `perfkb analyze` imports but never validates: defer_build, built on first use
+DEFERRED = (
+    "ingest.facts.BarChart",
+    "ingest.facts.ChartNote",
+    "ingest.facts.ChartPart",
+    "ingest.facts.BlockChart",
+    "ingest.facts.Finding",
+    "kb.index_docs.IndexDoc",
+    "kb.index_docs.SnippetPart",
+    "kb.index_docs.SearchHit",
+    "kb.index_docs.SearchPage",
+    "kb.search_query.Filter",
+    "kb.search_query.ParsedQuery",
+)
+
+
+def _built(tmp_path: Path, *args: str) -> tuple[dict[str, bool], str]:
+    env = dict(os.environ, PERFKB_DATA_DIR=str(tmp_path / "data"), PERFKB_LOG_LEVEL="WARNING")
+    proc = subprocess.run(
+        [sys.executable, "-c", BUILT_PROBE, *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    marker = proc.stderr.rindex("BUILT ")
+    return json.loads(proc.stderr[marker + len("BUILT ") :]), proc.stdout
+
+
+def test_analyze_builds_no_validator_for_the_models_it_never_validates(tmp_path):
+    """Building a pydantic model's validator is most of its cost; the search, chart and
+    query models wait for their first use (defer_build), which analyze never makes."""
+    capture = _one_line_capture(tmp_path)
+    built, stdout = _built(tmp_path, "analyze", "--json", str(capture))
+    assert json.loads(stdout)["blocks"]
+    assert built["kb.results.AnalysisResult"] and built["ingest.model.Evidence"]
+    # (False: imported, not built; None: not even imported)
+    assert [name for name in DEFERRED if built.get(name)] == []
+    searched, stdout = _built(tmp_path, "search", "--json", "shmdt")
+    assert json.loads(stdout)["results"]  # and on first use they work
+    assert searched["kb.index_docs.SearchPage"] and searched["kb.search_query.ParsedQuery"]

@@ -22,8 +22,16 @@ from ingest.base import MAX_LINE, Parser
 from ingest.context import ContextExtractor
 from ingest.html_report import SNIFF, html_lines, looks_like_html
 from ingest.model import FORMATS, TEXT_CAP, Block, Evidence
-from ingest.parsers import PARSERS
-from ingest.parsers.syscalls import _syscore
+from ingest.parsers import REGISTRY, Registered, all_parsers, load, loaded
+
+try:  # built by `pip install` (setup.py); without it first_bad's job is done with regexes
+    from ingest import _syscore
+except ImportError:  # pragma: no cover - a checkout used without installing
+    _syscore = None
+try:  # every prefilter word found in one pass (Aho-Corasick, in Rust)
+    import ahocorasick_rs
+except ImportError:  # pragma: no cover - the same answer from one `in` test per word
+    ahocorasick_rs = None
 
 CONFIRM_LINES = 3
 # Two candidates that read every line alike (bare syscall lines: strace or truss) wait this many
@@ -50,6 +58,110 @@ def _binary(line: str) -> bool:
     return _UNDECODABLE in line and line.count(_UNDECODABLE) * 8 > len(line)
 
 
+class Prefilter:
+    """Which formats a line may start: the registry's prefilters (ingest/parsers/__init__.py)
+    tested at once. Asking all 29 parsers' `start_score` about a line nobody claims (SQL text in
+    a tkprof, an AWR row, chat between blocks) cost 20-27 us; most parsers cannot score a line
+    that lacks their words, so one Aho-Corasick pass finds every word of every prefilter the
+    line holds, the few patterns run once each (for the formats the words did not already
+    admit), and only the admitted parsers are asked, in registry order. Each distinct set of
+    admitted formats is one cached tuple of classes, their modules imported when first needed."""
+
+    def __init__(self, entries: tuple[Registered, ...] = REGISTRY) -> None:
+        self.entries = entries
+        words = sorted({w for e in entries for w in e.words})
+        self.words = words
+        # the formats each word admits (the search reports every match, overlapping ones too)
+        self._word_masks = [
+            sum(1 << i for i, e in enumerate(entries) if w in e.words) for w in words
+        ]
+        patterns: dict[str, int] = {}
+        for i, e in enumerate(entries):
+            if e.pattern:
+                patterns[e.pattern] = patterns.get(e.pattern, 0) | 1 << i
+        self._patterns = [(re.compile(p).search, mask) for p, mask in patterns.items()]
+        self._everything = (1 << len(entries)) - 1
+        self._by_mask: dict[int, tuple[type[Parser], ...]] = {}
+        self._entries: dict[int, tuple[Registered, ...]] = {}
+        self._find = (
+            ahocorasick_rs.AhoCorasick(words).find_matches_as_indexes
+            if ahocorasick_rs is not None and words
+            else None
+        )
+
+    def mask(self, line: str) -> int:
+        """The formats `line` passes the prefilter of, as bits in registry order."""
+        mask = 0
+        masks = self._word_masks
+        if self._find is not None:
+            try:
+                for index, _, _ in self._find(line, overlapping=True):
+                    mask |= masks[index]
+            except (UnicodeError, ValueError):  # a string Rust cannot take: ask everyone
+                return self._everything
+        else:
+            for index, word in enumerate(self.words):
+                if word in line:
+                    mask |= masks[index]
+        for search, bits in self._patterns:
+            if bits & ~mask and search(line) is not None:
+                mask |= bits
+        return mask
+
+    def admitted(self, line: str) -> Iterable[type[Parser]]:
+        """The parser classes that may score `line` above 0, in registry order. Until each of
+        their modules has been imported, an iterable that imports each as the detector reaches
+        it: the detector stops at the first format scoring 2, so a file of truss lines never
+        imports the formats after truss that its lines also pass."""
+        mask = self.mask(line)
+        got = self._by_mask.get(mask)
+        if got is not None:
+            return got
+        entries = self._entries.get(mask)
+        if entries is None:
+            entries = tuple(e for i, e in enumerate(self.entries) if mask >> i & 1)
+            self._entries[mask] = entries
+        if any(loaded(e) is None for e in entries):
+            return _Loading(entries)
+        got = self._by_mask[mask] = tuple(load(e) for e in entries)
+        return got
+
+
+class _Loading:
+    """Admitted formats, some not imported yet: each is imported when iteration reaches it."""
+
+    __slots__ = ("entries",)
+
+    def __init__(self, entries: tuple[Registered, ...]) -> None:
+        self.entries = entries
+
+    def __iter__(self) -> Iterator[type[Parser]]:
+        for entry in self.entries:
+            yield load(entry)
+
+
+_PREFILTER: Prefilter | None = None
+
+
+def prefilter() -> Prefilter:
+    """The registry's prefilter, built once per process (the automaton takes ~1 ms)."""
+    global _PREFILTER
+    if _PREFILTER is None:
+        _PREFILTER = Prefilter()
+    return _PREFILTER
+
+
+class _Everyone:
+    """A Detector given its own parser classes asks each of them about every line (no
+    prefilter): the reference the prefilter's equivalence tests compare to."""
+
+    def __init__(self, parsers: tuple[type[Parser], ...]) -> None:
+        self.parsers = parsers
+
+    def admitted(self, line: str) -> Iterable[type[Parser]]:
+        return self.parsers
+
+
 class _Open:
     """A parser with the line range it has taken so far."""
 
@@ -63,8 +175,11 @@ class _Open:
 
 
 class Detector:
-    def __init__(self, parsers: tuple[type[Parser], ...] = PARSERS) -> None:
-        self.parser_types = parsers
+    def __init__(self, parsers: tuple[type[Parser], ...] | None = None) -> None:
+        """`parsers`: ask exactly these, about every line (no prefilter); by default the
+        registry's formats, each asked only about the lines its prefilter admits."""
+        self._given = parsers
+        self._admitted = (prefilter() if parsers is None else _Everyone(parsers)).admitted
         self.blocks: list[Block] = []
         self.context = ContextExtractor()
         self.current: _Open | None = None
@@ -76,6 +191,11 @@ class Detector:
         self.total_lines = 0
         self.total_bytes = 0
         self._strong_memo: dict[tuple[type[Parser], str], bool] = {}
+
+    @property
+    def parser_types(self) -> tuple[type[Parser], ...]:
+        """Every parser this detector may ask, in tie-break order (imports them all)."""
+        return self._given if self._given is not None else all_parsers()
 
     # -- public ---------------------------------------------------------------------------------
 
@@ -241,7 +361,7 @@ class Detector:
         its preamble too. sysstat prints the same banner (`Linux 5.8 (host) date _x86_64_ (2 CPU)`)
         and restart lines above mpstat, iostat, sar and pidstat tables, and whichever parser took
         them cannot know which table follows: the table's header (scored 2 by a parser earlier
-        in PARSERS than the block's) or, after the banner alone, a line only the heir scores
+        in the registry than the block's) or, after the banner alone, a line only the heir scores
         (iostat's `-t` stamp) decides. The heir must read every line already taken, so the
         banner's CPU count lands in the table's block instead of a block of its own."""
         parser = cur.parser
@@ -249,14 +369,15 @@ class Detector:
         if not line.strip() or len(kept) != parser.lines or not kept:
             return False
         heirs: list[type[Parser]] = []
-        for ptype in self.parser_types:
+        admitted = self._admitted(line)
+        for ptype in admitted:
             if ptype.start_score(line) == 2:
                 if ptype is not type(parser):
                     heirs = [ptype]
                 break
         else:
             if len(kept) == 1 and type(parser).start_score(line) == 0:
-                heirs = [pt for pt in self.parser_types if pt.start_score(line) == 1]
+                heirs = [pt for pt in admitted if pt.start_score(line) == 1]
         for ptype in heirs:
             if ptype is type(parser):
                 continue
@@ -281,7 +402,7 @@ class Detector:
         if known is not None:
             return known
         found = False
-        for ptype in self.parser_types:
+        for ptype in self._admitted(line):
             if ptype is not current and ptype.start_score(line) == 2:
                 found = True
                 break
@@ -299,7 +420,7 @@ class Detector:
             return
         best: list[type[Parser]] = []
         strong: type[Parser] | None = None
-        for ptype in self.parser_types:
+        for ptype in self._admitted(line):
             score = ptype.start_score(line)
             if score == 2:
                 strong = ptype
@@ -325,7 +446,7 @@ class Detector:
             self._to_context(line, lineno)
 
     def _feed_candidates(self, line: str, lineno: int) -> None:
-        strong = next((pt for pt in self.parser_types if pt.start_score(line) == 2), None)
+        strong = next((pt for pt in self._admitted(line) if pt.start_score(line) == 2), None)
         if strong is not None:
             own = [c for c in self.candidates if type(c.parser) is strong]
             if own and own[0].parser.feed(line):
@@ -390,7 +511,7 @@ class Detector:
     def _tie_break(self, ready: list[_Open]) -> _Open:
         """Of candidates that read the same lines alike, the one whose tool runs on the platform
         the context so far points to (a `[root@host ~]#` prompt, a uname line, the word strace);
-        else PARSERS order."""
+        else registry order."""
         if len(ready) > 1:
             lean = self.context.leaning()
             if lean is not None:

@@ -34,6 +34,7 @@ except ImportError:  # pragma: no cover - the same answer from one `in` test per
     ahocorasick_rs = None
 
 CONFIRM_LINES = 3
+SHORT_WORD = 2  # prefilter words this long or shorter are looked for with `in`, not the automaton
 # Two candidates that read every line alike (bare syscall lines: strace or truss) wait this many
 # lines for one that only one of them prints before the tie is broken.
 TIE_LINES = 64
@@ -63,49 +64,90 @@ class Prefilter:
     tested at once. Asking all 29 parsers' `start_score` about a line nobody claims (SQL text in
     a tkprof, an AWR row, chat between blocks) cost 20-27 us; most parsers cannot score a line
     that lacks their words, so one Aho-Corasick pass finds every word of every prefilter the
-    line holds, the few patterns run once each (for the formats the words did not already
-    admit), and only the admitted parsers are asked, in registry order. Each distinct set of
+    line holds, the few shapes (regexes) are searched once each, only for formats the words
+    did not already admit and, where a shape needs words, only if the line holds one; only the
+    admitted parsers are asked, in registry order. Each distinct set of
     admitted formats is one cached tuple of classes, their modules imported when first needed."""
 
     def __init__(self, entries: tuple[Registered, ...] = REGISTRY) -> None:
         self.entries = entries
-        words = sorted({w for e in entries for w in e.words})
-        self.words = words
-        # the formats each word admits (the search reports every match, overlapping ones too)
-        self._word_masks = [
-            sum(1 << i for i, e in enumerate(entries) if w in e.words) for w in words
-        ]
-        patterns: dict[str, int] = {}
+        shapes: dict[tuple[str, tuple[str, ...]], int] = {}  # shape -> the formats it admits
         for i, e in enumerate(entries):
-            if e.pattern:
-                patterns[e.pattern] = patterns.get(e.pattern, 0) | 1 << i
-        self._patterns = [(re.compile(p).search, mask) for p, mask in patterns.items()]
+            for s in e.shapes:
+                shapes[(s.regex, s.needs)] = shapes.get((s.regex, s.needs), 0) | 1 << i
+        # bit k of a shape's `needs` mask: shape k's words; 0: searched in every line
+        self._shapes = [
+            (re.compile(regex).search, bits, (1 << k) if needs else 0)
+            for k, ((regex, needs), bits) in enumerate(shapes.items())
+        ]
+        words = sorted({w for e in entries for w in e.words} | {w for r, n in shapes for w in n})
+        # per word: the formats it admits, and the shapes it lets be searched. Words of one or
+        # two characters (`:`, `(`, two blanks) are tested with `in` (a C scan each): the
+        # automaton reports every match, overlapping ones too, and an AWR row holds dozens
+        found = [
+            (
+                w,
+                sum(1 << i for i, e in enumerate(entries) if w in e.words),
+                sum(1 << k for k, (_, needs) in enumerate(shapes) if w in needs),
+            )
+            for w in words
+        ]
+        aho = ahocorasick_rs
+        self._short = [f for f in found if len(f[0]) <= SHORT_WORD or not aho]
+        long = [f for f in found if len(f[0]) > SHORT_WORD and aho]
+        self._long_masks = [(m, n) for _, m, n in long]
+        self._find = (
+            aho.AhoCorasick([w for w, _, _ in long]).find_matches_as_indexes if long else None
+        )
+        self.nocase = sorted({w.lower() for e in entries for w in e.nocase})
+        self._nocase_masks = [
+            sum(1 << i for i, e in enumerate(entries) if w in e.nocase) for w in self.nocase
+        ]
+        self._nocase_bits = sum(1 << i for i, e in enumerate(entries) if e.nocase)
         self._everything = (1 << len(entries)) - 1
         self._by_mask: dict[int, tuple[type[Parser], ...]] = {}
         self._entries: dict[int, tuple[Registered, ...]] = {}
-        self._find = (
-            ahocorasick_rs.AhoCorasick(words).find_matches_as_indexes
-            if ahocorasick_rs is not None and words
-            else None
+        self._find_nocase = (
+            aho.AhoCorasick(self.nocase).find_matches_as_indexes if aho and self.nocase else None
         )
 
     def mask(self, line: str) -> int:
         """The formats `line` passes the prefilter of, as bits in registry order."""
-        mask = 0
-        masks = self._word_masks
-        if self._find is not None:
-            try:
-                for index, _, _ in self._find(line, overlapping=True):
-                    mask |= masks[index]
-            except (UnicodeError, ValueError):  # a string Rust cannot take: ask everyone
-                return self._everything
-        else:
-            for index, word in enumerate(self.words):
-                if word in line:
-                    mask |= masks[index]
-        for search, bits in self._patterns:
-            if bits & ~mask and search(line) is not None:
+        mask = needs = 0
+        for word, bits, need in self._short:
+            if word in line:
                 mask |= bits
+                needs |= need
+        try:
+            if self._find is not None:
+                long_masks = self._long_masks
+                for index, _, _ in self._find(line, overlapping=True):
+                    bits, need = long_masks[index]
+                    mask |= bits
+                    needs |= need
+            if self._nocase_bits & ~mask:
+                mask |= self._nocase_mask(line)
+        except (UnicodeError, ValueError):  # a string Rust cannot take: ask everyone
+            return self._everything
+        for search, bits, need in self._shapes:
+            if bits & ~mask and (not need or needs & need) and search(line) is not None:
+                mask |= bits
+        return mask
+
+    def _nocase_mask(self, line: str) -> int:
+        """The formats admitted by a word of `nocase`. Their regexes ignore case, which in
+        Python also matches `ſ` to s, the Kelvin sign to k and `İ`/`ı` to i: casefold() maps the
+        first two, the replacements the last (looser is allowed, missing is not)."""
+        low = line.lower() if line.isascii() else _fold(line)
+        mask = 0
+        masks = self._nocase_masks
+        if self._find_nocase is not None:
+            for index, _, _ in self._find_nocase(low, overlapping=True):
+                mask |= masks[index]
+        else:
+            for index, word in enumerate(self.nocase):
+                if word in low:
+                    mask |= masks[index]
         return mask
 
     def admitted(self, line: str) -> Iterable[type[Parser]]:
@@ -125,6 +167,10 @@ class Prefilter:
             return _Loading(entries)
         got = self._by_mask[mask] = tuple(load(e) for e in entries)
         return got
+
+
+def _fold(line: str) -> str:
+    return line.casefold().replace("\u0131", "i").replace("\u0307", "")
 
 
 class _Loading:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -115,10 +116,24 @@ def test_pure_python_word_search_gives_the_automaton_s_answer(every_line, monkey
     fast = Prefilter()
     monkeypatch.setattr(detect, "ahocorasick_rs", None)
     slow = Prefilter()
-    assert slow._find is None
-    assert fast._find is not None
+    assert slow._find is None and slow._find_nocase is None
+    assert fast._find is not None and fast._find_nocase is not None
+    assert len(slow._short) > len(fast._short)
     for line in every_line[::7]:
         assert fast.mask(line) == slow.mask(line), line
+
+
+def test_words_that_ignore_case_admit_what_python_s_ignorecase_matches():
+    pre = Prefilter()
+    waits = parser_for("waits")
+    for line in (
+        "  INSTANCE ACTIVITY STATS",  # upper case, RE_TITLE's re.I
+        "Instance Activity Stats",
+        "İnstance Activity Stats",  # re.I matches İ to i
+        "ſystem Events",  # and ſ to s
+    ):
+        assert re.match(r"(?i)\s*(?:instance|system)", line)
+        assert waits in tuple(pre.admitted(line)), line
 
 
 def test_registry_names_each_format_once_in_the_parsers_order():

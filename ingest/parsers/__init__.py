@@ -10,7 +10,7 @@ never compiles the regexes of the other 28 formats. `PARSERS` (every class, impo
 use) stays for the callers that want them all: tests, kbcheck, docs.
 
 A prefilter must be a *necessary* condition: `start_score(line) > 0` only if the line holds one
-of `words` (plain substrings, case as written) or `pattern` finds a match in it.
+of `words` (plain substrings, case as written) or of `nocase` (any case), or matches a `shape`.
 tests/test_prefilter.py proves it on every line of the corpus, the fixtures, the seeds and the
 benchmark generators; a parser whose `start_score` learns a new shape must widen its entry here.
 Each entry says where its words come from: the cheap first test of the parser's `start_score`
@@ -26,17 +26,33 @@ if TYPE_CHECKING:
     from ingest.base import Parser
 
 
+class Shape(NamedTuple):
+    """A regex a line passing a prefilter may match instead of holding one of its words. With
+    `needs`, it is searched only in lines holding one of those words, because a line without
+    one cannot score (the regex requires one, or the parser's own first test does: iostat's
+    hint words): an unanchored search costs ~1 us a line, the words are found for all formats
+    in one pass. Without, it should start with `^`, so a search is one attempt at the start."""
+
+    regex: str
+    needs: tuple[str, ...] = ()
+
+
+# `name(` (every syscall line has one), written so the search scans for the literal "(" in C and
+# looks behind it, instead of trying \w at every position (0.1 instead of 1 us a line)
+_CALL = r"\((?<=\w\()"
+
+
 class Registered(NamedTuple):
     """One format of the registry: its class as `module:Class` under ingest.parsers, and its
-    prefilter (a line passes when it holds one of `words` or `pattern` searches it)."""
+    prefilter: a line passes when it holds one of `words` (as written) or of `nocase` (lower
+    case, for start regexes that ignore case), or matches one of `shapes`."""
 
     format: str
     target: str
     words: tuple[str, ...]
-    pattern: str = ""
+    shapes: tuple[Shape, ...] = ()
+    nocase: tuple[str, ...] = ()
 
-
-_CALL = r"\w\("  # `name(`: every syscall line (truss, strace) has one
 
 REGISTRY: tuple[Registered, ...] = (
     Registered(
@@ -70,9 +86,16 @@ REGISTRY: tuple[Registered, ...] = (
     ),
     Registered("lgwr_trace", "lgwr:LgwrTraceParser", ("arning", "kcrfw", "sync")),
     # _CALL and _CALLISH need `name(`; _CMD, _SUM_HEAD, _SIG_HEAD
-    Registered("truss", "truss:TrussParser", ("truss", "syscall", "signals"), _CALL),
+    Registered(
+        "truss", "truss:TrussParser", ("truss", "syscall", "signals"), (Shape(_CALL, ("(",)),)
+    ),
     # _CALL needs `) =`; _UNFINISHED/_RESUMED "...", _ATTACH/_CMD, _SIGNAL/_EXIT, _SUM_HEAD
-    Registered("strace", "strace:StraceParser", ("...", "strace", "+++", "---", "%"), r"\) +="),
+    Registered(
+        "strace",
+        "strace:StraceParser",
+        ("...", "strace", "+++", "---", "%"),
+        (Shape(r"\) +=", (") ",)),),
+    ),
     Registered(
         "vmstat",
         "vmstat:VmstatParser",
@@ -84,7 +107,8 @@ REGISTRY: tuple[Registered, ...] = (
         "iostat",
         "iostat:IostatParser",
         ("evice", "avg-cpu", "iostat", "CPU)"),
-        r"(?i:device)|\d:\d\d:\d\d|\d{9}",
+        (Shape(r":(?<=\d:)\d\d:\d\d", (":",)), Shape(r"\d{9}", (":",))),
+        ("device",),
     ),
     Registered("pidstat", "pidstat:PidstatParser", ("Command", "pidstat", "CPU)")),
     Registered("prstat", "prstat:PrstatParser", ("PROCESS/", "prstat")),
@@ -100,12 +124,16 @@ REGISTRY: tuple[Registered, ...] = (
         "mpstat",
         "mpstat:MpstatParser",
         ("CPU", "NODE", "Linux"),
-        r"^\s*(?:#+\s?|[A-Za-z][\w.-]{0,63}:\s+)?\s*(?:[\d\s]+$"
-        r"|[^A-Z\s]*(?:C[^A-Z\s]*P[^A-Z\s]*U|S[^A-Z\s]*E[^A-Z\s]*T)[^A-Z\s]*(?:\s|$))",
+        (
+            Shape(
+                r"^\s*+(?:#+\s?|[A-Za-z][\w.-]{0,63}:\s+)?\s*+(?:[\d\s]++$|[^A-Z\s]*+"
+                r"(?:C[^A-Z\s]*+P[^A-Z\s]*+U|S[^A-Z\s]*+E[^A-Z\s]*+T)[^A-Z\s]*+(?:\s|$))"
+            ),
+        ),
     ),
     # RE_TOP_TITLE (Events), RE_REPORT_START's titles; RE_START_HEADERS, RE_TITLE, RE_INTERVAL
     # ignore case; a collapsed event row starts with a letter, holds no `=` or `"` and ends in a
-    # number (_collapsed_event_row), a spaced one matches RE_ROW_HINT
+    # number (_collapsed_event_row), a spaced one (two blanks inside) matches RE_ROW_HINT
     Registered(
         "waits",
         "waits:WaitsParser",
@@ -121,11 +149,16 @@ REGISTRY: tuple[Registered, ...] = (
             "SQL ordered by",
             "Platform",
         ),
-        r"(?i:wait|enqueue|instance|system|session|interval)"
-        r'|^\s*[^\W\d_][^="]*\d\s*$|[^\s\d]\s{2,}[-.\d]',
+        (Shape(r'^\s*[^\W\d_][^="]*\d\s*$'), Shape(r"[^\s\d]\s{2,}[-.\d]", ("  ",))),
+        ("wait", "enqueue", "instance", "system", "session", "interval"),
     ),
     # `SQL> select`, or a heading: every token starts with a capital or % (RE_HEADING)
-    Registered("vdollar", "vdollar:VdollarParser", (), r"^SQL|^\s*[A-Z%]\S*(?:\s+[A-Z%]\S*)+\s*$"),
+    Registered(
+        "vdollar",
+        "vdollar:VdollarParser",
+        (),
+        (Shape(r"^(?:SQL|\s*[A-Z%]\S*(?:\s+[A-Z%]\S*)+\s*$)"),),
+    ),
     Registered("xplan", "xplan:XplanParser", ("SQL_ID", "Plan hash value")),
     Registered("oraparam", "oraparam:OraParamParser", ("NAME", "show", "SHOW", "*.")),
     Registered("lockstat", "lockstat:LockstatParser", ("events", "Count", "lockstat")),
@@ -161,14 +194,20 @@ REGISTRY: tuple[Registered, ...] = (
     ),
     Registered("uptime", "uptime:UptimeParser", ("load av", "/")),
     # _LINE (`Name:  123`, a letter first), _COMMAND
-    Registered("meminfo", "meminfo:MeminfoParser", ("meminfo",), r"[A-Za-z][\w()]{1,40}:\s+\d"),
+    Registered(
+        "meminfo", "meminfo:MeminfoParser", ("meminfo",), (Shape(r":(?<=[\w()]:)\s+\d", (":",)),)
+    ),
     Registered("pressure", "pressure:PressureParser", ("avg10=",)),
     # its cheap test; the `=` branch also needs _NET_HINT
     Registered(
         "netstat",
         "netstat:NetstatParser",
         ("Ip", "Tcp", "Udp", "Icmp", "Sctp", "stat", "#kernel", "zzz"),
-        r"(?:tcp|udp|ip|icmp|sctp|igmp)[A-Z]",
+        (
+            Shape(
+                r"(?:tcp|udp|ip|icmp|sctp|igmp)[A-Z]", ("tcp", "udp", "ip", "icmp", "sctp", "igmp")
+            ),
+        ),
     ),
     Registered("procvmstat", "procvmstat:ProcVmstatParser", ("_", "pg", "vmstat")),
     Registered(
@@ -181,13 +220,15 @@ REGISTRY: tuple[Registered, ...] = (
     # _HIST_HEADER/_BCC_HEADER, _TRACING, _COMMAND/_DTRACE_MSG, _EXECUTED, _FRAME_COUNT and
     # TICK_FRAME (`), _BPF_ATTACH, _BPF_VALUE/_BPF_LABEL (@), _CPU_HEADER; an indented
     # `keys count` row (_row), _FIRE, rows flattened onto one line (_flat_rows: four or more
-    # tokens that are a whole number)
+    # tokens that are a whole number: four runs of digits at least)
     Registered(
         "dtrace",
         "dtrace:DtraceParser",
         ("istribution", "Ctrl-C", "trace", "executed", "`", "Attaching", "@", "FUNCTION:NAME"),
-        r"^\s.*\d\s*$|^\s*\d+\s+\d+\s+[\w$.`-]*:"
-        r"|(?:(?<!\S)\d++(?!\S).*?){3}(?<!\S)\d++(?!\S)",
+        (
+            Shape(r"^(?:\s.*\d\s*$|\s*+\d++\s++\d++\s++[\w$.`-]*+:)"),
+            Shape(r"\d(?:\D++\d++){3}"),
+        ),
     ),
     # `name()` (short stack, call stack rows, 12.2 frames, folded), perf's `(/lib...)` or
     # `([kernel...])`, gdb/eu-stack `#N`, frames with ` or +0x, [<addr>], the headings; a
@@ -213,7 +254,7 @@ REGISTRY: tuple[Registered, ...] = (
             "PID",
             "core",
         ),
-        r":\s*$|^\s*(?:0x)?[0-9a-fA-F]{6}",
+        (Shape(r":\s*$", (":",)), Shape(r"^\s*(?:0x)?[0-9a-fA-F]{6}")),
     ),
 )
 
@@ -255,4 +296,13 @@ def __getattr__(name: str) -> tuple[type[Parser], ...]:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["PARSERS", "REGISTRY", "Registered", "all_parsers", "load", "loaded", "parser_for"]
+__all__ = [
+    "PARSERS",
+    "REGISTRY",
+    "Registered",
+    "Shape",
+    "all_parsers",
+    "load",
+    "loaded",
+    "parser_for",
+]

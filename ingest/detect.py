@@ -63,11 +63,12 @@ class Prefilter:
     """Which formats a line may start: the registry's prefilters (ingest/parsers/__init__.py)
     tested at once. Asking all 29 parsers' `start_score` about a line nobody claims (SQL text in
     a tkprof, an AWR row, chat between blocks) cost 20-27 us; most parsers cannot score a line
-    that lacks their words, so one Aho-Corasick pass finds every word of every prefilter the
-    line holds, the few shapes (regexes) are searched once each, only for formats the words
-    did not already admit and, where a shape needs words, only if the line holds one; only the
-    admitted parsers are asked, in registry order. Each distinct set of
-    admitted formats is one cached tuple of classes, their modules imported when first needed."""
+    that lacks their words, so one Aho-Corasick pass finds every longer word of every prefilter
+    the line holds (the one- and two-character words are `in` tests), the few shapes (regexes)
+    are searched once each, only for formats the words did not already admit and, where a
+    shape needs words, only if the line holds one; then only the admitted parsers are asked, in
+    registry order. Each distinct set of admitted formats is one cached tuple of classes, their
+    modules imported when first needed."""
 
     def __init__(self, entries: tuple[Registered, ...] = REGISTRY) -> None:
         self.entries = entries

@@ -18,6 +18,7 @@ import pytest
 
 from ingest import detect
 from ingest.detect import Detector, Prefilter, prefilter
+from ingest.html_report import SNIFF, html_lines, looks_like_html
 from ingest.parsers import PARSERS, REGISTRY, load, parser_for
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,12 +71,17 @@ def _texts(tmp: Path) -> list[str]:
 
 
 def _lines(texts: list[str]) -> set[str]:
-    """Each line as the detector hands it to start_score: without its line end, and each part
-    of a line split at a ``` fence on its own."""
+    """Each line as the detector hands it to start_score: split at "\n" only, without its line
+    end, cut at MAX_LINE, control characters replaced; each part of a line split at a ```
+    fence on its own; an HTML report's lines as the text its tables lay out."""
     lines: set[str] = set()
     for text in texts:
-        for raw in text.splitlines():
+        raws = text.split("\n")
+        if looks_like_html(text[:SNIFF]):
+            raws += [x.rstrip("\n") for x in html_lines([text])]
+        for raw in raws:
             line = raw.rstrip("\r\n")[: detect.MAX_LINE]
+            line = detect._CONTROL.sub(lambda m: " " if m[0] < "\ud800" else "\ufffd", line)
             lines.add(line)
             if "```" in line:
                 lines.update(part for part in line.split("```") if part.strip())

@@ -34,7 +34,6 @@ except ImportError:  # pragma: no cover - the same answer from one `in` test per
     ahocorasick_rs = None
 
 CONFIRM_LINES = 3
-SHORT_WORD = 2  # prefilter words this long or shorter are looked for with `in`, not the automaton
 # Two candidates that read every line alike (bare syscall lines: strace or truss) wait this many
 # lines for one that only one of them prints before the tie is broken.
 TIE_LINES = 64
@@ -63,8 +62,8 @@ class Prefilter:
     """Which formats a line may start: the registry's prefilters (ingest/parsers/__init__.py)
     tested at once. Asking all 29 parsers' `start_score` about a line nobody claims (SQL text in
     a tkprof, an AWR row, chat between blocks) cost 20-27 us; most parsers cannot score a line
-    that lacks their words, so one Aho-Corasick pass finds every longer word of every prefilter
-    the line holds (the one- and two-character words are `in` tests), the few shapes (regexes)
+    that lacks their words, so one Aho-Corasick pass finds every word of every prefilter the
+    line holds (but two blanks: an `in` test), the few shapes (regexes)
     are searched once each, only for formats the words did not already admit and, where a
     shape needs words, only if the line holds one; then only the admitted parsers are asked, in
     registry order. Each distinct set of admitted formats is one cached tuple of classes, their
@@ -82,9 +81,9 @@ class Prefilter:
             for k, ((regex, needs), bits) in enumerate(shapes.items())
         ]
         words = sorted({w for e in entries for w in e.words} | {w for r, n in shapes for w in n})
-        # per word: the formats it admits, and the shapes it lets be searched. Words of one or
-        # two characters (`:`, `(`, two blanks) are tested with `in` (a C scan each): the
-        # automaton reports every match, overlapping ones too, and an AWR row holds dozens
+        # per word: the formats it admits, and the shapes it lets be searched. A word of one
+        # repeated character (two blanks) is tested with `in` (a C scan): the automaton reports
+        # every match, overlapping ones too, and an AWR row's runs of blanks hold dozens
         found = [
             (
                 w,
@@ -94,8 +93,8 @@ class Prefilter:
             for w in words
         ]
         aho = ahocorasick_rs
-        self._short = [f for f in found if len(f[0]) <= SHORT_WORD or not aho]
-        long = [f for f in found if len(f[0]) > SHORT_WORD and aho]
+        self._short = [f for f in found if _runs(f[0]) or not aho]
+        long = [f for f in found if not _runs(f[0]) and aho]
         self._long_masks = [(m, n) for _, m, n in long]
         self._find = (
             aho.AhoCorasick([w for w, _, _ in long]).find_matches_as_indexes if long else None
@@ -815,3 +814,8 @@ def binary_reason(sample: bytes | str) -> str | None:
     if bad * 4 > len(text):
         return "most of its bytes are not text"
     return None
+
+
+def _runs(word: str) -> bool:
+    """Is `word` one character repeated (its matches overlap along every run of it)?"""
+    return len(word) > 1 and len(set(word)) == 1

@@ -124,7 +124,7 @@ def test_pure_python_word_search_gives_the_automaton_s_answer(every_line, monkey
     slow = Prefilter()
     assert slow._find is None and slow._find_nocase is None
     assert fast._find is not None and fast._find_nocase is not None
-    assert len(slow._short) > len(fast._short)
+    assert len(slow._short) > len(fast._short) > 0
     for line in every_line[::7]:
         assert fast.mask(line) == slow.mask(line), line
 

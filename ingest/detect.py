@@ -22,8 +22,16 @@ from ingest.base import MAX_LINE, Parser
 from ingest.context import ContextExtractor
 from ingest.html_report import SNIFF, html_lines, looks_like_html
 from ingest.model import FORMATS, TEXT_CAP, Block, Evidence
-from ingest.parsers import PARSERS
-from ingest.parsers.syscalls import _syscore
+from ingest.parsers import REGISTRY, Registered, all_parsers, load, loaded
+
+try:  # built by `pip install` (setup.py); without it first_bad's job is done with regexes
+    from ingest import _syscore
+except ImportError:  # pragma: no cover - a checkout used without installing
+    _syscore = None
+try:  # every prefilter word found in one pass (Aho-Corasick, in Rust)
+    import ahocorasick_rs
+except ImportError:  # pragma: no cover - the same answer from one `in` test per word
+    ahocorasick_rs = None
 
 CONFIRM_LINES = 3
 # Two candidates that read every line alike (bare syscall lines: strace or truss) wait this many
@@ -50,6 +58,156 @@ def _binary(line: str) -> bool:
     return _UNDECODABLE in line and line.count(_UNDECODABLE) * 8 > len(line)
 
 
+class Prefilter:
+    """Which formats a line may start: the registry's prefilters (ingest/parsers/__init__.py)
+    tested at once. Asking all 29 parsers' `start_score` about a line nobody claims (SQL text in
+    a tkprof, an AWR row, chat between blocks) cost 20-27 us; most parsers cannot score a line
+    that lacks their words, so one Aho-Corasick pass finds every word of every prefilter the
+    line holds (but two blanks: an `in` test), the few shapes (regexes)
+    are searched once each, only for formats the words did not already admit and, where a
+    shape needs words, only if the line holds one; then only the admitted parsers are asked, in
+    registry order. Each distinct set of admitted formats is one cached tuple of classes, their
+    modules imported when first needed."""
+
+    def __init__(self, entries: tuple[Registered, ...] = REGISTRY) -> None:
+        self.entries = entries
+        shapes: dict[tuple[str, tuple[str, ...]], int] = {}  # shape -> the formats it admits
+        for i, e in enumerate(entries):
+            for s in e.shapes:
+                shapes[(s.regex, s.needs)] = shapes.get((s.regex, s.needs), 0) | 1 << i
+        # bit k of a shape's `needs` mask: shape k's words; 0: searched in every line
+        self._shapes = [
+            (re.compile(regex).search, bits, (1 << k) if needs else 0)
+            for k, ((regex, needs), bits) in enumerate(shapes.items())
+        ]
+        words = sorted({w for e in entries for w in e.words} | {w for r, n in shapes for w in n})
+        # per word: the formats it admits, and the shapes it lets be searched. A word of one
+        # repeated character (two blanks) is tested with `in` (a C scan): the automaton reports
+        # every match, overlapping ones too, and an AWR row's runs of blanks hold dozens
+        found = [
+            (
+                w,
+                sum(1 << i for i, e in enumerate(entries) if w in e.words),
+                sum(1 << k for k, (_, needs) in enumerate(shapes) if w in needs),
+            )
+            for w in words
+        ]
+        aho = ahocorasick_rs
+        self._short = [f for f in found if _runs(f[0]) or not aho]
+        long = [f for f in found if not _runs(f[0]) and aho]
+        self._long_masks = [(m, n) for _, m, n in long]
+        self._find = (
+            aho.AhoCorasick([w for w, _, _ in long]).find_matches_as_indexes if long else None
+        )
+        self.nocase = sorted({w.lower() for e in entries for w in e.nocase})
+        self._nocase_masks = [
+            sum(1 << i for i, e in enumerate(entries) if w in e.nocase) for w in self.nocase
+        ]
+        self._nocase_bits = sum(1 << i for i, e in enumerate(entries) if e.nocase)
+        self._everything = (1 << len(entries)) - 1
+        self._by_mask: dict[int, tuple[type[Parser], ...]] = {}
+        self._entries: dict[int, tuple[Registered, ...]] = {}
+        self._find_nocase = (
+            aho.AhoCorasick(self.nocase).find_matches_as_indexes if aho and self.nocase else None
+        )
+
+    def mask(self, line: str) -> int:
+        """The formats `line` passes the prefilter of, as bits in registry order."""
+        mask = needs = 0
+        for word, bits, need in self._short:
+            if word in line:
+                mask |= bits
+                needs |= need
+        try:
+            if self._find is not None:
+                long_masks = self._long_masks
+                for index, _, _ in self._find(line, overlapping=True):
+                    bits, need = long_masks[index]
+                    mask |= bits
+                    needs |= need
+            if self._nocase_bits & ~mask:
+                mask |= self._nocase_mask(line)
+        except (UnicodeError, ValueError):  # a string Rust cannot take: ask everyone
+            return self._everything
+        for search, bits, need in self._shapes:
+            if bits & ~mask and (not need or needs & need) and search(line) is not None:
+                mask |= bits
+        return mask
+
+    def _nocase_mask(self, line: str) -> int:
+        """The formats admitted by a word of `nocase`. Their regexes ignore case, which in
+        Python also matches `ſ` to s, the Kelvin sign to k and `İ`/`ı` to i: casefold() maps the
+        first two, the replacements the last (looser is allowed, missing is not)."""
+        low = line.lower() if line.isascii() else _fold(line)
+        mask = 0
+        masks = self._nocase_masks
+        if self._find_nocase is not None:
+            for index, _, _ in self._find_nocase(low, overlapping=True):
+                mask |= masks[index]
+        else:
+            for index, word in enumerate(self.nocase):
+                if word in low:
+                    mask |= masks[index]
+        return mask
+
+    def admitted(self, line: str) -> Iterable[type[Parser]]:
+        """The parser classes that may score `line` above 0, in registry order. Until each of
+        their modules has been imported, an iterable that imports each as the detector reaches
+        it: the detector stops at the first format scoring 2, so a file of truss lines never
+        imports the formats after truss that its lines also pass."""
+        mask = self.mask(line)
+        got = self._by_mask.get(mask)
+        if got is not None:
+            return got
+        entries = self._entries.get(mask)
+        if entries is None:
+            entries = tuple(e for i, e in enumerate(self.entries) if mask >> i & 1)
+            self._entries[mask] = entries
+        if any(loaded(e) is None for e in entries):
+            return _Loading(entries)
+        got = self._by_mask[mask] = tuple(load(e) for e in entries)
+        return got
+
+
+def _fold(line: str) -> str:
+    return line.casefold().replace("\u0131", "i").replace("\u0307", "")
+
+
+class _Loading:
+    """Admitted formats, some not imported yet: each is imported when iteration reaches it."""
+
+    __slots__ = ("entries",)
+
+    def __init__(self, entries: tuple[Registered, ...]) -> None:
+        self.entries = entries
+
+    def __iter__(self) -> Iterator[type[Parser]]:
+        for entry in self.entries:
+            yield load(entry)
+
+
+_PREFILTER: Prefilter | None = None
+
+
+def prefilter() -> Prefilter:
+    """The registry's prefilter, built once per process (the automaton takes ~1 ms)."""
+    global _PREFILTER
+    if _PREFILTER is None:
+        _PREFILTER = Prefilter()
+    return _PREFILTER
+
+
+class _Everyone:
+    """A Detector given its own parser classes asks each of them about every line (no
+    prefilter): the reference the prefilter's equivalence tests compare to."""
+
+    def __init__(self, parsers: tuple[type[Parser], ...]) -> None:
+        self.parsers = parsers
+
+    def admitted(self, line: str) -> Iterable[type[Parser]]:
+        return self.parsers
+
+
 class _Open:
     """A parser with the line range it has taken so far."""
 
@@ -63,8 +221,11 @@ class _Open:
 
 
 class Detector:
-    def __init__(self, parsers: tuple[type[Parser], ...] = PARSERS) -> None:
-        self.parser_types = parsers
+    def __init__(self, parsers: tuple[type[Parser], ...] | None = None) -> None:
+        """`parsers`: ask exactly these, about every line (no prefilter); by default the
+        registry's formats, each asked only about the lines its prefilter admits."""
+        self._given = parsers
+        self._admitted = (prefilter() if parsers is None else _Everyone(parsers)).admitted
         self.blocks: list[Block] = []
         self.context = ContextExtractor()
         self.current: _Open | None = None
@@ -76,6 +237,11 @@ class Detector:
         self.total_lines = 0
         self.total_bytes = 0
         self._strong_memo: dict[tuple[type[Parser], str], bool] = {}
+
+    @property
+    def parser_types(self) -> tuple[type[Parser], ...]:
+        """Every parser this detector may ask, in tie-break order (imports them all)."""
+        return self._given if self._given is not None else all_parsers()
 
     # -- public ---------------------------------------------------------------------------------
 
@@ -241,7 +407,7 @@ class Detector:
         its preamble too. sysstat prints the same banner (`Linux 5.8 (host) date _x86_64_ (2 CPU)`)
         and restart lines above mpstat, iostat, sar and pidstat tables, and whichever parser took
         them cannot know which table follows: the table's header (scored 2 by a parser earlier
-        in PARSERS than the block's) or, after the banner alone, a line only the heir scores
+        in the registry than the block's) or, after the banner alone, a line only the heir scores
         (iostat's `-t` stamp) decides. The heir must read every line already taken, so the
         banner's CPU count lands in the table's block instead of a block of its own."""
         parser = cur.parser
@@ -249,14 +415,15 @@ class Detector:
         if not line.strip() or len(kept) != parser.lines or not kept:
             return False
         heirs: list[type[Parser]] = []
-        for ptype in self.parser_types:
+        admitted = self._admitted(line)
+        for ptype in admitted:
             if ptype.start_score(line) == 2:
                 if ptype is not type(parser):
                     heirs = [ptype]
                 break
         else:
             if len(kept) == 1 and type(parser).start_score(line) == 0:
-                heirs = [pt for pt in self.parser_types if pt.start_score(line) == 1]
+                heirs = [pt for pt in admitted if pt.start_score(line) == 1]
         for ptype in heirs:
             if ptype is type(parser):
                 continue
@@ -281,7 +448,7 @@ class Detector:
         if known is not None:
             return known
         found = False
-        for ptype in self.parser_types:
+        for ptype in self._admitted(line):
             if ptype is not current and ptype.start_score(line) == 2:
                 found = True
                 break
@@ -299,7 +466,7 @@ class Detector:
             return
         best: list[type[Parser]] = []
         strong: type[Parser] | None = None
-        for ptype in self.parser_types:
+        for ptype in self._admitted(line):
             score = ptype.start_score(line)
             if score == 2:
                 strong = ptype
@@ -325,7 +492,7 @@ class Detector:
             self._to_context(line, lineno)
 
     def _feed_candidates(self, line: str, lineno: int) -> None:
-        strong = next((pt for pt in self.parser_types if pt.start_score(line) == 2), None)
+        strong = next((pt for pt in self._admitted(line) if pt.start_score(line) == 2), None)
         if strong is not None:
             own = [c for c in self.candidates if type(c.parser) is strong]
             if own and own[0].parser.feed(line):
@@ -390,7 +557,7 @@ class Detector:
     def _tie_break(self, ready: list[_Open]) -> _Open:
         """Of candidates that read the same lines alike, the one whose tool runs on the platform
         the context so far points to (a `[root@host ~]#` prompt, a uname line, the word strace);
-        else PARSERS order."""
+        else registry order."""
         if len(ready) > 1:
             lean = self.context.leaning()
             if lean is not None:
@@ -647,3 +814,8 @@ def binary_reason(sample: bytes | str) -> str | None:
     if bad * 4 > len(text):
         return "most of its bytes are not text"
     return None
+
+
+def _runs(word: str) -> bool:
+    """Is `word` one character repeated (its matches overlap along every run of it)?"""
+    return len(word) > 1 and len(set(word)) == 1

@@ -15,6 +15,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ingest.oracle_layers import OraclePrefix, layer_of
+from ingest.parsers.syscalls import _syscore
+
+# The C frame reader (ingest/_syscore_src/stacks.c): stack.py's and dtrace.py's `feed_run` read
+# runs of frame lines through it while this is True; the Python readers stay the reference (the
+# tests set it False and compare the evidence).
+NATIVE = _syscore is not None and hasattr(_syscore, "stack_frames")
+stack_frames = _syscore.stack_frames if NATIVE else None
 
 # One frame as Solaris pstack and DTrace ustack() print it, `module`func+offset`, with pstack's
 # arguments when they are shown:

@@ -248,19 +248,24 @@ class FunctionStats:
             return
         self.stacks += 1
         self.frames += len(frames)
+        # per frame this is the hot loop of a large dump: a name already known skips _known
+        layer = self._layer
+        counts = self._stack_frames
         for frame in frames:
             name = frame.function
-            if name is not None and self._known(name, frame.module):
-                self._stack_frames[name] = self._stack_frames.get(name, 0.0) + weight
+            if name is not None and (name in layer or self._known(name, frame.module)):
+                counts[name] = counts.get(name, 0.0) + weight
         top = pick_top(frames)
         if top is not None and top.function is not None and self._known(top.function, top.module):
             self._top[top.function] = self._top.get(top.function, 0.0) + weight
-        view = _StackView(label or f"stack {self.stacks}", weight, frames, top)
-        item = (weight, -self.stacks, view)
-        if len(self._heaviest) < TOP_STACKS:
-            heapq.heappush(self._heaviest, item)
-        elif item[:2] > self._heaviest[0][:2]:
-            heapq.heapreplace(self._heaviest, item)
+        # what is kept for display is built only for a stack that enters the heaviest
+        heap = self._heaviest
+        if len(heap) < TOP_STACKS:
+            view = _StackView(label or f"stack {self.stacks}", weight, frames, top)
+            heapq.heappush(heap, (weight, -self.stacks, view))
+        elif (weight, -self.stacks) > heap[0][:2]:
+            view = _StackView(label or f"stack {self.stacks}", weight, frames, top)
+            heapq.heapreplace(heap, (weight, -self.stacks, view))
 
     def add_counted(self, function: str, count: float, module: str | None = None) -> None:
         """A function counted N times by a DTrace aggregation: like a frame seen N times.

@@ -133,7 +133,9 @@ def _remember(
     """Count one more sample of `label` and keep the frames every sample of it shares."""
     if not label:
         return groups
-    names = frozenset(f.function for f in frames if f.function)
+    names = frozenset([f.function for f in frames])
+    if None in names:
+        names = names - {None}
     seen = groups.get(label)
     if seen is not None:
         groups[label] = (seen[0] + 1, seen[1] & names)

@@ -180,15 +180,29 @@ def is_libc_frame(frame: Frame) -> bool:
     return name in SYSCALL_WRAPPERS or _GLIBC_ALIAS.sub("", name) in SYSCALL_WRAPPERS
 
 
+# is_libc_frame by (function, module): a dump repeats the same frames in every stack, and the
+# answer (a regex substitution and a module match) cost more than the rest of a stack's top
+_LIBC_MEMO: dict[tuple[str | None, str | None], bool] = {}
+_LIBC_MEMO_MAX = 8192
+
+
 def pick_top(frames: Sequence[Frame]) -> Frame | None:
     """Innermost named frame that is not libc, or the innermost named frame if all are libc."""
     first_named: Frame | None = None
+    memo = _LIBC_MEMO
     for frame in frames:
         if frame.function is None:
             continue
         if first_named is None:
             first_named = frame
-        if not is_libc_frame(frame):
+        key = (frame.function, frame.module)
+        libc = memo.get(key)
+        if libc is None:
+            libc = is_libc_frame(frame)
+            if len(memo) >= _LIBC_MEMO_MAX:
+                memo.clear()
+            memo[key] = libc
+        if not libc:
             return frame
     return first_named
 

@@ -133,14 +133,15 @@ def _remember(
     """Count one more sample of `label` and keep the frames every sample of it shares."""
     if not label:
         return groups
-    names = frozenset([f.function for f in frames])
-    if None in names:
-        names = names - {None}
     seen = groups.get(label)
     if seen is not None:
-        groups[label] = (seen[0] + 1, seen[1] & names)
+        # the shared set never holds None: intersecting it with the names as a list is the
+        # same set, without building a second one per sample
+        common = seen[1]
+        groups[label] = (seen[0] + 1, common.intersection([f.function for f in frames]))
     elif len(groups) < MAX_LABELS:
-        groups[label] = (1, names)
+        names = frozenset([f.function for f in frames])
+        groups[label] = (1, names - {None} if None in names else names)
     return groups
 
 

@@ -189,6 +189,7 @@ class StraceParser(SyscallParser):
         self._summary = False
         self._sum_cols: list[tuple[str, int]] = []  # column name, end offset in the header
         self._sum_named: dict[tuple[int, ...], tuple[str, ...]] = {}  # 4-number rows' columns
+        self._named_by_head: dict[tuple, dict[tuple[int, ...], tuple[str, ...]]] = {}
         # -c rows not yet handed to the aggregator: syscall -> (columns, numbers) of its last
         self._held_rows: dict[str, tuple[tuple[str, ...], list[str]]] = {}
         self._cut: tuple | None = None  # (pid, name, args, line) of a write the output split
@@ -507,7 +508,15 @@ class StraceParser(SyscallParser):
             self._sum_cols = [("pct", line.find("time") + 4)] + [
                 (c, m.end(i)) for i, c in enumerate(("seconds", "usecs", "calls", "errors"), 1)
             ]
-            self._sum_named = {}
+            # the 4-number rows' columns depend only on where the header's columns end: a log
+            # of tables under one header layout names them once, not once per table
+            key = tuple(self._sum_cols)
+            named = self._named_by_head.get(key)
+            if named is None:
+                if len(self._named_by_head) >= 16:
+                    self._named_by_head.clear()
+                named = self._named_by_head[key] = {}
+            self._sum_named = named
             return True
         if _SEPARATOR(line):
             return self._summary

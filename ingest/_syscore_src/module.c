@@ -243,6 +243,8 @@ static PyMethodDef module_methods[] = {
     {"configure", configure, METH_O, "the constants and tables of ingest/parsers/syscalls.py"},
     {"first_bad", (PyCFunction)(void (*)(void))first_bad, METH_FASTCALL,
      "where the next fence or control character is (ingest/detect.py)"},
+    {"stack_frames", (PyCFunction)(void (*)(void))stack_frames, METH_FASTCALL,
+     "a run of frame lines of the stack formats (ingest/parsers/stack.py, dtrace.py)"},
     {NULL}};
 
 static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "_syscore",

@@ -8,6 +8,7 @@
  *   strace.c      Core.strace_run, the scanner of common strace lines
  *   first_bad.c   first_bad(), the SIMD scan ingest/detect.py uses
  *   table.c       Table, the row reader of the sysstat column tables (mpstat, sar)
+ *   stacks.c      stack_frames(), the frame reader of the stack formats (stack.py, dtrace.py)
  *
  * Why this file: every type, constant and helper used by more than one of them lives here and
  * only here, so no struct is defined twice. Helpers the scanners call per byte or per line are
@@ -350,5 +351,6 @@ PyObject *Core_truss_run(Core *c, PyObject *const *args, Py_ssize_t nargs); /* t
 PyObject *Core_strace_run(Core *c, PyObject *const *args, Py_ssize_t nargs); /* strace.c */
 PyObject *first_bad(PyObject *mod, PyObject *const *args, Py_ssize_t nargs); /* first_bad.c */
 int table_type_add(PyObject *m); /* table.c: adds the Table type to the module */
+PyObject *stack_frames(PyObject *mod, PyObject *const *args, Py_ssize_t nargs); /* stacks.c */
 
 #endif /* SYSCORE_H */

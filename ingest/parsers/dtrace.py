@@ -29,6 +29,7 @@ from typing import ClassVar
 
 from ingest.base import Parser
 from ingest.model import Block, Format, Platform
+from ingest.parsers import functions
 from ingest.parsers.functions import MAX_FRAMES, TICK_FRAME, Frame, FunctionStats
 
 MAX_KEYS = 5000
@@ -255,6 +256,7 @@ class DtraceParser(Parser):
         super().__init__()
         self.s = _State()
         self._frame_cache: dict[tuple[str, str], Frame] = {}  # for feed_run
+        self._native_cache: dict[str, Frame] = {}  # the C reader's, keyed "module\0func"
 
     # -- detection ------------------------------------------------------------------------------
 
@@ -321,7 +323,19 @@ class DtraceParser(Parser):
         s = self.s
         cache = self._frame_cache
         limit = endpos + 1 if endpos < len(text) else endpos
+        native = functions.NATIVE and text.isascii()
         while pos < endpos:
+            if (
+                native
+                and self.lines
+                and s.hist is None
+                and s.bpf_key is None
+                and s.pending_row is None
+            ):
+                pos, n = self._native_run(text, pos, endpos)
+                taken += n
+                if pos >= endpos:
+                    break
             m = fast(text, pos, limit)
             if (
                 m is not None
@@ -354,6 +368,32 @@ class DtraceParser(Parser):
             taken += 1
             pos = nxt
         return min(pos, endpos + 1) if taken else pos, taken
+
+    def _native_run(self, text: str, pos: int, endpos: int) -> tuple[int, int]:
+        """Frame and count lines from `pos` read by the C reader (functions.stack_frames) with
+        what the loop of `feed_run` does for them, up to the first line it cannot vouch for."""
+        s = self.s
+        pos, n, items, _, dropped, _, _, _ = functions.stack_frames(
+            text,
+            pos,
+            endpos,
+            24,  # ustack() frames and count lines
+            len(s.frames),
+            -1,
+            MAX_SHAPED_LINE,
+            MAX_FRAMES,
+            self._native_cache,
+            _frame,
+        )
+        if n:
+            s.after_blank = False
+            for item in items:
+                if item.__class__ is float:
+                    self._end_stack(item)
+                else:
+                    s.frames.extend(item)
+            s.frames_dropped += dropped
+        return pos, n
 
     def feed(self, line: str) -> bool:
         s = self.s

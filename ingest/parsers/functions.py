@@ -15,6 +15,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ingest.oracle_layers import OraclePrefix, layer_of
+from ingest.parsers.syscalls import _syscore
+
+# The C frame reader (ingest/_syscore_src/stacks.c): stack.py's and dtrace.py's `feed_run` read
+# runs of frame lines through it while this is True; the Python readers stay the reference (the
+# tests set it False and compare the evidence).
+NATIVE = _syscore is not None and hasattr(_syscore, "stack_frames")
+stack_frames = _syscore.stack_frames if NATIVE else None
 
 # One frame as Solaris pstack and DTrace ustack() print it, `module`func+offset`, with pstack's
 # arguments when they are shown:
@@ -173,15 +180,29 @@ def is_libc_frame(frame: Frame) -> bool:
     return name in SYSCALL_WRAPPERS or _GLIBC_ALIAS.sub("", name) in SYSCALL_WRAPPERS
 
 
+# is_libc_frame by (function, module): a dump repeats the same frames in every stack, and the
+# answer (a regex substitution and a module match) cost more than the rest of a stack's top
+_LIBC_MEMO: dict[tuple[str | None, str | None], bool] = {}
+_LIBC_MEMO_MAX = 8192
+
+
 def pick_top(frames: Sequence[Frame]) -> Frame | None:
     """Innermost named frame that is not libc, or the innermost named frame if all are libc."""
     first_named: Frame | None = None
+    memo = _LIBC_MEMO
     for frame in frames:
         if frame.function is None:
             continue
         if first_named is None:
             first_named = frame
-        if not is_libc_frame(frame):
+        key = (frame.function, frame.module)
+        libc = memo.get(key)
+        if libc is None:
+            libc = is_libc_frame(frame)
+            if len(memo) >= _LIBC_MEMO_MAX:
+                memo.clear()
+            memo[key] = libc
+        if not libc:
             return frame
     return first_named
 
@@ -241,19 +262,24 @@ class FunctionStats:
             return
         self.stacks += 1
         self.frames += len(frames)
+        # per frame this is the hot loop of a large dump: a name already known skips _known
+        layer = self._layer
+        counts = self._stack_frames
         for frame in frames:
             name = frame.function
-            if name is not None and self._known(name, frame.module):
-                self._stack_frames[name] = self._stack_frames.get(name, 0.0) + weight
+            if name is not None and (name in layer or self._known(name, frame.module)):
+                counts[name] = counts.get(name, 0.0) + weight
         top = pick_top(frames)
         if top is not None and top.function is not None and self._known(top.function, top.module):
             self._top[top.function] = self._top.get(top.function, 0.0) + weight
-        view = _StackView(label or f"stack {self.stacks}", weight, frames, top)
-        item = (weight, -self.stacks, view)
-        if len(self._heaviest) < TOP_STACKS:
-            heapq.heappush(self._heaviest, item)
-        elif item[:2] > self._heaviest[0][:2]:
-            heapq.heapreplace(self._heaviest, item)
+        # what is kept for display is built only for a stack that enters the heaviest
+        heap = self._heaviest
+        if len(heap) < TOP_STACKS:
+            view = _StackView(label or f"stack {self.stacks}", weight, frames, top)
+            heapq.heappush(heap, (weight, -self.stacks, view))
+        elif (weight, -self.stacks) > heap[0][:2]:
+            view = _StackView(label or f"stack {self.stacks}", weight, frames, top)
+            heapq.heapreplace(heap, (weight, -self.stacks, view))
 
     def add_counted(self, function: str, count: float, module: str | None = None) -> None:
         """A function counted N times by a DTrace aggregation: like a frame seen N times.

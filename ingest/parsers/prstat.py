@@ -13,6 +13,7 @@ latency), the two a person reads first after USR/SYS.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import ClassVar
 
 from ingest.base import Parser
@@ -63,6 +64,30 @@ def _count(token: str) -> float | None:
     return num(token)
 
 
+_UNREAD = object()
+_MEMO_MAX = 4096  # distinct cells remembered per reader (a screen's values repeat: 0.0, 36, 14K)
+# what each reader made of a cell: the readers are pure, so one memo per reader for every block
+_MEMOS: dict = {}
+
+
+def _plan(names: list[str]) -> list[tuple[int, str | None, Callable, dict]]:
+    """The header's columns as the row reader walks them: (token index, metric or None for a
+    column read only to check it, the reader of its cells, that reader's memo); text columns
+    are left out. Worked out once per header instead of per row."""
+    plan = []
+    for i, name in enumerate(names[1:], 1):
+        if name in _TEXT:
+            continue
+        if name in _MICRO:
+            metric: str | None = _MICRO[name]
+            read: Callable = _count
+        else:
+            metric = _PLAIN[name]
+            read = size_kb if metric in ("size_kb", "rss_kb") else num
+        plan.append((i, metric, read, _MEMOS.setdefault(read, {})))
+    return plan
+
+
 def _header(tokens: list[str]) -> tuple[list[str], str] | None:
     """(column names, what follows the slash) of a prstat table header."""
     if len(tokens) < 4 or tokens[0] != "PID" or not (m := _LAST.match(tokens[-1])):
@@ -87,6 +112,7 @@ class PrstatParser(Parser):
         self.total_procs: float | None = None
         self.total_lwps: float | None = None
         self.microstates = False
+        self._plan: list[tuple[int, str | None, Callable, dict]] = []
 
     def claims(self, line: str) -> bool:
         """Once a header is read, a row (a pid first, PROCESS/LWPID or PROCESS/NLWP last) is
@@ -116,25 +142,29 @@ class PrstatParser(Parser):
         if got is None:
             return False
         text, tokens = got
-        if cmd := command(text):
-            return cmd[0] == "prstat"
-        if header := _header(tokens):
-            self.names, after = header
-            self.per_lwp = after in ("LWPID", "LWP")
-            self.microstates |= "LCK" in self.names
-            self.in_summary = False
-            self.screens += 1
-            return True
-        if m := _TOTAL.match(text):
-            self.total_procs = float(m["procs"])
-            self.total_lwps = float(m["lwps"])
-            if (load := num(m["l1"])) is not None:
-                self.load.add(load)
-            self.in_summary = False
-            return True
-        if _SUMMARY.match(text):
-            self.in_summary = self.names is not None
-            return self.in_summary
+        # a row starts with its pid: none of the four shapes below starts with a digit, so a
+        # long capture's rows skip them
+        if not ("0" <= text[0] <= "9"):
+            if cmd := command(text):
+                return cmd[0] == "prstat"
+            if header := _header(tokens):
+                self.names, after = header
+                self.per_lwp = after in ("LWPID", "LWP")
+                self.microstates |= "LCK" in self.names
+                self.in_summary = False
+                self.screens += 1
+                self._plan = _plan(self.names)
+                return True
+            if m := _TOTAL.match(text):
+                self.total_procs = float(m["procs"])
+                self.total_lwps = float(m["lwps"])
+                if (load := num(m["l1"])) is not None:
+                    self.load.add(load)
+                self.in_summary = False
+                return True
+            if _SUMMARY.match(text):
+                self.in_summary = self.names is not None
+                return self.in_summary
         if self.names is None:
             return False
         if self.in_summary:
@@ -157,23 +187,22 @@ class PrstatParser(Parser):
         if not tokens[0].isdigit():
             return False
         row: dict[str, float] = {}
-        for name, tok in zip(names[1:], tokens[1 : len(names)], strict=True):
-            if name in _TEXT:
-                continue
-            if name in _MICRO:
-                value = _count(tok)
-                metric: str | None = _MICRO[name]
-            else:
-                metric = _PLAIN[name]
-                value = size_kb(tok) if metric in ("size_kb", "rss_kb") else num(tok)
+        for i, metric, read, memo in self._plan:
+            tok = tokens[i]
+            value = memo.get(tok, _UNREAD)
+            if value is _UNREAD:
+                value = read(tok)
+                if len(memo) < _MEMO_MAX:
+                    memo[tok] = value
             if value is None:
                 self.malformed += 1
                 return True
             if metric is not None:
                 row[metric] = value
-        if any(not 0 <= row.get(m, 0) <= 100.5 for m in ("usr", "sys", "lck", "lat", "slp")):
-            self.malformed += 1
-            return True
+        for m in ("usr", "sys", "lck", "lat", "slp"):
+            if not 0 <= row.get(m, 0) <= 100.5:
+                self.malformed += 1
+                return True
         if "usr" in row and "sys" in row:
             row["cpu_m"] = row["usr"] + row["sys"]
         pid, last = tokens[0], tokens[-1]

@@ -15,6 +15,7 @@ from typing import ClassVar
 
 from ingest.base import Parser
 from ingest.model import Format, Platform
+from ingest.parsers import functions
 from ingest.parsers.functions import MAX_FRAMES, TICK_FRAME, Frame, FunctionStats
 
 # No stack line is longer (a gdb frame with long C++ arguments stays well below it).
@@ -132,12 +133,15 @@ def _remember(
     """Count one more sample of `label` and keep the frames every sample of it shares."""
     if not label:
         return groups
-    names = frozenset(f.function for f in frames if f.function)
     seen = groups.get(label)
     if seen is not None:
-        groups[label] = (seen[0] + 1, seen[1] & names)
+        # the shared set never holds None: intersecting it with the names as a list is the
+        # same set, without building a second one per sample
+        common = seen[1]
+        groups[label] = (seen[0] + 1, common.intersection([f.function for f in frames]))
     elif len(groups) < MAX_LABELS:
-        groups[label] = (1, names)
+        names = frozenset([f.function for f in frames])
+        groups[label] = (1, names - {None} if None in names else names)
     return groups
 
 
@@ -162,6 +166,7 @@ class StackParser(Parser):
         self._short_stacks = 0
         self._perf: dict | None = None  # perf script: samples, events, commands, time span
         self._frame_cache: dict[tuple[str, str | None], Frame] = {}  # for feed_run
+        self._native_cache: dict[str, Frame] = {}  # the C reader's, keyed "name\0module"
 
     # -- detection ------------------------------------------------------------------------------
 
@@ -263,7 +268,13 @@ class StackParser(Parser):
         push = self._push
         votes = self._votes
         limit = endpos + 1 if endpos < len(text) else endpos
+        native = functions.NATIVE and text.isascii()
         while pos < endpos:
+            if native:
+                pos, n = self._native_run(text, pos, endpos)
+                taken += n
+                if pos >= endpos:
+                    break
             m = fast(text, pos, limit)
             key: tuple[str, str | None] | None = None
             # a gdb frame's `()` is the only hint word its shape allows (feed's _oracle needs a
@@ -303,6 +314,41 @@ class StackParser(Parser):
             taken += 1
             pos = nxt
         return min(pos, endpos + 1) if taken else pos, taken
+
+    def _native_run(self, text: str, pos: int, endpos: int) -> tuple[int, int]:
+        """The frame lines from `pos` read by the C reader (functions.stack_frames) with what
+        the loop of `feed_run` does for them; it stops at the first line it cannot vouch for,
+        which that loop then reads."""
+        shapes = 7 if self._perf is not None else 3  # gdb, pstack (and perf inside its output)
+        pos, n, items, last_gdb, dropped, linux, solaris, first = functions.stack_frames(
+            text,
+            pos,
+            endpos,
+            shapes,
+            len(self._frames),
+            self._last_gdb,
+            MAX_LINE,
+            MAX_FRAMES,
+            self._native_cache,
+            _frame,
+        )
+        if n:
+            for item in items:
+                if item is None:
+                    self._commit()
+                else:
+                    self._frames.extend(item)
+            self._last_gdb = last_gdb
+            self.frames_dropped += dropped
+            votes = self._votes
+            for name, count in (
+                (("solaris", solaris), ("linux", linux))
+                if first == 2
+                else (("linux", linux), ("solaris", solaris))
+            ):
+                if count:
+                    votes[name] = votes.get(name, 0) + count
+        return pos, n
 
     def feed(self, line: str) -> bool:
         if len(line) > MAX_LINE:

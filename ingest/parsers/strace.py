@@ -74,6 +74,7 @@ _NAME = re.compile(r"[A-Za-z_]\w*").fullmatch
 _FIVE = ("pct", "seconds", "usecs", "calls", "errors")
 _FOUR = ("pct", "seconds", "usecs", "calls")  # a blank cell the header cannot place
 _THREE = ("pct", "seconds", "calls")
+_HELD_MAX = 2048  # -c rows held before they are handed over (distinct names: bounded memory)
 # A -c table's row (3 to 5 numbers: groups 1-5, then the syscall's name: 6) or ruler, one line
 # from a line start: what claims says is this block's and _summary_run reads in a run. Blanks are
 # ASCII here (the detector hands runs without control characters), so each such line splits into
@@ -188,6 +189,9 @@ class StraceParser(SyscallParser):
         self._summary = False
         self._sum_cols: list[tuple[str, int]] = []  # column name, end offset in the header
         self._sum_named: dict[tuple[int, ...], tuple[str, ...]] = {}  # 4-number rows' columns
+        self._named_by_head: dict[tuple, dict[tuple[int, ...], tuple[str, ...]]] = {}
+        # -c rows not yet handed to the aggregator: syscall -> (columns, numbers) of its last
+        self._held_rows: dict[str, tuple[tuple[str, ...], list[str]]] = {}
         self._cut: tuple | None = None  # (pid, name, args, line) of a write the output split
         self._echo = 0  # output lines taken since
         # Has a line said Linux? Only bare call lines that truss prints alike leave it False,
@@ -504,7 +508,15 @@ class StraceParser(SyscallParser):
             self._sum_cols = [("pct", line.find("time") + 4)] + [
                 (c, m.end(i)) for i, c in enumerate(("seconds", "usecs", "calls", "errors"), 1)
             ]
-            self._sum_named = {}
+            # the 4-number rows' columns depend only on where the header's columns end: a log
+            # of tables under one header layout names them once, not once per table
+            key = tuple(self._sum_cols)
+            named = self._named_by_head.get(key)
+            if named is None:
+                if len(self._named_by_head) >= 16:
+                    self._named_by_head.clear()
+                named = self._named_by_head[key] = {}
+            self._sum_named = named
             return True
         if _SEPARATOR(line):
             return self._summary
@@ -541,15 +553,31 @@ class StraceParser(SyscallParser):
                 cols = tuple(self._columns_by_position(list(ends)) or _FOUR)
                 if len(self._sum_named) < 64:
                     self._sum_named[ends] = cols
-        vals = {c: decimal(t) for c, t in zip(cols, nums, strict=True)}
-        row = SummaryRow(
-            syscall=name,
-            calls=int(vals.get("calls", 0)),
-            seconds=vals["seconds"],
-            errors=int(vals.get("errors", 0)),
-            pct=vals["pct"],
-        )
-        self.agg.add_summary(row, total=name == "total")
+        # Only a syscall's last row counts (add_summary keeps the last), and a monitoring loop
+        # prints the same names table after table: the row is held as text and made a
+        # SummaryRow only when handed over (_hand_rows), a tenth of its cost before
+        held = self._held_rows
+        if name not in held and len(held) >= _HELD_MAX:
+            self._hand_rows()
+            held = self._held_rows
+        held[name] = (cols, nums)
+
+    def _hand_rows(self) -> None:
+        """The held -c rows to the aggregator in the order their names first came, as _add_row
+        would have handed each: the same names kept (the first MAX_SYSCALLS), the last row of
+        each."""
+        held, self._held_rows = self._held_rows, {}
+        add = self.agg.add_summary
+        for name, (cols, nums) in held.items():
+            vals = {c: decimal(t) for c, t in zip(cols, nums, strict=True)}
+            row = SummaryRow(
+                syscall=name,
+                calls=int(vals.get("calls", 0)),
+                seconds=vals["seconds"],
+                errors=int(vals.get("errors", 0)),
+                pct=vals["pct"],
+            )
+            add(row, total=name == "total")
 
     def claims(self, line: str) -> bool:
         """Inside a -c table (its header read), its rows and rulers are this block's: a long
@@ -601,6 +629,7 @@ class StraceParser(SyscallParser):
     # -- results ----------------------------------------------------------------------------
 
     def facts(self) -> tuple[dict, dict, list[str], Platform | None]:
+        self._hand_rows()
         agg = self.agg
         if self._unfinished:  # calls still running when the capture stopped: count, untimed
             agg = agg.snapshot()

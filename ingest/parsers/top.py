@@ -83,6 +83,14 @@ class _Frame:
         self.rows = 0
 
 
+def _cells(columns: list[str]) -> tuple[int | None, int | None, int | None]:
+    """Where a row's CPU share, memory share and state are (a column named twice: its last
+    place), worked out once per header instead of a dict per row."""
+    place = {name: i for i, name in enumerate(columns[:-1])}
+    cpu = place.get("%CPU", place.get("CPU"))
+    return cpu, place.get("%MEM"), place.get("S", place.get("STATE"))
+
+
 class TopParser(Parser):
     format: ClassVar[Format] = "top"
 
@@ -91,6 +99,7 @@ class TopParser(Parser):
         self.frame = _Frame()
         self.frames = 0
         self.columns: list[str] | None = None
+        self._cells: tuple[int | None, int | None, int | None] = (None, None, None)
         self.solaris = False
 
     def claims(self, line: str) -> bool:
@@ -128,6 +137,11 @@ class TopParser(Parser):
             return bool(self.lines)
         if self.lines and text.startswith("zzz") and sample_mark(text):
             return True  # OSWatcher's marker between two samples: the later one counts
+        # a process row starts with its pid: of the shapes below only Solaris's `N processes:`
+        # can, so a long capture's rows skip the others
+        first = text.lstrip()[:1]
+        if "0" <= first <= "9" and self.columns is not None and not _SOL_PROCS.match(text):
+            return self._row(text)
         if _TOP.match(text) or _SOL_TOP.match(text):
             if self.frames and self.solaris != bool(_SOL_TOP.match(text)):
                 return False  # another system's top: its own block
@@ -173,6 +187,7 @@ class TopParser(Parser):
             return True
         if _HEADER.match(text):
             self.columns = text.split()
+            self._cells = _cells(self.columns)
             return True
         if self.columns is not None:
             return self._row(text)
@@ -212,13 +227,13 @@ class TopParser(Parser):
         if len(tokens) < len(cols):
             self.malformed += 1
             return True
-        row = dict(zip(cols[:-1], tokens[: len(cols) - 1], strict=True))
-        command = " ".join(tokens[len(cols) - 1 :])[:200]
+        at_cpu, at_mem, at_state = self._cells
         f = self.frame
         f.rows += 1
-        cpu = number(row.get("%CPU", row.get("CPU", "")))
-        mem = number(row.get("%MEM", ""))
-        key = command.split()[0] if command else "?"
+        cpu = None if at_cpu is None else number(tokens[at_cpu])
+        mem = None if at_mem is None else number(tokens[at_mem])
+        # the command's first word (COMMAND is last and may hold spaces), as shown: 200 at most
+        key = tokens[len(cols) - 1][:200]
         if key not in f.proc_cpu and len(f.proc_cpu) >= MAX_KEYS:
             return True
         if cpu is not None:
@@ -226,7 +241,7 @@ class TopParser(Parser):
             f.proc_cpu_max[key] = max(f.proc_cpu_max.get(key, 0.0), cpu)
         if mem is not None:
             f.proc_mem[key] = f.proc_mem.get(key, 0.0) + mem
-        state = row.get("S") or row.get("STATE")
+        state = None if at_state is None else tokens[at_state]
         if state:
             f.states[state] = f.states.get(state, 0.0) + 1
         return True

@@ -82,9 +82,20 @@ def _on_first_value_class() -> type | None:
         descriptor: Any = None
 
         def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
-            plain = self.annotation is str and self.parameter_info.parser is None
-            if plain and type(value) is str:
-                return value
+            annotation, info = self.annotation, self.parameter_info
+            if info.parser is None:
+                if annotation is str and type(value) is str:
+                    return value
+                # `perfkb search`'s values (issue #19): its words, a page number and size
+                if annotation is int and (
+                    type(value) is int or (type(value) is str and value.isascii() and value.isdigit())
+                ):
+                    n = int(value)
+                    if (info.min is None or n >= info.min) and (info.max is None or n <= info.max):
+                        return n
+                if annotation == list[str] and type(value) in (list, tuple):
+                    if all(type(v) is str for v in value):
+                        return list(value)
             real = build_runtime_param(self.descriptor)
             param._runtime_param = real
             return real._coerce_value(value, param=param, ctx=ctx)
@@ -438,10 +449,17 @@ def search(
 ) -> None:
     """Search the knowledge base."""
     text = " ".join(query or [])
-    with _store() as store:
-        result = store.search(text, page=page, per_page=per_page)
+    result: Any = _search_file(text, page, per_page)
+    if result is None:
+        with _store() as store:
+            result = store.search(text, page=page, per_page=per_page)
     if as_json:
-        _print_json(result.model_dump(mode="json"))
+        if hasattr(result, "model_dump"):
+            _print_json(result.model_dump(mode="json"))
+        else:
+            import dataclasses
+
+            _print_json(dataclasses.asdict(result))
         return
     if not result.results:
         what = f"for '{text}'" if text else ""
@@ -466,6 +484,26 @@ def search(
         snippet = _mark_to_text(hit.snippet)
         snippet.pad_left(3)
         out.print(snippet)
+
+
+def _search_file(text: str, page: int, per_page: int) -> Any:
+    """The page the store would give, read from the search file the index keeps beside it
+    (kb/search_file.py) without opening the store: no pydantic settings, no whoosh. None when
+    the store must answer (no KB yet, the file behind the database, a query the file does not
+    answer, PERFKB_SEARCH_* limits set: the store reads them through Settings)."""
+    from kb.search_file import search_data_dir
+    from kb.search_query import parse_query
+
+    names = [k for k in os.environ if k.upper().startswith("PERFKB_")]
+    if any(k.upper().startswith("PERFKB_SEARCH_") for k in names):
+        return None
+    data_dir = state.data_dir
+    if data_dir is None:
+        given = [os.environ[k] for k in names if k.upper() == "PERFKB_DATA_DIR"]
+        if len(given) > 1:
+            return None
+        data_dir = Path(given[0]) if given else Path("./data")
+    return search_data_dir(data_dir, parse_query(text), page=page, per_page=per_page)
 
 
 def _describe(cond: Any, depth: int = 0) -> list[str]:
@@ -978,9 +1016,13 @@ def _render_profile(details: dict[str, Any]) -> None:
 
 
 def _plural(n: int, word: str, plural: str | None = None) -> str:
-    from ingest.facts import number
+    if type(n) is int:  # what ingest.facts.number prints for a count, without its pydantic
+        shown = f"{n:,}"
+    else:
+        from ingest.facts import number
 
-    return f"{number(n)} {word if n == 1 else (plural or word + 's')}"
+        shown = number(n)
+    return f"{shown} {word if n == 1 else (plural or word + 's')}"
 
 
 def _plain(text: str, style: str | None = None) -> None:

@@ -88,14 +88,18 @@ def _on_first_value_class() -> type | None:
                     return value
                 # `perfkb search`'s values (issue #19): its words, a page number and size
                 if annotation is int and (
-                    type(value) is int or (type(value) is str and value.isascii() and value.isdigit())
+                    type(value) is int
+                    or (type(value) is str and value.isascii() and value.isdigit())
                 ):
                     n = int(value)
                     if (info.min is None or n >= info.min) and (info.max is None or n <= info.max):
                         return n
-                if annotation == list[str] and type(value) in (list, tuple):
-                    if all(type(v) is str for v in value):
-                        return list(value)
+                if (
+                    annotation == list[str]
+                    and type(value) in (list, tuple)
+                    and all(type(v) is str for v in value)
+                ):
+                    return list(value)
             real = build_runtime_param(self.descriptor)
             param._runtime_param = real
             return real._coerce_value(value, param=param, ctx=ctx)

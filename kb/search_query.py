@@ -23,17 +23,12 @@ from kb.errors import QueryError
 from kb.versions import InvalidVersion, Version
 
 # Plain dataclasses, no pydantic: `perfkb search` parses its query with this module and starts
-# without pydantic (issue #19; tests/test_startup.py). The values a platform: or source: filter
-# may take are the models' (kb.models, kb.signatures: pydantic modules), imported only when a
-# query has such a filter.
+# without pydantic (issue #19; tests/test_startup.py). The values a source: filter may take are
+# the signature language's (kb.signatures, a pydantic module), imported only when a query has
+# such a filter; the platforms are defined here, and kb.models (an entry's platforms) uses them.
 
 FILTER_KEYS: tuple[str, ...] = ("platform", "source", "version", "tag", "product")
-
-
-def _platforms() -> tuple[str, ...]:
-    from kb.models import PLATFORMS
-
-    return PLATFORMS
+PLATFORMS: tuple[str, ...] = ("solaris", "linux", "aix", "hpux", "windows", "any")
 
 
 def _sources() -> tuple[str, ...]:
@@ -193,8 +188,8 @@ def _clean_values(key: str, raw: str) -> list[str]:
                 raise QueryError(f"version filter: {exc}") from None
         else:
             value = value.lower()
-        if key == "platform" and value not in (platforms := _platforms()):
-            raise QueryError(f"unknown platform '{value}' (use one of: {', '.join(platforms)})")
+        if key == "platform" and value not in PLATFORMS:
+            raise QueryError(f"unknown platform '{value}' (use one of: {', '.join(PLATFORMS)})")
         if key == "source" and value not in (sources := _sources()):
             raise QueryError(
                 f"unknown evidence source '{value}' (use one of: {', '.join(sources)})"

@@ -37,7 +37,6 @@ from kb.plugins import register_commands
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress
-    from rich.text import Text
 
     from kb.models import Entry
     from kb.settings import Settings
@@ -312,16 +311,6 @@ def _print_json(data: Any) -> None:
     typer.echo(json.dumps(data, ensure_ascii=False, indent=None, default=str))
 
 
-def _mark_to_text(parts: list) -> Text:
-    """A hit's fragment as rich text (never markup: the parts are plain text) with hits in bold."""
-    from rich.text import Text
-
-    text = Text()
-    for part in parts:
-        text.append(part.text, style="bold yellow" if part.hit else "")
-    return text
-
-
 # -- importing --------------------------------------------------------------------------------
 
 
@@ -470,24 +459,65 @@ def search(
         more = f" (there are {result.total}; try a lower --page)" if result.total else ""
         out.print(f"no entries {what}{more}".replace("  ", " "))
         return
-    from rich.text import Text
-
     first = (page - 1) * per_page + 1
     last = first + len(result.results) - 1
     about = f" for {text!r}" if text else ""
     total = _plural(result.total, "entry", "entries")
-    out.print(Text(f"{total}{about}, showing {first}-{last}", style="bold"))
+    lines: list[list[tuple[str, str]]] = [[(f"{total}{about}, showing {first}-{last}", "bold")]]
     for n, hit in enumerate(result.results, first):
-        line = Text(f"\n{n}. ")
-        line.append(hit.id, style="bold cyan")
+        head = [(f"\n{n}. ", ""), (hit.id, "bold cyan")]
         if text:
-            line.append(f"  score {hit.score:.2f}", style="dim")
-        line.append("  " + ", ".join(hit.platforms + hit.sources), style="dim")
-        out.print(line)
-        out.print(Text("   " + hit.title))
-        snippet = _mark_to_text(hit.snippet)
-        snippet.pad_left(3)
-        out.print(snippet)
+            head.append((f"  score {hit.score:.2f}", "dim"))
+        head.append(("  " + ", ".join(hit.platforms + hit.sources), "dim"))
+        lines.append(head)
+        lines.append([("   " + hit.title, "")])
+        lines.append(
+            [("   ", "")] + [(p.text, "bold yellow" if p.hit else "") for p in hit.snippet]
+        )
+    _print_styled(lines)
+
+
+def _print_styled(lines: list[list[tuple[str, str]]]) -> None:
+    """Print each line, made of (text, rich style) pieces, as rich prints a Text of them (never
+    markup). When stdout is not a terminal rich prints the bare text, and for text of printable
+    characters without trailing blanks that is the pieces joined: written so, without
+    rich.console (~20 ms of `perfkb search`'s start, issue #19); anything else goes through
+    rich (tests/test_cli_search_output.py compares the two)."""
+    plain = ["".join(piece for piece, _ in line) for line in lines]
+    if _plain_stdout() and all(_plain_safe(text) for text in plain):
+        sys.stdout.write("".join(text + "\n" for text in plain))
+        sys.stdout.flush()
+        return
+    from rich.text import Text
+
+    for line in lines:
+        styled = Text()
+        for piece, style in line:
+            styled.append(piece, style=style)
+        out.print(styled)
+
+
+def _plain_stdout() -> bool:
+    """Would rich print to stdout without colours (not a terminal, nothing forcing one)?"""
+    forced = (
+        "FORCE_COLOR",
+        "TTY_COMPATIBLE",
+        "TTY_INTERACTIVE",
+        "JUPYTER_COLUMNS",
+        "JUPYTER_LINES",
+    )
+    if any(os.environ.get(name) for name in forced):
+        return False
+    try:
+        return not sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _plain_safe(text: str) -> bool:
+    """Text rich prints as it is: printable characters only (no tab it would expand, no control
+    code it would strip), no blank at a line's end (it trims those past the width)."""
+    return all(line.isprintable() and not line.endswith(" ") for line in text.split("\n"))
 
 
 def _search_file(text: str, page: int, per_page: int) -> Any:

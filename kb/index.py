@@ -17,7 +17,6 @@ and is the oracle the tests compare the file's answers with (`fast=False`).
 from __future__ import annotations
 
 import gc
-import heapq
 import json
 import math
 import os
@@ -61,6 +60,7 @@ from kb.search_file import (
     FIELD_BOOSTS,
     FILE_NAME,
     SearchFile,
+    top_k,
 )
 from kb.search_file import ident_key as _ident_key
 from kb.search_query import (
@@ -446,7 +446,7 @@ class SearchIndex:
         q = query.Or([query.Term("identifiers", t) for t in terms])
         if self.fast:  # the per-word tables: the same scores as whoosh's, without its matchers
             scores, _ = self._match(searcher, q, None, None)
-            top = [(searcher.stored_fields(d)["id"], sc) for d, sc in _top(scores, limit)]
+            top = [(searcher.stored_fields(d)["id"], sc) for d, sc in top_k(scores, limit)]
         else:
             top = [(h["id"], h.score) for h in searcher.search(q, limit=limit)]
         best = max((sc for _, sc in top), default=0.0)
@@ -751,23 +751,6 @@ def _write_stamp(index_dir: Path, stamp: Stamp) -> None:
     tmp = path.with_name(f"{STAMP_FILE}.{os.getpid()}.tmp")
     tmp.write_text(stamp.model_dump_json())
     os.replace(tmp, path)
-
-
-def _top(scores: dict[int, float], k: int) -> list[tuple[int, float]]:
-    """The k best (docnum, score) pairs, best first, ties by docnum: whoosh's result order."""
-    if k <= 0:
-        return []
-    if len(scores) > 4 * k:
-        kth = heapq.nlargest(k, scores.values())[-1]
-        items = [(d, sc) for d, sc in scores.items() if sc >= kth]
-    else:
-        items = list(scores.items())
-    items.sort(key=_rank_key)
-    return items[:k]
-
-
-def _rank_key(item: tuple[int, float]) -> tuple[float, int]:
-    return (-item[1], item[0])
 
 
 @lru_cache(maxsize=65536)

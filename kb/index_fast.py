@@ -15,7 +15,7 @@ import sqlite3
 import threading
 from array import array
 from collections import OrderedDict, defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from itertools import accumulate
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -51,10 +51,10 @@ from whoosh.util import make_weighted_tree
 from whoosh.util.numeric import byte_to_length
 from whoosh.writing import SegmentWriter, UnknownFieldError
 
-from kb.search_file import OPERATOR_WORDS, PLAIN_QUERY
+from kb.search_file import OPERATOR_WORDS, PLAIN_QUERY, mask_of
 from kb.search_query import Budget
 
-__all__ = ["OPERATOR_WORDS", "PLAIN_QUERY", "Budget"]  # where kb/index.py has them from
+__all__ = ["OPERATOR_WORDS", "PLAIN_QUERY", "Budget", "mask_of"]  # where kb/index.py has them from
 
 # --------------------------------------------------------------------------------------------
 # the in-memory evaluator
@@ -450,18 +450,6 @@ def binary_unions(q: Any) -> Any:
     for child in q.children():
         binary_unions(child)
     return q
-
-
-_BIT = tuple(1 << i for i in range(8))
-
-
-def mask_of(docs: Iterable[int], size: int) -> int:
-    """A set of docnums as an int with bit n set for docnum n (counting is then & and
-    bit_count, both in C)."""
-    buf = bytearray((size >> 3) + 1)
-    for d in docs:
-        buf[d >> 3] |= _BIT[d & 7]
-    return int.from_bytes(buf, "little")
 
 
 # --------------------------------------------------------------------------------------------

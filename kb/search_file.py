@@ -27,6 +27,7 @@ pure-Python module read from whoosh's own file without importing the whoosh pack
 
 from __future__ import annotations
 
+import heapq
 import json
 import os
 import re
@@ -35,6 +36,7 @@ import threading
 from array import array
 from bisect import bisect_left, insort
 from collections import OrderedDict
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -194,14 +196,18 @@ class SearchFile:
             self.segments: list[tuple[int, int, int, bool]] = [
                 tuple(seg) for seg in json.loads(meta["segments"])
             ]
+            self.nbits = sum(seg[1] for seg in self.segments)
             specs = json.loads(meta["analyzers"])
             self._analyzers = {name: _Analyzer(specs[name]) for name in FIELD_BOOSTS}
         except Exception:
             self._conn.close()
             raise
-        self._cache: OrderedDict[tuple[int, str, str], tuple[dict[int, float], int]] = OrderedDict()
+        # (segment, query node) -> (scores, estimate, kind), and ("answer", query, filters) ->
+        # (scores, mask): least recently used dropped past cache_postings postings in all
+        self._cache: OrderedDict[Any, tuple[Any, ...]] = OrderedDict()
         self._cached = 0
         self._facets: dict[str, dict[str, frozenset[int]]] | None = None
+        self._masks: dict[str, dict[str, int]] | None = None
         self._ids: list[int] | None = None
         self._lock = threading.Lock()
 
@@ -239,15 +245,28 @@ class SearchFile:
 
     # -- reading ------------------------------------------------------------------------------
 
-    def _term(self, seg: int, fieldname: str, text: str) -> tuple[dict[int, float], int]:
-        """(docnum -> whoosh's score of the posting, no boost; the word's document frequency
-        in segment `seg`, deleted documents included: whoosh's size estimate)."""
-        key = (seg, fieldname, text)
+    def _cached_get(self, key: Any) -> tuple[Any, ...] | None:
         with self._lock:
             found = self._cache.get(key)
             if found is not None:
                 self._cache.move_to_end(key)
-                return found
+            return found
+
+    def _cached_put(self, key: Any, value: tuple[Any, ...]) -> None:
+        """value[0] is a dict: its length is what the entry counts against cache_postings."""
+        with self._lock:
+            old = self._cache.pop(key, None)
+            if old is not None:
+                self._cached -= len(old[0]) + 1
+            self._cache[key] = value
+            self._cached += len(value[0]) + 1
+            while self._cached > self.cache_postings and len(self._cache) > 1:
+                _, dropped = self._cache.popitem(last=False)
+                self._cached -= len(dropped[0]) + 1
+
+    def _term(self, seg: int, fieldname: str, text: str) -> tuple[dict[int, float], int]:
+        """(docnum -> whoosh's score of the posting, no boost; the word's document frequency
+        in segment `seg`, deleted documents included: whoosh's size estimate)."""
         row = self._conn.execute(
             "SELECT docs, scores, dfs FROM postings WHERE field = ? AND term = ?",
             (fieldname, text),
@@ -260,14 +279,7 @@ class SearchFile:
         start, count = self.segments[seg][0], self.segments[seg][1]
         lo, hi = bisect_left(docs, start), bisect_left(docs, start + count)
         table = dict(zip(docs[lo:hi], scores[lo:hi], strict=True))
-        found = (table, dfs[seg] if seg < len(dfs) else 0)
-        with self._lock:
-            self._cache[key] = found
-            self._cached += len(table) + 1
-            while self._cached > self.cache_postings and len(self._cache) > 1:
-                _, dropped = self._cache.popitem(last=False)
-                self._cached -= len(dropped[0]) + 1
-        return found
+        return table, dfs[seg] if seg < len(dfs) else 0
 
     def facet_docs(self) -> dict[str, dict[str, frozenset[int]]]:
         """facet field -> value -> the live documents with it."""
@@ -283,6 +295,20 @@ class SearchFile:
                     facets[fieldname][term] = frozenset(docs)
             self._facets = facets
         return self._facets
+
+    def facet_masks(self) -> dict[str, dict[str, int]]:
+        """facet_docs as bit masks (bit n: docnum n), to count a page's facets with & and
+        bit_count."""
+        if self._masks is None:
+            self._masks = {
+                fieldname: {value: mask_of(docs, self.nbits) for value, docs in table.items()}
+                for fieldname, table in self.facet_docs().items()
+            }
+        return self._masks
+
+    @staticmethod
+    def _filter_key(parsed: ParsedQuery) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        return tuple((f.key, tuple(f.values)) for f in parsed.filters if f.key != "version")
 
     def ids_in_order(self) -> list[int]:
         """Every live document, ordered by entry id (the listing order of an empty query)."""
@@ -352,6 +378,14 @@ class SearchFile:
         in a segment with deletions). _Item replays those comparisons."""
         if q is None:
             return {}, 0, _NULL
+        found = self._cached_get((seg, q))
+        if found is not None:
+            return found  # type: ignore[return-value]
+        found = self._make_node(seg, q, budget)
+        self._cached_put((seg, q), found)
+        return found
+
+    def _make_node(self, seg: int, q: Any, budget: Budget) -> tuple[dict[int, float], int, int]:
         if q[0] == "t":
             budget.check()
             _, fieldname, text, boost = q
@@ -408,18 +442,23 @@ class SearchFile:
         if allowed is not None and not allowed:
             return empty_page(parsed, page, per_page)
         first = (page - 1) * per_page
+        nbits = self.nbits
         if text:
             q = self.plain_query(text)
             if q is False:
                 return None
-            scores = self._scores(q, budget)
-            if allowed is not None:
-                scores = {d: sc for d, sc in scores.items() if d in allowed}
+            key = ("answer", q, self._filter_key(parsed))
+            found = self._cached_get(key)
+            if found is None:
+                scores = self._scores(q, budget)
+                if allowed is not None:
+                    scores = {d: sc for d, sc in scores.items() if d in allowed}
+                found = (scores, mask_of(scores, nbits))
+                self._cached_put(key, found)
+            scores, mask = found
             if not scores and len(text.split()) > 1:
                 return None  # the OR fallback: whoosh's scaled Or
-            ranked = sorted(scores.items(), key=_rank_key)
-            top = ranked[first : first + per_page]
-            matched: set[int] = set(scores)
+            top = top_k(scores, first + per_page)[first:]
             total = len(scores)
         else:
             q = None
@@ -427,13 +466,15 @@ class SearchFile:
             if allowed is not None:
                 docs = [d for d in docs if d in allowed]
             top = [(d, 0.0) for d in docs[first : first + per_page]]
-            matched = set(docs)
+            mask = mask_of(docs, nbits)
             total = len(docs)
         facets = {
             fieldname: {
-                value: n for value, docs_ in sorted(table.items()) if (n := len(docs_ & matched))
+                value: n
+                for value, vmask in sorted(table.items())
+                if (n := (vmask & mask).bit_count())
             }
-            for fieldname, table in self.facet_docs().items()
+            for fieldname, table in self.facet_masks().items()
         }
         marker = Marker(_leaves(q)) if text else None
         stored = self.stored([d for d, _ in top]) if top else {}
@@ -504,6 +545,31 @@ def _union(a: dict[int, float], b: dict[int, float]) -> dict[int, float]:
 def _rank_key(item: tuple[int, float]) -> tuple[float, int]:
     """Best first, ties by docnum: whoosh's result order."""
     return (-item[1], item[0])
+
+
+def top_k(scores: dict[int, float], k: int) -> list[tuple[int, float]]:
+    """The k best (docnum, score) pairs, best first, ties by docnum: whoosh's result order."""
+    if k <= 0:
+        return []
+    if len(scores) > 4 * k:
+        kth = heapq.nlargest(k, scores.values())[-1]
+        items = [(d, sc) for d, sc in scores.items() if sc >= kth]
+    else:
+        items = list(scores.items())
+    items.sort(key=_rank_key)
+    return items[:k]
+
+
+_BIT = tuple(1 << i for i in range(8))
+
+
+def mask_of(docs: Iterable[int], size: int) -> int:
+    """A set of docnums as an int with bit n set for docnum n (counting is then & and
+    bit_count, both in C)."""
+    buf = bytearray((size >> 3) + 1)
+    for d in docs:
+        buf[d >> 3] |= _BIT[d & 7]
+    return int.from_bytes(buf, "little")
 
 
 # --------------------------------------------------------------------------------------------

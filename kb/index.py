@@ -59,6 +59,7 @@ from kb.search_file import (
     EXACT_IDENTIFIER_BOOST,
     FIELD_BOOSTS,
     FILE_NAME,
+    SCORED_FIELDS,
     SearchFile,
     top_k,
 )
@@ -289,10 +290,12 @@ class SearchIndex:
             return
         self._file_key = None  # read it on the next search
 
-    def _write_search_file(self, ix: Any, where: Path, stamp: Stamp | None) -> None:
+    def _write_search_file(
+        self, ix: Any, where: Path, stamp: Stamp | None, held: Any = None
+    ) -> None:
         searcher = ix.searcher()
         try:
-            write_search_file(searcher, where, stamp.model_dump_json() if stamp else "{}")
+            write_search_file(searcher, where, stamp.model_dump_json() if stamp else "{}", held)
         finally:
             searcher.close()
 
@@ -406,6 +409,8 @@ class SearchIndex:
         # quarter (10k) of the CPU time. The build makes millions of small containers and no cycles: the cyclic
         # collector, left on, would walk them again and again (~10% of a 10k build).
         bulk = BulkWriter(writer, self._bulk_postings) if self.bulk else None
+        if bulk is not None:  # what the search file is made of, kept from the commit
+            bulk.keep_fields = frozenset(SCORED_FIELDS)
         collecting = gc.isenabled()
         gc.disable()
         count = 0
@@ -424,7 +429,7 @@ class SearchIndex:
         finally:
             if collecting:
                 gc.enable()
-        self._write_search_file(ix, where, stamp)
+        self._write_search_file(ix, where, stamp, bulk.kept if bulk is not None else None)
         _write_stamp(where, stamp)
         return count
 

@@ -671,6 +671,10 @@ class BulkWriter:
         self._max = max_postings
         self._pooled = False  # True once postings went to whoosh's pool
         self._tails: dict[int, _Tails] = {}  # per format object
+        # field -> word -> (docnums, weights) of the fields named in keep_fields, kept from the
+        # commit for the search file (write_search_file's `held`); None when any went to the pool
+        self.keep_fields: frozenset[str] = frozenset()
+        self.kept: dict[str, dict[bytes, tuple[Any, Any]]] | None = None
         self._freqs = [pack_uint(n) for n in range(64)]  # Frequency's value for n
 
     def add(self, fields: dict[str, Any]) -> None:
@@ -852,13 +856,17 @@ class BulkWriter:
         fw, schema = self._w.fieldwriter, self._schema
         blocks = type(fw) is W3FieldWriter
         ndocs = self._w.docnum
+        self.kept = {}
         for name, terms in self._sorted_fields():
             lengths = _doc_field_lengths(pdr, name, ndocs)
             fw.start_field(name, schema[name])
             add = fw.add
+            kept = self.kept.setdefault(name, {}) if name in self.keep_fields else None
             for tbytes, plist in terms:
                 fw.start_term(tbytes)
                 ids, weights, values = zip(*plist, strict=True)
+                if kept is not None:
+                    kept[tbytes] = (ids, weights)
                 values = [b"" if v is None else v for v in values]
                 if not (blocks and _fill_blocks(fw._postwriter, ids, weights, values, lengths)):
                     for docnum, weight, vbytes in zip(ids, weights, values, strict=True):
@@ -956,12 +964,21 @@ def _analyzer_spec(field: Any) -> dict[str, Any] | None:
     }
 
 
-def write_search_file(searcher: Any, where: Path, stamp_json: str) -> bool:
+def write_search_file(
+    searcher: Any,
+    where: Path,
+    stamp_json: str,
+    held: dict[str, dict[bytes, tuple[Any, Any]]] | None = None,
+) -> bool:
     """Write kb.search_file's file for the commit `searcher` reads into the directory `where`
     (written beside, then renamed over the old one). Every posting of every scored field gets
     the score whoosh's own scorer gives it (kb.index_fast._drain_blocks, the fast path's reader
     of posting blocks), so the reader only adds them up. False, with no file left, when the
-    schema's analysis is not one the reader replays."""
+    schema's analysis is not one the reader replays.
+
+    `held` (BulkWriter.kept, a rebuild's postings still in memory: field -> word -> (docnums,
+    weights)) saves decoding every posting block again: each posting is then scored by the same
+    scorer from its weight and its document's field length."""
     from kb.search_file import FIELD_BOOSTS, FILE_NAME, FORMAT, SCORED_FIELDS
     from kb.search_query import FACETS
 
@@ -1021,6 +1038,16 @@ def write_search_file(searcher: Any, where: Path, stamp_json: str) -> bool:
         for name in SCORED_FIELDS:
             # word -> (docnum -> score, document frequency per segment: whoosh's estimates)
             terms: dict[bytes, tuple[dict[int, float], array]] = {}
+            if (
+                held is not None
+                and name in held
+                and len(leaves) == 1
+                and not reader.has_deletions()
+            ):
+                rows = _held_rows(leaves[0][0], name, held[name], weighting)
+                if rows is not None:
+                    conn.executemany("INSERT INTO postings VALUES (?, ?, ?, ?, ?)", rows)
+                    continue
             for n, (sub, offset) in enumerate(leaves):
                 sub_reader = sub.reader()
                 lengths = _segment_lengths(sub_reader, name)
@@ -1067,6 +1094,54 @@ def write_search_file(searcher: Any, where: Path, stamp_json: str) -> bool:
     conn.close()
     os.replace(tmp, path)
     return True
+
+
+_LENGTH_OF_BYTE = [byte_to_length(b) for b in range(256)]
+
+
+def _held_rows(
+    sub: Any, name: str, terms: dict[bytes, tuple[Any, Any]], weighting: Any
+) -> list[tuple[str, str, bytes, bytes, bytes]] | None:
+    """The search file's rows of field `name` from a fresh one-segment index's postings as the
+    bulk writer held them (docnums ascending, weights as written): each distinct (weight,
+    field length) scored once by whoosh's own scorer, as _drain_blocks scores a block. None
+    when the scorer or the length column is not the kind this knows (the blocks are read)."""
+    lengths = _segment_lengths(sub.reader(), name)
+    if lengths is None:
+        return None
+    rows = []
+    for tbytes, (ids, weights) in terms.items():
+        scorer = weighting.scorer(sub, name, tbytes)
+        if (
+            not isinstance(scorer, WeightLengthScorer)
+            or type(scorer).score is not WeightLengthScorer.score
+        ):
+            return None
+        score = scorer._score
+        memo: dict[tuple[float, int], float] = {}
+        get = memo.get
+        out = []
+        for docnum, weight in zip(ids, weights, strict=True):
+            # the block stores weights as 32-bit floats: read back as whoosh reads them
+            key = (_F32(weight), lengths[docnum])
+            sc = get(key)
+            if sc is None:
+                sc = memo[key] = score(key[0], _LENGTH_OF_BYTE[key[1]])
+            out.append(sc)
+        rows.append(
+            (
+                name,
+                tbytes.decode("utf-8"),
+                array("I", ids).tobytes(),
+                array("d", out).tobytes(),
+                array("I", [len(ids)]).tobytes(),
+            )
+        )
+    return rows
+
+
+def _F32(value: float) -> float:
+    return array("f", (value,))[0]
 
 
 def _segment_lengths(reader: Any, fieldname: str) -> bytes | None:

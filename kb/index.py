@@ -59,6 +59,7 @@ from kb.search_file import (
     EXACT_IDENTIFIER_BOOST,
     FIELD_BOOSTS,
     FILE_NAME,
+    OR_FALLBACK,
     SCORED_FIELDS,
     SearchFile,
     top_k,
@@ -620,8 +621,12 @@ class SearchIndex:
             found = self._search_file(searcher)
             if found is not None:
                 answer = found.search(parsed, page=page, per_page=per_page, limits=self.limits)
-                if answer is not None:
+                if isinstance(answer, Page):
                     return answer
+                if answer == OR_FALLBACK:  # the file knows the AND matches nothing
+                    return self._search_whoosh(
+                        searcher, parsed, page=page, per_page=per_page, or_only=True
+                    )
         return self._search_whoosh(searcher, parsed, page=page, per_page=per_page)
 
     def _match(
@@ -704,19 +709,21 @@ class SearchIndex:
         return collector.results()
 
     def _search_whoosh(
-        self, searcher: Any, parsed: ParsedQuery, *, page: int, per_page: int
+        self, searcher: Any, parsed: ParsedQuery, *, page: int, per_page: int, or_only: bool = False
     ) -> Page:
         """The straightforward path: whoosh scores every match (the reference for the tests,
-        and the answer to what the search file does not answer)."""
+        and the answer to what the search file does not answer). or_only: the caller knows no
+        entry passing the filters has all the words, so only the OR of them is searched."""
         budget = self._budget()
         allowed = self._allowed(searcher, parsed)
         text = parsed.text.strip()
         if allowed is not None and not allowed:  # whoosh reads an empty filter as no filter
             return empty_page(parsed, page, per_page)
         if text:
-            q = self._bounded(searcher, self._text_query(self._parser, text))
-            results = self._timed_search(searcher, q, budget, filter=allowed, limit=None)
-            if results.is_empty() and len(text.split()) > 1:  # no entry has all the words
+            if not or_only:
+                q = self._bounded(searcher, self._text_query(self._parser, text))
+                results = self._timed_search(searcher, q, budget, filter=allowed, limit=None)
+            if or_only or (results.is_empty() and len(text.split()) > 1):  # not all the words
                 q = self._bounded(searcher, self._text_query(self._or_parser, text))
                 results = self._timed_search(searcher, q, budget, filter=allowed, limit=None)
         else:

@@ -73,6 +73,8 @@ SCORED_FIELDS = (*FIELD_BOOSTS, EXACT_FIELD)
 # plain text: words of these characters separated by single spaces, none an operator word
 PLAIN_QUERY = re.compile(r"[\w.$#-]+(?: [\w.$#-]+)*", re.ASCII)
 OPERATOR_WORDS = frozenset({"AND", "OR", "NOT", "ANDNOT", "ANDMAYBE", "REQUIRE"})
+# what SearchFile.search answers for plain words no entry has all of (whoosh's OR answers)
+OR_FALLBACK = "or-fallback"
 # postings the per-word cache of an open file may hold (each a docnum and a float)
 CACHE_POSTINGS = 300_000
 
@@ -428,9 +430,10 @@ class SearchFile:
         page: int = 1,
         per_page: int = 20,
         limits: SearchLimits | None = None,
-    ) -> Page | None:
+    ) -> Page | str | None:
         """One page of results, the same page SearchIndex._search_whoosh gives; None for a
-        query this does not answer (see the module's docstring)."""
+        query this does not answer (see the module's docstring), OR_FALLBACK when the words
+        are plain but no entry has them all (whoosh's OR of them answers)."""
         limits = limits or SearchLimits()
         budget = Budget(limits.time_budget, search_cancelled.get())
         budget.check()
@@ -457,7 +460,7 @@ class SearchFile:
                 self._cached_put(key, found)
             scores, mask = found
             if not scores and len(text.split()) > 1:
-                return None  # the OR fallback: whoosh's scaled Or
+                return OR_FALLBACK  # whoosh's scaled Or; the AND is known to match nothing
             top = top_k(scores, first + per_page)[first:]
             total = len(scores)
         else:
@@ -610,6 +613,7 @@ def search_data_dir(
             return None
         page = max(1, int(page))
         per_page = max(1, min(100, int(per_page)))
-        return sf.search(parsed, page=page, per_page=per_page, limits=limits)
+        found = sf.search(parsed, page=page, per_page=per_page, limits=limits)
+        return found if isinstance(found, Page) else None
     finally:
         sf.close()

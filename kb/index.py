@@ -35,7 +35,6 @@ from whoosh.reading import SegmentReader
 
 from kb.errors import IndexUnavailable
 from kb.index_docs import IndexDoc, SearchPage, Stamp, query_keys
-from kb.index_docs import ident_key as _ident_key
 from kb.index_fast import (
     OPERATOR_WORDS,
     PLAIN_QUERY,

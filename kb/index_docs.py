@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from pydantic import BaseModel, ConfigDict, Field
 
 from kb.models import Entry
-from kb.search_file import INDEX_SCHEMA_VERSION
+from kb.search_file import INDEX_SCHEMA_VERSION, ident_key  # ident_key's home: no pydantic
 from kb.search_query import Page
 from kb.signatures import TextCondition, walk
 
@@ -57,11 +57,6 @@ def entry_identifiers(entry: Entry) -> list[str]:
             if isinstance(leaf, TextCondition) and leaf.text and leaf.text not in out:
                 out.append(leaf.text)
     return out
-
-
-def ident_key(text: str) -> str:
-    """How an identifier is stored in the exact field: lowercase, single spaces, no commas."""
-    return " ".join(text.replace(",", " ").lower().split())
 
 
 def entry_keys(entry: Entry) -> list[str]:

@@ -37,7 +37,6 @@ from kb.plugins import register_commands
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress
-    from rich.text import Text
 
     from kb.models import Entry
     from kb.settings import Settings
@@ -82,9 +81,24 @@ def _on_first_value_class() -> type | None:
         descriptor: Any = None
 
         def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
-            plain = self.annotation is str and self.parameter_info.parser is None
-            if plain and type(value) is str:
-                return value
+            annotation, info = self.annotation, self.parameter_info
+            if info.parser is None:
+                if annotation is str and type(value) is str:
+                    return value
+                # `perfkb search`'s values (issue #19): its words, a page number and size
+                if annotation is int and (
+                    type(value) is int
+                    or (type(value) is str and value.isascii() and value.isdigit())
+                ):
+                    n = int(value)
+                    if (info.min is None or n >= info.min) and (info.max is None or n <= info.max):
+                        return n
+                if (
+                    annotation == list[str]
+                    and type(value) in (list, tuple)
+                    and all(type(v) is str for v in value)
+                ):
+                    return list(value)
             real = build_runtime_param(self.descriptor)
             param._runtime_param = real
             return real._coerce_value(value, param=param, ctx=ctx)
@@ -297,16 +311,6 @@ def _print_json(data: Any) -> None:
     typer.echo(json.dumps(data, ensure_ascii=False, indent=None, default=str))
 
 
-def _mark_to_text(parts: list) -> Text:
-    """A hit's fragment as rich text (never markup: the parts are plain text) with hits in bold."""
-    from rich.text import Text
-
-    text = Text()
-    for part in parts:
-        text.append(part.text, style="bold yellow" if part.hit else "")
-    return text
-
-
 # -- importing --------------------------------------------------------------------------------
 
 
@@ -438,34 +442,102 @@ def search(
 ) -> None:
     """Search the knowledge base."""
     text = " ".join(query or [])
-    with _store() as store:
-        result = store.search(text, page=page, per_page=per_page)
+    result: Any = _search_file(text, page, per_page)
+    if result is None:
+        with _store() as store:
+            result = store.search(text, page=page, per_page=per_page)
     if as_json:
-        _print_json(result.model_dump(mode="json"))
+        if hasattr(result, "model_dump"):
+            _print_json(result.model_dump(mode="json"))
+        else:
+            import dataclasses
+
+            _print_json(dataclasses.asdict(result))
         return
     if not result.results:
         what = f"for '{text}'" if text else ""
         more = f" (there are {result.total}; try a lower --page)" if result.total else ""
         out.print(f"no entries {what}{more}".replace("  ", " "))
         return
-    from rich.text import Text
-
     first = (page - 1) * per_page + 1
     last = first + len(result.results) - 1
     about = f" for {text!r}" if text else ""
     total = _plural(result.total, "entry", "entries")
-    out.print(Text(f"{total}{about}, showing {first}-{last}", style="bold"))
+    lines: list[list[tuple[str, str]]] = [[(f"{total}{about}, showing {first}-{last}", "bold")]]
     for n, hit in enumerate(result.results, first):
-        line = Text(f"\n{n}. ")
-        line.append(hit.id, style="bold cyan")
+        head = [(f"\n{n}. ", ""), (hit.id, "bold cyan")]
         if text:
-            line.append(f"  score {hit.score:.2f}", style="dim")
-        line.append("  " + ", ".join(hit.platforms + hit.sources), style="dim")
-        out.print(line)
-        out.print(Text("   " + hit.title))
-        snippet = _mark_to_text(hit.snippet)
-        snippet.pad_left(3)
-        out.print(snippet)
+            head.append((f"  score {hit.score:.2f}", "dim"))
+        head.append(("  " + ", ".join(hit.platforms + hit.sources), "dim"))
+        lines.append(head)
+        lines.append([("   " + hit.title, "")])
+        lines.append(
+            [("   ", "")] + [(p.text, "bold yellow" if p.hit else "") for p in hit.snippet]
+        )
+    _print_styled(lines)
+
+
+def _print_styled(lines: list[list[tuple[str, str]]]) -> None:
+    """Print each line, made of (text, rich style) pieces, as rich prints a Text of them (never
+    markup). When stdout is not a terminal rich prints the bare text, and for text of printable
+    characters without trailing blanks that is the pieces joined: written so, without
+    rich.console (~20 ms of `perfkb search`'s start, issue #19); anything else goes through
+    rich (tests/test_cli_search_output.py compares the two)."""
+    plain = ["".join(piece for piece, _ in line) for line in lines]
+    if _plain_stdout() and all(_plain_safe(text) for text in plain):
+        sys.stdout.write("".join(text + "\n" for text in plain))
+        sys.stdout.flush()
+        return
+    from rich.text import Text
+
+    for line in lines:
+        styled = Text()
+        for piece, style in line:
+            styled.append(piece, style=style)
+        out.print(styled)
+
+
+def _plain_stdout() -> bool:
+    """Would rich print to stdout without colours (not a terminal, nothing forcing one)?"""
+    forced = (
+        "FORCE_COLOR",
+        "TTY_COMPATIBLE",
+        "TTY_INTERACTIVE",
+        "JUPYTER_COLUMNS",
+        "JUPYTER_LINES",
+    )
+    if any(os.environ.get(name) for name in forced):
+        return False
+    try:
+        return not sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _plain_safe(text: str) -> bool:
+    """Text rich prints as it is: printable characters only (no tab it would expand, no control
+    code it would strip), no blank at a line's end (it trims those past the width)."""
+    return all(line.isprintable() and not line.endswith(" ") for line in text.split("\n"))
+
+
+def _search_file(text: str, page: int, per_page: int) -> Any:
+    """The page the store would give, read from the search file the index keeps beside it
+    (kb/search_file.py) without opening the store: no pydantic settings, no whoosh. None when
+    the store must answer (no KB yet, the file behind the database, a query the file does not
+    answer, PERFKB_SEARCH_* limits set: the store reads them through Settings)."""
+    from kb.search_file import search_data_dir
+    from kb.search_query import parse_query
+
+    names = [k for k in os.environ if k.upper().startswith("PERFKB_")]
+    if any(k.upper().startswith("PERFKB_SEARCH_") for k in names):
+        return None
+    data_dir = state.data_dir
+    if data_dir is None:
+        given = [os.environ[k] for k in names if k.upper() == "PERFKB_DATA_DIR"]
+        if len(given) > 1:
+            return None
+        data_dir = Path(given[0]) if given else Path("./data")
+    return search_data_dir(data_dir, parse_query(text), page=page, per_page=per_page)
 
 
 def _describe(cond: Any, depth: int = 0) -> list[str]:
@@ -978,9 +1050,13 @@ def _render_profile(details: dict[str, Any]) -> None:
 
 
 def _plural(n: int, word: str, plural: str | None = None) -> str:
-    from ingest.facts import number
+    if type(n) is int:  # what ingest.facts.number prints for a count, without its pydantic
+        shown = f"{n:,}"
+    else:
+        from ingest.facts import number
 
-    return f"{number(n)} {word if n == 1 else (plural or word + 's')}"
+        shown = number(n)
+    return f"{shown} {word if n == 1 else (plural or word + 's')}"
 
 
 def _plain(text: str, style: str | None = None) -> None:

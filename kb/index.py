@@ -7,14 +7,16 @@ inter-process `fcntl.flock` on a lock file next to the index (IndexLock) and als
 for its writer with a timeout; nothing is written asynchronously, so no write is lost.
 
 Split by job: the documents and results in kb/index_docs.py, the lock in kb/index_lock.py, the
-posting-table evaluator (the only code that reads whoosh internals) in kb/index_fast.py, the
-highlighted fragments in kb/index_snippets.py; this module is the facade and whoosh's public API.
+search file every write leaves beside the index and the one fast search that reads it in
+kb/search_file.py (its writer, and the rest of the code that reads whoosh internals, in
+kb/index_fast.py), the highlighted fragments in kb/index_snippets.py; this module is the facade
+and whoosh's public API. whoosh answers what the search file does not (see kb/search_file.py)
+and is the oracle the tests compare the file's answers with (`fast=False`).
 """
 
 from __future__ import annotations
 
 import gc
-import heapq
 import json
 import math
 import os
@@ -33,7 +35,6 @@ from whoosh.reading import SegmentReader
 
 from kb.errors import IndexUnavailable
 from kb.index_docs import IndexDoc, SearchPage, Stamp, query_keys
-from kb.index_docs import ident_key as _ident_key
 from kb.index_fast import (
     OPERATOR_WORDS,
     PLAIN_QUERY,
@@ -44,35 +45,37 @@ from kb.index_fast import (
     SearchState,
     Unsupported,
     binary_unions,
+    index_key,
     literal_prefix,
     mask_of,
     term_docs,
+    write_search_file,
 )
 from kb.index_lock import IndexLock
 from kb.index_snippets import Marker, hit
 from kb.models import VersionRange
+from kb.search_file import (
+    EXACT_IDENTIFIER_BOOST,
+    FIELD_BOOSTS,
+    FILE_NAME,
+    OR_FALLBACK,
+    SCORED_FIELDS,
+    SearchFile,
+    top_k,
+)
+from kb.search_file import ident_key as _ident_key
 from kb.search_query import (
+    FACETS,
+    Page,
     ParsedQuery,
     QueryError,
     SearchLimits,
+    empty_page,
     search_cancelled,
 )
 
 STAMP_FILE = "perfkb-stamp.json"
-FACETS = ("platform", "source", "product", "tag")
-
-# Field boosts: identifiers and titles say more about an entry than its prose.
-# How much a query word counts in each field (benchmarks/search.py mirrors these for FTS5).
-FIELD_BOOSTS = {
-    "identifiers_text": 4.0,
-    "title": 3.0,
-    "keywords": 2.0,
-    "symptom": 1.5,
-    "root_cause": 1.0,
-    "fix": 1.0,
-    "commands": 0.6,
-}
-EXACT_IDENTIFIER_BOOST = 8.0
+__all__ = ["EXACT_IDENTIFIER_BOOST", "FACETS", "FIELD_BOOSTS", "SearchIndex"]
 # Search time grows with the number of segments, so keep it small: merge everything while the
 # index is small (cheap), and merge segments of similar size in groups once it is large.
 SMALL_INDEX_DOCS = 100
@@ -204,6 +207,9 @@ class SearchIndex:
         self.bulk = bulk
         self._bulk_postings = bulk_postings
         self._state: SearchState | None = None  # what is derived from the current searcher
+        # the search file of the current searcher's commit (None: none that matches it)
+        self._file: SearchFile | None = None
+        self._file_key: str | None = None
         self._parser = self._make_parser(qparser.AndGroup)
         self._or_parser = self._make_parser(qparser.OrGroup.factory(0.9))
 
@@ -234,6 +240,7 @@ class SearchIndex:
             return f"corrupt: {type(exc).__name__}: {exc}"
         self._ix = ix
         self._searcher = searcher
+        self._refresh_search_file(searcher)
         return None
 
     def close(self) -> None:
@@ -243,6 +250,54 @@ class SearchIndex:
         self._searcher = None
         self._ix = None
         self._state = None
+        self._drop_file()
+
+    # -- the search file ----------------------------------------------------------------------
+
+    def _drop_file(self) -> None:
+        if self._file is not None:
+            with suppress(Exception):
+                self._file.close()
+        self._file = None
+        self._file_key = None
+
+    def _search_file(self, searcher: Any) -> SearchFile | None:
+        """The search file of `searcher`'s commit, or None when the file on disk is another
+        commit's (a write since, or one that failed to write it): whoosh answers then."""
+        key = index_key(searcher)
+        if self._file_key != key:
+            self._drop_file()
+            found = SearchFile.open(self.dir / FILE_NAME, self._postings_budget)
+            if found is not None and found.index_key != key:
+                found.close()
+                found = None
+            self._file, self._file_key = found, key
+        return self._file
+
+    def _refresh_search_file(self, searcher: Any) -> None:
+        """At open: write the search file if it is not this commit's (an index written before
+        there were search files, or a write that stopped between its commit and the file).
+        Under the index lock; nothing is lost if it cannot be written (whoosh answers)."""
+        if self._search_file(searcher) is not None:
+            return
+        try:
+            with self.lock():
+                if self._ix.latest_generation() != searcher.reader().generation():
+                    return  # another writer moved on: its own write leaves a file
+                stamp = self.stamp()
+                write_search_file(searcher, self.dir, stamp.model_dump_json() if stamp else "{}")
+        except Exception:  # a read-only directory, the lock held for long: whoosh answers
+            return
+        self._file_key = None  # read it on the next search
+
+    def _write_search_file(
+        self, ix: Any, where: Path, stamp: Stamp | None, held: Any = None
+    ) -> None:
+        searcher = ix.searcher()
+        try:
+            write_search_file(searcher, where, stamp.model_dump_json() if stamp else "{}", held)
+        finally:
+            searcher.close()
 
     def stamp(self) -> Stamp | None:
         try:
@@ -289,6 +344,11 @@ class SearchIndex:
                 # Merging on every commit rewrites all small segments each time (quadratic over
                 # many single-entry writes); merge only once enough segments have piled up.
                 writer.commit(mergetype=_merge_policy)
+                # the search file of the new commit, before the stamp (a crash in between
+                # leaves a file whose stamp is older than the database: not read by the CLI)
+                self._write_search_file(self._ix, self.dir, stamp)
+            elif stamp is not None:
+                self._write_search_file(self._ix, self.dir, stamp)
             if stamp is not None:
                 self._write_stamp(stamp)
 
@@ -349,6 +409,8 @@ class SearchIndex:
         # quarter (10k) of the CPU time. The build makes millions of small containers and no cycles: the cyclic
         # collector, left on, would walk them again and again (~10% of a 10k build).
         bulk = BulkWriter(writer, self._bulk_postings) if self.bulk else None
+        if bulk is not None:  # what the search file is made of, kept from the commit
+            bulk.keep_fields = frozenset(SCORED_FIELDS)
         collecting = gc.isenabled()
         gc.disable()
         count = 0
@@ -367,6 +429,7 @@ class SearchIndex:
         finally:
             if collecting:
                 gc.enable()
+        self._write_search_file(ix, where, stamp, bulk.kept if bulk is not None else None)
         _write_stamp(where, stamp)
         return count
 
@@ -388,7 +451,7 @@ class SearchIndex:
         q = query.Or([query.Term("identifiers", t) for t in terms])
         if self.fast:  # the per-word tables: the same scores as whoosh's, without its matchers
             scores, _ = self._match(searcher, q, None, None)
-            top = [(searcher.stored_fields(d)["id"], sc) for d, sc in _top(scores, limit)]
+            top = [(searcher.stored_fields(d)["id"], sc) for d, sc in top_k(scores, limit)]
         else:
             top = [(h["id"], h.score) for h in searcher.search(q, limit=limit)]
         best = max((sc for _, sc in top), default=0.0)
@@ -432,6 +495,8 @@ class SearchIndex:
         """Forget the per-word posting tables (the benchmark's cold figure; memory)."""
         if self._state is not None:
             self._state.postings.clear()
+        if self._file is not None:
+            self._file.drop_cache()
 
     def _facet_docs(self, searcher: Any, field: str) -> dict[str, frozenset[int]]:
         """value -> documents with it, per facet field, cached until the index changes."""
@@ -539,60 +604,29 @@ class SearchIndex:
     def search(self, parsed: ParsedQuery, *, page: int = 1, per_page: int = 20) -> SearchPage:
         """One page of results. Every query is bounded by `self.limits` (see SearchLimits):
         QueryError, which every surface shows as a message (400 on the API), when a query would
-        cost more than they allow, so no anonymous request can hold a core for long."""
-        budget = self._budget()
-        budget.check()
+        cost more than they allow, so no anonymous request can hold a core for long.
+
+        Answered from the search file of the current commit (kb/search_file.py, the same
+        search `perfkb search` runs without opening the store); by whoosh when there is no such
+        file or the query is one the file does not answer, and always with fast=False."""
+        return SearchPage.of(self.search_page(parsed, page=page, per_page=per_page))
+
+    def search_page(self, parsed: ParsedQuery, *, page: int = 1, per_page: int = 20) -> Page:
+        """search, as the search's own dataclasses (kb.search_file.Page)."""
+        self._budget().check()
         searcher = self._current_searcher()
-        text = parsed.text.strip()
-        self._check_words(text)
-        if not self.fast:
-            return self._search_whoosh(searcher, parsed, page=page, per_page=per_page)
-        allowed = self._allowed(searcher, parsed)
-        if allowed is not None and not allowed:
-            return _empty_page(parsed, page, per_page)
-        # The ranking, the total and the facets all come from the same matches: docnum -> whoosh's
-        # score, and the same docnums as a bit mask, built from per-word posting tables kept in
-        # memory for this index generation (see Evaluator), so no posting is decoded per query.
-        nbits = searcher.reader().doc_count_all()
-        allowed_mask = self._allowed_mask(searcher, parsed)
-        version_ok = self._version_ok(searcher, parsed)
-        q: Any = None
-        first = (page - 1) * per_page
-        if text:
-            q = self._bounded(searcher, self._text_query(self._parser, text))
-            scores, mask = self._match(searcher, q, allowed, allowed_mask, budget)
-            if not scores and len(text.split()) > 1:  # no entry has all the words
-                q = self._bounded(searcher, self._text_query(self._or_parser, text))
-                scores, mask = self._match(searcher, q, allowed, allowed_mask, budget)
-            if version_ok is not None:
-                scores = {d: sc for d, sc in scores.items() if version_ok(d)}
-                mask = mask_of(scores, nbits)
-            top = _top(scores, first + per_page)[first:]
-            total = len(scores)
-        else:
-            docs = self._ids_in_order(searcher)
-            mask = self._live_mask(searcher)
-            if allowed is not None and allowed_mask is not None:
-                docs = [d for d in docs if d in allowed]
-                mask &= allowed_mask
-            if version_ok is not None:
-                docs = [d for d in docs if version_ok(d)]
-                mask = mask_of(docs, nbits)
-            top = [(d, 0.0) for d in docs[first : first + per_page]]
-            total = len(docs)
-        facets = {
-            field: {
-                value: n
-                for value, vmask in sorted(self._facet_mask(searcher, field).items())
-                if (n := (vmask & mask).bit_count())
-            }
-            for field in FACETS
-        }
-        marker = Marker(q) if text else None
-        hits = [hit(searcher.stored_fields(docnum), score, marker) for docnum, score in top]
-        return SearchPage(
-            query=parsed.raw, total=total, page=page, per_page=per_page, results=hits, facets=facets
-        )
+        self._check_words(parsed.text.strip())
+        if self.fast:
+            found = self._search_file(searcher)
+            if found is not None:
+                answer = found.search(parsed, page=page, per_page=per_page, limits=self.limits)
+                if isinstance(answer, Page):
+                    return answer
+                if answer == OR_FALLBACK:  # the file knows the AND matches nothing
+                    return self._search_whoosh(
+                        searcher, parsed, page=page, per_page=per_page, or_only=True
+                    )
+        return self._search_whoosh(searcher, parsed, page=page, per_page=per_page)
 
     def _match(
         self,
@@ -618,12 +652,7 @@ class SearchIndex:
         return scores, mask
 
     def _check_words(self, text: str) -> None:
-        limit = self.limits.max_words
-        if len(text.split()) > limit:
-            raise QueryError(
-                f"the search has {len(text.split())} words; at most {limit} are searched at "
-                "once: keep the distinctive ones (an event, a function, an error code)"
-            )
+        self.limits.check_words(text)
 
     def _bounded(self, searcher: Any, q: Any) -> Any:
         """q, after checking what its wildcards cost: whoosh scores every posting of every
@@ -678,63 +707,22 @@ class SearchIndex:
             raise budget.error() from None  # type: ignore[union-attr]
         return collector.results()
 
-    def _allowed_mask(self, searcher: Any, parsed: ParsedQuery) -> int | None:
-        """_allowed as a bit mask."""
-        allowed: int | None = None
-        for field, values in self._facet_filters(parsed):
-            table = self._facet_mask(searcher, field)
-            docs = 0
-            for value in values:
-                docs |= table.get(value, 0)
-            allowed = docs if allowed is None else allowed & docs
-        return allowed
-
-    def _live_mask(self, searcher: Any) -> int:
-        state = self._state_for(searcher)
-        if state.all_mask is None:
-            reader = searcher.reader()
-            state.all_mask = mask_of(reader.all_doc_ids(), reader.doc_count_all())
-        return state.all_mask
-
-    def _ids_in_order(self, searcher: Any) -> list[int]:
-        """Every live document, ordered by entry id (the listing order of an empty query)."""
-        state = self._state_for(searcher)
-        if state.id_order is None:
-            reader = searcher.reader()
-            try:
-                ids = reader.column_reader("id")
-                state.id_order = sorted(reader.all_doc_ids(), key=lambda d: ids[d])
-            except NotImplementedError:  # an empty index's reader has no columns
-                results = searcher.search(query.Every(), limit=None, sortedby="id")
-                state.id_order = [docnum for _, docnum in results.top_n]
-        return state.id_order
-
-    def _facet_mask(self, searcher: Any, field: str) -> dict[str, int]:
-        """value -> bit mask of the documents with it (bit n = docnum n), per index version."""
-        facet_masks = self._state_for(searcher).facet_masks
-        masks = facet_masks.get(field)
-        if masks is None:
-            size = searcher.reader().doc_count_all()
-            masks = {
-                value: mask_of(docs, size)
-                for value, docs in self._facet_docs(searcher, field).items()
-            }
-            facet_masks[field] = masks
-        return masks
-
     def _search_whoosh(
-        self, searcher: Any, parsed: ParsedQuery, *, page: int, per_page: int
-    ) -> SearchPage:
-        """The straightforward path: whoosh scores every match (the reference for the tests)."""
+        self, searcher: Any, parsed: ParsedQuery, *, page: int, per_page: int, or_only: bool = False
+    ) -> Page:
+        """The straightforward path: whoosh scores every match (the reference for the tests,
+        and the answer to what the search file does not answer). or_only: the caller knows no
+        entry passing the filters has all the words, so only the OR of them is searched."""
         budget = self._budget()
         allowed = self._allowed(searcher, parsed)
         text = parsed.text.strip()
         if allowed is not None and not allowed:  # whoosh reads an empty filter as no filter
-            return _empty_page(parsed, page, per_page)
+            return empty_page(parsed, page, per_page)
         if text:
-            q = self._bounded(searcher, self._text_query(self._parser, text))
-            results = self._timed_search(searcher, q, budget, filter=allowed, limit=None)
-            if results.is_empty() and len(text.split()) > 1:  # no entry has all the words
+            if not or_only:
+                q = self._bounded(searcher, self._text_query(self._parser, text))
+                results = self._timed_search(searcher, q, budget, filter=allowed, limit=None)
+            if or_only or (results.is_empty() and len(text.split()) > 1):  # not all the words
                 q = self._bounded(searcher, self._text_query(self._or_parser, text))
                 results = self._timed_search(searcher, q, budget, filter=allowed, limit=None)
         else:
@@ -759,7 +747,7 @@ class SearchIndex:
             hit(searcher.stored_fields(docnum), score, marker)
             for score, docnum in ranked[first : first + per_page]
         ]
-        return SearchPage(
+        return Page(
             query=parsed.raw,
             total=len(matched),
             page=page,
@@ -774,29 +762,6 @@ def _write_stamp(index_dir: Path, stamp: Stamp) -> None:
     tmp = path.with_name(f"{STAMP_FILE}.{os.getpid()}.tmp")
     tmp.write_text(stamp.model_dump_json())
     os.replace(tmp, path)
-
-
-def _empty_page(parsed: ParsedQuery, page: int, per_page: int) -> SearchPage:
-    return SearchPage(
-        query=parsed.raw, total=0, page=page, per_page=per_page, facets={f: {} for f in FACETS}
-    )
-
-
-def _top(scores: dict[int, float], k: int) -> list[tuple[int, float]]:
-    """The k best (docnum, score) pairs, best first, ties by docnum: whoosh's result order."""
-    if k <= 0:
-        return []
-    if len(scores) > 4 * k:
-        kth = heapq.nlargest(k, scores.values())[-1]
-        items = [(d, sc) for d, sc in scores.items() if sc >= kth]
-    else:
-        items = list(scores.items())
-    items.sort(key=_rank_key)
-    return items[:k]
-
-
-def _rank_key(item: tuple[int, float]) -> tuple[float, int]:
-    return (-item[1], item[0])
 
 
 @lru_cache(maxsize=65536)

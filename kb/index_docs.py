@@ -4,6 +4,7 @@ returns (SearchHit, SearchPage: part of the Store interface, which re-exports th
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import uuid
@@ -12,14 +13,15 @@ from collections.abc import Iterable
 from pydantic import BaseModel, ConfigDict, Field
 
 from kb.models import Entry
+from kb.search_file import INDEX_SCHEMA_VERSION, ident_key  # ident_key's home: no pydantic
+from kb.search_query import Page
 from kb.signatures import TextCondition, walk
 
 # --------------------------------------------------------------------------------------------
 # documents and stamps
 
 
-# Bump when the schema or what goes into a document changes: a different number forces a rebuild.
-INDEX_SCHEMA_VERSION = 3
+__all__ = ["INDEX_SCHEMA_VERSION", "IndexDoc", "SearchHit", "SearchPage", "SnippetPart", "Stamp"]
 
 
 class IndexDoc(BaseModel):
@@ -55,11 +57,6 @@ def entry_identifiers(entry: Entry) -> list[str]:
             if isinstance(leaf, TextCondition) and leaf.text and leaf.text not in out:
                 out.append(leaf.text)
     return out
-
-
-def ident_key(text: str) -> str:
-    """How an identifier is stored in the exact field: lowercase, single spaces, no commas."""
-    return " ".join(text.replace(",", " ").lower().split())
 
 
 def entry_keys(entry: Entry) -> list[str]:
@@ -111,7 +108,9 @@ class Stamp(BaseModel):
 
 
 # --------------------------------------------------------------------------------------------
-# search results (kb.store re-exports these: they are part of the Store interface)
+# search results (kb.store re-exports these: they are part of the Store interface). The search
+# makes kb.search_file's dataclasses (Page, Hit, Part: what `perfkb search` prints without
+# pydantic); these are their validated twins for the store's callers and the HTTP API.
 
 
 class SnippetPart(BaseModel):
@@ -150,3 +149,8 @@ class SearchPage(BaseModel):
     per_page: int
     results: list[SearchHit] = Field(default_factory=list)
     facets: dict[str, dict[str, int]] = Field(default_factory=dict)
+
+    @classmethod
+    def of(cls, page: Page) -> SearchPage:
+        """The search's own page (kb.search_file.Page), as this model."""
+        return cls.model_validate(dataclasses.asdict(page))

@@ -8,13 +8,16 @@ Everything else reaches whoosh through its public API in kb/index.py."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import sqlite3
 import threading
-import time
 from array import array
 from collections import OrderedDict, defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from itertools import accumulate
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from whoosh import query
@@ -48,10 +51,10 @@ from whoosh.util import make_weighted_tree
 from whoosh.util.numeric import byte_to_length
 from whoosh.writing import SegmentWriter, UnknownFieldError
 
-from kb.search_query import (
-    QueryError,
-    SearchCancelled,
-)
+from kb.search_file import OPERATOR_WORDS, PLAIN_QUERY, mask_of
+from kb.search_query import Budget
+
+__all__ = ["OPERATOR_WORDS", "PLAIN_QUERY", "Budget", "mask_of"]  # where kb/index.py has them from
 
 # --------------------------------------------------------------------------------------------
 # the in-memory evaluator
@@ -72,10 +75,7 @@ class SearchState:
         self.postings = _PostingsCache(budget)  # per-word tables
         self.lengths: dict[Any, bytes | None] = {}  # (segment, field) -> field-length bytes
         self.facet_sets: dict[str, dict[str, frozenset[int]]] = {}
-        self.facet_masks: dict[str, dict[str, int]] = {}
         self.version_map: dict[int, str] | None = None
-        self.id_order: list[int] | None = None
-        self.all_mask: int | None = None
 
 
 class _Table:
@@ -268,15 +268,7 @@ class Evaluator:
         """The segment's field-length bytes (one per docnum), read in one go, or None."""
         key = (id(sub), fieldname)
         if key not in self.lengths:
-            try:
-                col = sub.reader()._perdoc._cached_reader(_lenfield(fieldname), LENGTHS_COLUMN)
-                data = bytes(col._dbfile.get(col._basepos, col._count)) if col else None
-                ok = data is not None and col._fixedlen == 1 and len(data) == col._count
-                # docnums past the column's end read as its default, 0
-                pad = bytes(max(0, sub.reader().doc_count_all() - len(data or b"")))
-                self.lengths[key] = data + pad if ok and data is not None else None
-            except Exception:  # another codec or whoosh version: drain posting by posting
-                self.lengths[key] = None
+            self.lengths[key] = _segment_lengths(sub.reader(), fieldname)
         return self.lengths[key]
 
     def _term(self, sub: Any, q: Any) -> _Table:
@@ -307,35 +299,6 @@ class Evaluator:
             if boost != 1.0:
                 scores = {d: sc * boost for d, sc in scores.items()}
         return _Table(scores, est, nbits, kind)
-
-
-class Budget:
-    """What one search may still spend: until a monotonic deadline, and only while whoever
-    asked still waits (the event kb.search_query.search_cancelled carries, when set)."""
-
-    __slots__ = ("seconds", "deadline", "cancel")
-
-    def __init__(self, seconds: float, cancel: threading.Event | None) -> None:
-        self.seconds = seconds
-        self.deadline = time.monotonic() + seconds
-        self.cancel = cancel
-
-    def over(self) -> bool:
-        return time.monotonic() > self.deadline or (
-            self.cancel is not None and self.cancel.is_set()
-        )
-
-    def check(self) -> None:
-        if self.over():
-            raise self.error()
-
-    def error(self) -> QueryError:
-        if self.cancel is not None and self.cancel.is_set():
-            return SearchCancelled("the search was cancelled: nobody waits for it any more")
-        return QueryError(
-            f"the search took longer than {self.seconds:g} s and was stopped: use longer "
-            "prefixes before * or ?, fewer words, or a filter such as platform: or tag:"
-        )
 
 
 class BudgetCollector(WrappingCollector):
@@ -478,11 +441,6 @@ def _union(a: dict[int, float], b: dict[int, float]) -> dict[int, float]:
     return out
 
 
-# plain text for SearchIndex._plain_query: words of these characters separated by single spaces
-PLAIN_QUERY = re.compile(r"[\w.$#-]+(?: [\w.$#-]+)*", re.ASCII)
-OPERATOR_WORDS = frozenset({"AND", "OR", "NOT", "ANDNOT", "ANDMAYBE", "REQUIRE"})
-
-
 def binary_unions(q: Any) -> Any:
     """On indexes under 5,000 documents whoosh answers an OR of 3+ terms with an array matcher
     that zeroes a 2,048-slot array in Python for every segment, which made each search cost
@@ -492,18 +450,6 @@ def binary_unions(q: Any) -> Any:
     for child in q.children():
         binary_unions(child)
     return q
-
-
-_BIT = tuple(1 << i for i in range(8))
-
-
-def mask_of(docs: Iterable[int], size: int) -> int:
-    """A set of docnums as an int with bit n set for docnum n (counting is then & and
-    bit_count, both in C)."""
-    buf = bytearray((size >> 3) + 1)
-    for d in docs:
-        buf[d >> 3] |= _BIT[d & 7]
-    return int.from_bytes(buf, "little")
 
 
 # --------------------------------------------------------------------------------------------
@@ -725,6 +671,10 @@ class BulkWriter:
         self._max = max_postings
         self._pooled = False  # True once postings went to whoosh's pool
         self._tails: dict[int, _Tails] = {}  # per format object
+        # field -> word -> (docnums, weights) of the fields named in keep_fields, kept from the
+        # commit for the search file (write_search_file's `held`); None when any went to the pool
+        self.keep_fields: frozenset[str] = frozenset()
+        self.kept: dict[str, dict[bytes, tuple[Any, Any]]] | None = None
         self._freqs = [pack_uint(n) for n in range(64)]  # Frequency's value for n
 
     def add(self, fields: dict[str, Any]) -> None:
@@ -906,13 +856,17 @@ class BulkWriter:
         fw, schema = self._w.fieldwriter, self._schema
         blocks = type(fw) is W3FieldWriter
         ndocs = self._w.docnum
+        self.kept = {}
         for name, terms in self._sorted_fields():
             lengths = _doc_field_lengths(pdr, name, ndocs)
             fw.start_field(name, schema[name])
             add = fw.add
+            kept = self.kept.setdefault(name, {}) if name in self.keep_fields else None
             for tbytes, plist in terms:
                 fw.start_term(tbytes)
                 ids, weights, values = zip(*plist, strict=True)
+                if kept is not None:
+                    kept[tbytes] = (ids, weights)
                 values = [b"" if v is None else v for v in values]
                 if not (blocks and _fill_blocks(fw._postwriter, ids, weights, values, lengths)):
                     for docnum, weight, vbytes in zip(ids, weights, values, strict=True):
@@ -967,3 +921,238 @@ def _fill_blocks(pw: Any, ids: Any, weights: Any, values: list[bytes], lengths: 
         pw._minlength = min(lens) if lens else None
         pw._maxlength = max(lens) if lens else 0
     return True
+
+
+# --------------------------------------------------------------------------------------------
+# the search file (kb/search_file.py reads it without whoosh)
+
+
+def index_key(searcher: Any) -> str:
+    """Which commit `searcher` reads: the generation and its segments' random ids (a rebuild
+    starts the generation again in a new directory; the segment ids tell the two apart)."""
+    reader = searcher.reader()
+    ids = []
+    for leaf, _offset in reader.leaf_readers():
+        segment = leaf.segment() if hasattr(leaf, "segment") else None
+        ids.append(segment.segment_id() if segment is not None else "-")
+    return f"{reader.generation()}:{','.join(ids)}"
+
+
+def _analyzer_spec(field: Any) -> dict[str, Any] | None:
+    """A scored field's analysis as kb.search_file._Analyzer replays it, or None when the field
+    is analysed some other way (no search file is then written: whoosh answers)."""
+    from whoosh.lang.porter import stem as porter
+
+    spec = _chain_spec(field)
+    if spec is None:
+        return None
+    expression = field.analyzer.items[0].expression
+    stop = spec.words.stop
+    stem = spec.words.stem
+    stemmers = [f for f in field.analyzer.items if type(f) is StemFilter]
+    if stem is not None and (len(stemmers) != 1 or stemmers[0].stemfn is not porter):
+        return None
+    return {
+        "pattern": expression.pattern,
+        "flags": expression.flags,
+        "strip": spec.strip,
+        "stops": sorted(stop[0]) if stop is not None else None,
+        "min": stop[1] if stop is not None else 0,
+        "max": stop[2] if stop is not None else None,
+        "stem": stem is not None,
+        "ignore": sorted(spec.words.ignore),
+    }
+
+
+def write_search_file(
+    searcher: Any,
+    where: Path,
+    stamp_json: str,
+    held: dict[str, dict[bytes, tuple[Any, Any]]] | None = None,
+) -> bool:
+    """Write kb.search_file's file for the commit `searcher` reads into the directory `where`
+    (written beside, then renamed over the old one). Every posting of every scored field gets
+    the score whoosh's own scorer gives it (kb.index_fast._drain_blocks, the fast path's reader
+    of posting blocks), so the reader only adds them up. False, with no file left, when the
+    schema's analysis is not one the reader replays.
+
+    `held` (BulkWriter.kept, a rebuild's postings still in memory: field -> word -> (docnums,
+    weights)) saves decoding every posting block again: each posting is then scored by the same
+    scorer from its weight and its document's field length."""
+    from kb.search_file import FIELD_BOOSTS, FILE_NAME, FORMAT, SCORED_FIELDS
+    from kb.search_query import FACETS
+
+    path = where / FILE_NAME
+    schema = searcher.schema
+    specs = {}
+    for name in FIELD_BOOSTS:
+        spec = _analyzer_spec(schema[name]) if name in schema else None
+        if spec is None:
+            path.unlink(missing_ok=True)
+            return False
+        specs[name] = spec
+    weighting = searcher.weighting
+    tmp = where / f".{FILE_NAME}.{os.getpid()}.tmp"
+    tmp.unlink(missing_ok=True)
+    conn = sqlite3.connect(tmp)
+    try:
+        conn.execute("PRAGMA journal_mode = OFF")
+        conn.execute("PRAGMA synchronous = OFF")
+        conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        conn.execute(
+            "CREATE TABLE docs (docnum INTEGER PRIMARY KEY, id TEXT NOT NULL, stored TEXT NOT NULL)"
+        )
+        conn.execute(
+            "CREATE TABLE postings (field TEXT NOT NULL, term TEXT NOT NULL, docs BLOB NOT NULL,"
+            " scores BLOB NOT NULL, dfs BLOB NOT NULL, PRIMARY KEY (field, term)) WITHOUT ROWID"
+        )
+        leaves = searcher.leaf_searchers()
+        segments = []
+        for sub, offset in leaves:
+            r = sub.reader()
+            segments.append((offset, r.doc_count_all(), r.doc_count(), bool(r.has_deletions())))
+        conn.execute("BEGIN")
+        conn.executemany(
+            "INSERT INTO meta VALUES (?, ?)",
+            [
+                ("format", str(FORMAT)),
+                ("stamp", stamp_json),
+                ("index_key", index_key(searcher)),
+                ("analyzers", json.dumps(specs)),
+                ("segments", json.dumps(segments)),
+            ],
+        )
+        reader = searcher.reader()
+        conn.executemany(
+            "INSERT INTO docs VALUES (?, ?, ?)",
+            (
+                (
+                    docnum,
+                    stored["id"],
+                    json.dumps({k: v for k, v in stored.items() if k != "digest"}),
+                )
+                for docnum, stored in reader.iter_docs()
+            ),
+        )
+        nseg = len(leaves)
+        for name in SCORED_FIELDS:
+            # word -> (docnum -> score, document frequency per segment: whoosh's estimates)
+            terms: dict[bytes, tuple[dict[int, float], array]] = {}
+            if (
+                held is not None
+                and name in held
+                and len(leaves) == 1
+                and not reader.has_deletions()
+            ):
+                rows = _held_rows(leaves[0][0], name, held[name], weighting)
+                if rows is not None:
+                    conn.executemany("INSERT INTO postings VALUES (?, ?, ?, ?, ?)", rows)
+                    continue
+            for n, (sub, offset) in enumerate(leaves):
+                sub_reader = sub.reader()
+                lengths = _segment_lengths(sub_reader, name)
+                for term in sub_reader.lexicon(name):
+                    found = terms.get(term)
+                    if found is None:
+                        found = terms[term] = ({}, array("I", bytes(4 * nseg)))
+                    found[1][n] = sub_reader.doc_frequency(name, term)
+                    m = sub.postings(name, term, weighting=weighting)
+                    scores = _drain_blocks(m, lengths, 1.0)
+                    if scores is None:
+                        scores = _drain(m)
+                    found[0].update((d + offset, sc) for d, sc in scores.items())
+            conn.executemany(
+                "INSERT INTO postings VALUES (?, ?, ?, ?, ?)",
+                (
+                    (
+                        name,
+                        term.decode("utf-8"),
+                        array("I", sorted(table)).tobytes(),
+                        array("d", (table[d] for d in sorted(table))).tobytes(),
+                        dfs.tobytes(),
+                    )
+                    for term, (table, dfs) in terms.items()
+                ),
+            )
+        for name in FACETS:
+            rows = []
+            for term in reader.lexicon(name):
+                docs = term_docs(searcher, name, term)
+                if docs is None:
+                    docs = frozenset(
+                        searcher.docs_for_query(query.Term(name, term.decode("utf-8")))
+                    )
+                if docs:
+                    docs_bytes = array("I", sorted(docs)).tobytes()
+                    rows.append((name, term.decode("utf-8"), docs_bytes, b"", b""))
+            conn.executemany("INSERT INTO postings VALUES (?, ?, ?, ?, ?)", rows)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.close()
+        tmp.unlink(missing_ok=True)
+        raise
+    conn.close()
+    os.replace(tmp, path)
+    return True
+
+
+_LENGTH_OF_BYTE = [byte_to_length(b) for b in range(256)]
+
+
+def _held_rows(
+    sub: Any, name: str, terms: dict[bytes, tuple[Any, Any]], weighting: Any
+) -> list[tuple[str, str, bytes, bytes, bytes]] | None:
+    """The search file's rows of field `name` from a fresh one-segment index's postings as the
+    bulk writer held them (docnums ascending, weights as written): each distinct (weight,
+    field length) scored once by whoosh's own scorer, as _drain_blocks scores a block. None
+    when the scorer or the length column is not the kind this knows (the blocks are read)."""
+    lengths = _segment_lengths(sub.reader(), name)
+    if lengths is None:
+        return None
+    rows = []
+    for tbytes, (ids, weights) in terms.items():
+        scorer = weighting.scorer(sub, name, tbytes)
+        if (
+            not isinstance(scorer, WeightLengthScorer)
+            or type(scorer).score is not WeightLengthScorer.score
+        ):
+            return None
+        score = scorer._score
+        memo: dict[tuple[float, int], float] = {}
+        get = memo.get
+        out = []
+        for docnum, weight in zip(ids, weights, strict=True):
+            # the block stores weights as 32-bit floats: read back as whoosh reads them
+            key = (_F32(weight), lengths[docnum])
+            sc = get(key)
+            if sc is None:
+                sc = memo[key] = score(key[0], _LENGTH_OF_BYTE[key[1]])
+            out.append(sc)
+        rows.append(
+            (
+                name,
+                tbytes.decode("utf-8"),
+                array("I", ids).tobytes(),
+                array("d", out).tobytes(),
+                array("I", [len(ids)]).tobytes(),
+            )
+        )
+    return rows
+
+
+def _F32(value: float) -> float:
+    return array("f", (value,))[0]
+
+
+def _segment_lengths(reader: Any, fieldname: str) -> bytes | None:
+    """A segment's field-length bytes (one per docnum) read in one go, or None (another codec
+    or whoosh version: the caller then drains posting by posting)."""
+    try:
+        col = reader._perdoc._cached_reader(_lenfield(fieldname), LENGTHS_COLUMN)
+        data = bytes(col._dbfile.get(col._basepos, col._count)) if col else None
+        ok = data is not None and col._fixedlen == 1 and len(data) == col._count
+        # docnums past the column's end read as its default, 0
+        pad = bytes(max(0, reader.doc_count_all() - len(data or b"")))
+        return data + pad if ok and data is not None else None
+    except Exception:
+        return None

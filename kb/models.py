@@ -17,11 +17,11 @@ from pydantic import (
 )
 
 from kb.errors import EntryError
+from kb.search_query import PLATFORMS  # defined there: `perfkb search` checks platform: without us
 from kb.signatures import Signature, reject_controls
 from kb.versions import InvalidVersion, Version
 
 Platform = Literal["solaris", "linux", "aix", "hpux", "windows", "any"]
-PLATFORMS: tuple[str, ...] = ("solaris", "linux", "aix", "hpux", "windows", "any")
 SLUG = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 
 # Limits on what one entry may hold (docs/signatures.md, docs/security.md): every surface that

@@ -147,7 +147,9 @@ def test_tables_are_dropped_when_the_index_changes(tmp_path):
     docs = synthetic_docs(120)
     ix = _index(tmp_path, docs[:100])
     assert ix.search(parse_query("zebrafish")).total == 0
-    assert len(ix._state.postings) > 0
+    # the search's word tables are the search file's (kb/search_file.py), one per commit
+    assert ix._file is not None and ix._file.cached_postings > 0
+    first_file = ix._file
     extra = docs[100].model_copy(update={"id": "zebra-entry", "title": "zebrafish shmdt storm"})
     before = ix._current_searcher()
     ix.apply([extra], [], None)
@@ -158,6 +160,7 @@ def test_tables_are_dropped_when_the_index_changes(tmp_path):
     assert ix._state_for(after) is ix._state_for(after)
     page = ix.search(parse_query("zebrafish"))
     assert [h.id for h in page.results] == ["zebra-entry"]
+    assert ix._file is not None and ix._file is not first_file
     ix.apply([], ["zebra-entry"], None)
     assert ix.search(parse_query("zebrafish")).total == 0
     ix.close()
@@ -168,7 +171,8 @@ def test_a_small_table_budget_changes_nothing_but_memory(tmp_path, synth_1k):
     assert small.open() is None
     ref = _reference(synth_1k)
     _same_pages(small, ref, QUERIES[:8])
-    assert small._state.postings.postings <= 500 or len(small._state.postings) == 1
+    assert small._file is not None
+    assert small._file.cached_postings <= 500 or len(small._file._cache) == 1
     small.close(), ref.close()
 
 

@@ -226,9 +226,7 @@ DEFERRED = (
     "kb.index_docs.SnippetPart",
     "kb.index_docs.SearchHit",
     "kb.index_docs.SearchPage",
-    "kb.search_query.Filter",
-    "kb.search_query.ParsedQuery",
-)
+)  # (kb.search_query's Filter and ParsedQuery are dataclasses now: nothing to build)
 
 
 def _built(tmp_path: Path, *args: str) -> tuple[dict[str, bool], str]:
@@ -255,5 +253,76 @@ def test_analyze_builds_no_validator_for_the_models_it_never_validates(tmp_path)
     # (False: imported, not built; None: not even imported)
     assert [name for name in DEFERRED if built.get(name)] == []
     searched, stdout = _built(tmp_path, "search", "--json", "shmdt")
-    assert json.loads(stdout)["results"]  # and on first use they work
-    assert searched["kb.index_docs.SearchPage"] and searched["kb.search_query.ParsedQuery"]
+    assert json.loads(stdout)["results"]
+    # `perfkb search` answers from the search file without pydantic (builds none of them);
+    # on first use they work
+    assert [name for name in DEFERRED if searched.get(name)] == []
+    from kb.index_docs import SearchPage
+
+    assert SearchPage.model_validate(json.loads(stdout)).results
+
+
+def _run(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "kb", *args],
+        cwd=ROOT,
+        env=dict(os.environ, PERFKB_DATA_DIR=str(tmp_path / "data"), **env),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_search_reads_the_search_file_without_pydantic_whoosh_or_numpy(tmp_path):
+    """Once the KB exists, `perfkb search` answers from the search file the index keeps
+    (kb/search_file.py): no pydantic (not even typer's parameter coercion), no whoosh, no
+    numpy, no store. It prints what the store's answer prints: the same command made to go
+    through the store (a PERFKB_SEARCH_* setting does that) prints the same bytes."""
+    _modules(tmp_path, "init")
+    for args in (
+        ("search", "shmdt"),
+        ("search", "disconnect", "storm", "--per-page", "3", "--page", "2"),
+        ("search", "--json", "shmdt", "platform:solaris"),
+        ("search", "--json", "tag:numa"),
+    ):
+        modules, stdout = _modules(tmp_path, *args)
+        heavy = _loaded(modules, "pydantic", "pydantic_core", "whoosh", "numpy", "yaml")
+        assert heavy == [], args
+        assert [
+            m for m in ("typer._adapters", "kb.store", "kb.index", "kb.models") if m in modules
+        ] == []
+        assert [m for m in modules if m == "ingest" or m.startswith("ingest.")] == []
+        through_store = _run(tmp_path, *args, PERFKB_SEARCH_TIME_BUDGET="2")
+        assert through_store.returncode == 0, through_store.stderr
+        assert stdout == through_store.stdout and stdout.strip(), args
+    # and what the store says, read in this process
+    from kb.settings import Settings
+    from kb.store import Store
+
+    _, stdout = _modules(tmp_path, "search", "--json", "shmdt")
+    with Store(Settings(data_dir=tmp_path / "data")) as store:
+        assert json.loads(stdout) == store.search("shmdt", per_page=10).model_dump(mode="json")
+    assert json.loads(stdout)["total"] >= 1
+
+
+def test_search_keeps_typers_messages_for_bad_values(tmp_path):
+    """The search command's values skip typer's pydantic coercion only when they are plain:
+    a bad one still gets typer's own message, word for word."""
+    _modules(tmp_path, "init")
+    cases = {
+        (
+            "--per-page",
+            "0",
+        ): "Invalid value for '--per-page': Input should be greater than or equal to 1",
+        (
+            "--per-page",
+            "101",
+        ): "Invalid value for '--per-page': Input should be less than or equal to 100",
+        ("--page", "x"): "Invalid value for '--page': Input should be a valid integer",
+        ("--bogus",): "No such option: --bogus",
+    }
+    for args, message in cases.items():
+        proc = _run(tmp_path, "search", "shmdt", *args)
+        assert proc.returncode == 2 and message in proc.stderr, (args, proc.stderr)
+    helped = _run(tmp_path, "search", "--help")
+    assert helped.returncode == 0 and "--per-page" in helped.stdout and "1<=x<=100" in helped.stdout

@@ -1,0 +1,236 @@
+"""The search file (kb/search_file.py): written by every index write, read with the standard
+library, and answering exactly as whoosh does. Compared with SearchIndex._search_whoosh (whoosh
+scoring every match: the oracle) on the starter KB and a synthetic 1k KB, for the search
+benchmark's 16 queries and the web tests' queries: same ids in the same order, the same score
+for every match (not only the page's, to 1e-9), totals, facets and snippets. A missing, damaged
+or stale file is never read: whoosh answers, and the next write makes the file again."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from pathlib import Path
+
+import pytest
+
+from benchmarks.search import QUERIES
+from benchmarks.synth_kb import real_entries, synthetic_docs
+from kb.index import SearchIndex
+from kb.index_docs import Stamp, doc_from_entry
+from kb.search_file import FILE_NAME, OR_FALLBACK, SearchFile, search_data_dir
+from kb.search_query import Budget, parse_query
+from kb.settings import Settings
+from kb.store import Store
+
+# what tests/test_web_*.py and tests/test_store*.py search for, with filters and paging
+WEB_QUERIES = (
+    "shmdt",
+    "shmdt platform:solaris",
+    "platform:solaris",
+    "revised semop",
+    "pagination",
+    "storm",
+    "locked",
+    "hostile",
+    "zzqqxxnothing",
+    "nothing-matches-this-at-all",
+    "xss-entry alert",
+    "tag:numa",
+    "",
+    "log file sync source:waits",
+    "platform:linux tag:shm,numa",
+    "x$ksmsp v$session",
+    "redo-log 12.2 buffer_busy",
+    "the of a",
+)
+
+
+# words whose analysis differs by field: stop words, one-letter words, dotted and $/# names,
+# underscores, hyphens, digits, capitals, repeated words, operator words
+ODD_WORDS = (
+    "The shmdt",
+    "a",
+    "of the",
+    "V$SESSION x$ksmsp",
+    "oraus.msb.x",
+    "buffer_busy waits",
+    "shmdt-numa",
+    "-numa",
+    "12.2.0.1",
+    "ORA-01403",
+    "x#y kcbgtcr",
+    "shmdt shmdt",
+    "SHMDT Storm",
+    "log AND file",
+    "storms stormed storming",
+    "_underscore_",
+)
+
+
+def _index(tmp: Path, docs) -> SearchIndex:
+    ix = SearchIndex(tmp / "index", tmp / "index.lock")
+    ix.rebuild(docs, Stamp(store_id="t", rev=len(docs)))
+    return ix
+
+
+def _file(ix: SearchIndex) -> SearchFile:
+    found = ix._search_file(ix._current_searcher())
+    assert found is not None, "the index write left no search file"
+    return found
+
+
+def _same_as_whoosh(ix: SearchIndex, queries, pages=(1, 2)) -> int:
+    """Every query: the file's page (when it answers) is whoosh's, and every score of every
+    match is whoosh's; returns how many queries the file answered."""
+    found = _file(ix)
+    searcher = ix._current_searcher()
+    answered = 0
+    for q in queries:
+        parsed = parse_query(q)
+        for page in pages:
+            mine = found.search(parsed, page=page, per_page=10, limits=ix.limits)
+            oracle = ix._search_whoosh(searcher, parsed, page=page, per_page=10)
+            if mine == OR_FALLBACK:
+                shortcut = ix._search_whoosh(searcher, parsed, page=page, per_page=10, or_only=True)
+                assert shortcut == oracle, (q, page)
+                continue
+            if mine is None:
+                continue
+            answered += page == 1
+            assert dataclasses.asdict(mine) == dataclasses.asdict(oracle), (q, page)
+        text = parsed.text
+        plain = found.plain_query(text) if text else False
+        if plain is not False:
+            scores = found._scores(plain, Budget(30, None))
+            whoosh_q = ix._text_query(ix._parser, text)
+            theirs = {d: s for s, d in searcher.search(whoosh_q, limit=None).top_n}
+            assert scores.keys() == theirs.keys(), q
+            assert all(abs(scores[d] - theirs[d]) <= 1e-9 for d in theirs), q
+    return answered
+
+
+@pytest.fixture(scope="module")
+def starter(tmp_path_factory):
+    ix = _index(tmp_path_factory.mktemp("starter"), [doc_from_entry(e) for e in real_entries()])
+    yield ix
+    ix.close()
+
+
+@pytest.fixture(scope="module")
+def synth_1k(tmp_path_factory):
+    ix = _index(tmp_path_factory.mktemp("synth1k"), synthetic_docs(1000))
+    yield ix
+    ix.close()
+
+
+def test_the_starter_kb_answers_as_whoosh_does(starter):
+    answered = _same_as_whoosh(starter, QUERIES + WEB_QUERIES + ODD_WORDS)
+    # the file answers the plain ones (the OR fallback of words no entry has together is
+    # whoosh's): most of them
+    assert answered >= len(QUERIES + WEB_QUERIES) // 2
+
+
+def test_a_synthetic_1k_kb_answers_as_whoosh_does(synth_1k):
+    answered = _same_as_whoosh(synth_1k, QUERIES + WEB_QUERIES + ODD_WORDS, pages=(1, 2, 7))
+    assert answered >= len(QUERIES + WEB_QUERIES) // 2
+
+
+def test_the_search_index_answers_from_the_file(synth_1k):
+    """SearchIndex.search (the web app's and the store's) goes through the file for a plain
+    query: it is opened, and its word cache fills."""
+    synth_1k.drop_word_tables()
+    synth_1k.search(parse_query("shmdt"))
+    assert synth_1k._file is not None and synth_1k._file.cached_postings > 0
+
+
+def test_several_segments_with_deletions_score_as_whoosh_does(tmp_path):
+    """Each whoosh segment adds a document's postings in the order of its own matcher tree: a
+    file that summed in one fixed order ranked ties differently (one ulp apart)."""
+    docs = synthetic_docs(300)
+    ix = _index(tmp_path, docs[:150])
+    rng = random.Random(5)
+    for start in range(150, 300, 50):
+        replaced = [
+            d.model_copy(update={"title": d.title + " v2"}) for d in rng.sample(docs[:start], 4)
+        ]
+        ix.apply(
+            docs[start : start + 50] + replaced, [d.id for d in rng.sample(docs[:start], 3)], None
+        )
+        assert _same_as_whoosh(ix, QUERIES, pages=(1,)) > 0
+    searcher = ix._current_searcher()
+    assert len(searcher.leaf_searchers()) > 1 and searcher.reader().has_deletions()
+    ix.close()
+
+
+def test_a_file_of_another_commit_is_not_read(tmp_path):
+    docs = synthetic_docs(120)
+    ix = _index(tmp_path, docs[:100])
+    path = ix.dir / FILE_NAME
+    old = path.read_bytes()
+    ix.apply(docs[100:], [], None)
+    path.write_bytes(old)  # as if the write had stopped between its commit and the file
+    ix.close()
+    ix2 = SearchIndex(ix.dir, tmp_path / "index.lock")
+    ix2._refresh_search_file = lambda searcher: None  # type: ignore[method-assign]
+    assert ix2.open() is None
+    assert ix2._search_file(ix2._current_searcher()) is None  # another commit's: not read
+    ref = SearchIndex(ix.dir, tmp_path / "index.lock", fast=False)
+    assert ref.open() is None
+    for q in QUERIES[:6]:
+        assert ix2.search(parse_query(q)) == ref.search(parse_query(q))
+    # the next open writes it again
+    ix3 = SearchIndex(ix.dir, tmp_path / "index.lock")
+    assert ix3.open() is None
+    assert ix3._search_file(ix3._current_searcher()) is not None
+    for closing in (ix2, ix3, ref):
+        closing.close()
+
+
+def test_a_damaged_file_is_not_read(tmp_path):
+    ix = _index(tmp_path, synthetic_docs(60))
+    path = ix.dir / FILE_NAME
+    ix.close()
+    path.write_bytes(b"not an sqlite file at all" * 100)
+    assert SearchFile.open(path) is None
+    path.write_bytes(b"")
+    assert SearchFile.open(path) is None
+    assert SearchFile.open(tmp_path / "missing" / FILE_NAME) is None
+
+
+def test_the_cli_reader_trusts_the_file_only_at_the_databases_newest_revision(tmp_path):
+    """search_data_dir (what `perfkb search` reads without opening the store) answers what the
+    store answers, and nothing once another process wrote to the database behind the index."""
+    data = tmp_path / "kb"
+    entries = list(real_entries())
+    with Store(Settings(data_dir=data)) as store, store.bulk():
+        for entry in entries[:20]:
+            store.add(entry, author="t")
+    with Store(Settings(data_dir=data)) as store:
+        for q in ("shmdt", "sync", "platform:solaris", "", "zzqqxxnothing", "shmdt tag:numa"):
+            mine = search_data_dir(data, parse_query(q), page=1, per_page=10)
+            assert mine is not None, q
+            assert dataclasses.asdict(mine) == store.search(q, per_page=10).model_dump(), q
+        # whoosh's: a version filter, a phrase, words no entry has together (the OR fallback)
+        for q in ("read version:12.2", '"log file" sync', "shmdt zzqqxxnothing"):
+            assert search_data_dir(data, parse_query(q)) is None, q
+    # a revision the index has not seen (another writer, the index not caught up yet)
+    import sqlite3
+
+    conn = sqlite3.connect(data / "perfkb.sqlite3")
+    conn.execute(
+        "INSERT INTO revisions (entry_id, rev, author, at, action, changed_fields, snapshot)"
+        " SELECT entry_id, rev + 1000, author, at, action, changed_fields, snapshot"
+        " FROM revisions LIMIT 1"
+    )
+    conn.commit()
+    conn.close()
+    assert search_data_dir(data, parse_query("shmdt")) is None
+    # the store catches up (and writes the file again): trusted again
+    with Store(Settings(data_dir=data)) as store:
+        answer = store.search("storm", per_page=10).model_dump()
+    again = search_data_dir(data, parse_query("storm"), per_page=10)
+    assert again is not None and dataclasses.asdict(again) == answer
+    assert answer["total"] >= 1
+    (data / "index" / FILE_NAME).unlink()
+    assert search_data_dir(data, parse_query("shmdt")) is None
+    assert search_data_dir(tmp_path / "nothing-here", parse_query("shmdt")) is None

@@ -3,6 +3,7 @@ when the bot package is installed. `perfkb serve` runs `create_app` as a uvicorn
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -18,6 +19,7 @@ from kb.plugins import register_routes
 from kb.settings import Settings, get_settings
 from kb.web import api, apidocs, editor, login, pages
 from kb.web.limits import BodyLimit, SecurityHeaders
+from kb.web.pool import AnalysisPool, pool_size
 from kb.web.render import TEMPLATE_HELPERS, render
 from kb.web.state import WebState, load_secret, template_env
 
@@ -48,14 +50,29 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
+        pool = None
+        if size := pool_size(settings):  # `perfkb serve`: analyses on every core
+            pool = AnalysisPool(settings, size)
+            started = asyncio.ensure_future(pool.start())  # they warm while this one does
         if settings.warm_start:  # `perfkb serve`: the first analysis costs what any other does
-            import anyio
-
             from kb.analysis import warm
 
             await anyio.to_thread.run_sync(warm, store)
-        yield
-        store.close()
+        if pool is not None:
+            try:
+                await started
+                app.state.web.pool = pool
+            except Exception:  # a process that cannot start: analyse here, as without a pool
+                log.exception("the analysis processes did not start; analysing in-process")
+                await anyio.to_thread.run_sync(pool.close)
+                pool = None
+        try:
+            yield
+        finally:
+            app.state.web.pool = None
+            if pool is not None:
+                await anyio.to_thread.run_sync(pool.close)
+            store.close()
 
     app = FastAPI(
         title="perfkb",

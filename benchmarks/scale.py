@@ -36,7 +36,7 @@ import httpx
 
 from benchmarks.report import REPO, Figure, pct, ratio
 from benchmarks.synth_kb import synthetic_entries
-from benchmarks.web import Server, _cpu_seconds
+from benchmarks.web import Server, _cpu_seconds, _tree_cpu
 from kb.settings import usable_cpus
 
 BENCH = "scale"
@@ -184,12 +184,13 @@ def _settle(pid: int, limit: float = 120.0) -> None:
 
 def _concurrent(
     server: Serve, texts: list[str], per_client: int, path: str | None = None
-) -> tuple[list[tuple[float, float, float]], float, float]:
+) -> tuple[list[tuple[float, float, float]], float, float, float]:
     """CLIENTS threads, each on its own keep-alive connection, sending per_client requests back
     to back (a POST of the seed snippets in turn, client k starting at seed k, so the requests
     in flight carry different pastes; or a GET of `path`): every request's (latency, slot
     wait, slot held) in seconds, the server's CPU seconds per request over the run (its
-    processes and their children), and the run's wall seconds."""
+    processes and their children), the run's wall seconds, and the CPU seconds of the server's
+    busiest process over the run (how evenly its processes shared the work)."""
     out: list[tuple[float, float, float]] = []
     lock = threading.Lock()
 
@@ -202,7 +203,7 @@ def _concurrent(
         with lock:
             out.extend(mine)
 
-    cpu = _cpu_seconds(server.proc.pid)
+    before = _tree_cpu(server.proc.pid)
     started = time.perf_counter()
     threads = [threading.Thread(target=client, args=(k,)) for k in range(CLIENTS)]
     for t in threads:
@@ -210,7 +211,9 @@ def _concurrent(
     for t in threads:
         t.join()
     wall = time.perf_counter() - started
-    return out, (_cpu_seconds(server.proc.pid) - cpu) / max(1, len(out)), wall
+    after = _tree_cpu(server.proc.pid)
+    used = {p: after[p] - before.get(p, 0.0) for p in after}
+    return out, sum(used.values()) / max(1, len(out)), wall, max(used.values(), default=0.0)
 
 
 def _ms(samples: list[float], q: float) -> float:
@@ -250,6 +253,8 @@ def _load_note(load: dict[str, float | int], ref: dict[str, float | int]) -> str
     note += f"{load['p99_ms']} ms"
     if "requests_per_s" in load:
         note += f", {load['requests_per_s']}/s on {load['server_cores_used']} cores"
+    if "busiest_process_share" in load:
+        note += f", busiest process {load['busiest_process_share']:.0%} of the CPU"
     if "queue_p50_ms" in load:
         note += f"; slot wait p50 {load['queue_p50_ms']} ms, held p50 {load['analyze_p50_ms']} ms"
     note += f"; server CPU {load['server_cpu_ms_per_request']} ms/request, queueing floor "
@@ -281,8 +286,13 @@ def _rounds(
         for kind, out, workers in (("post", load, processes), ("get", ref, 1)):
             parts = got[name][kind]
             runs = [r for p in parts for r in p[0]]
-            cpu = sum(p[1] * len(p[0]) for p in parts) / max(1, len(runs))
-            out[name] = _load_extra(runs, cpu, workers, sum(p[2] for p in parts))
+            total = sum(p[1] * len(p[0]) for p in parts)
+            wall = sum(p[2] for p in parts)
+            out[name] = _load_extra(runs, total / max(1, len(runs)), workers, wall)
+            # how evenly the processes shared the work: 1/processes when even, 1 when one
+            # process did all (a pool's HTTP process keeps a small share of its own)
+            busiest = sum(p[3] for p in parts) / total if total else 0.0
+            out[name]["busiest_process_share"] = round(busiest, 2)
     return load, ref
 
 
@@ -413,8 +423,10 @@ def _serve_figures(
                 ratio=r,
                 target=f"≈ {SERVE_PROCESSES}× (one per core)" if name == "large" else "",
                 met=(r is not None and r >= 0.9 * SERVE_PROCESSES) if name == "large" else None,
-                note=f"the server used {load[name]['server_cores_used']} cores, the one process "
-                f"{load['one']['server_cores_used']}; load average {os.getloadavg()[0]:.1f}",
+                note=f"the server used {load[name]['server_cores_used']} cores, its busiest "
+                f"process did {load[name]['busiest_process_share']:.0%} of its work; the one "
+                f"process used {load['one']['server_cores_used']} cores; load average "
+                f"{os.getloadavg()[0]:.1f}",
             )
         )
     figures.append(

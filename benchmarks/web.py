@@ -53,10 +53,10 @@ def ensure_wrk() -> str | None:
     return shutil.which("wrk")
 
 
-def _cpu_seconds(pid: int) -> float:
-    """User + system CPU so far of `pid` and its live descendants: uvicorn's worker processes
-    and the analysis processes of `perfkb serve` (kb/web/pool.py; a worker's own pool is its
-    children)."""
+def _tree_cpu(pid: int) -> dict[int, float]:
+    """User + system CPU seconds so far of `pid` and of each live descendant: uvicorn's worker
+    processes and the analysis processes of `perfkb serve` (kb/web/pool.py; a worker's own
+    pool is its children)."""
     stats: dict[int, tuple[int, int]] = {}  # pid -> (parent, ticks)
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -71,7 +71,13 @@ def _cpu_seconds(pid: int) -> float:
         more = {p for p, (parent, _) in stats.items() if parent in tree} - tree
         tree |= more
         grew = bool(more)
-    return sum(stats[p][1] for p in tree if p in stats) / os.sysconf("SC_CLK_TCK")
+    tick = os.sysconf("SC_CLK_TCK")
+    return {p: stats[p][1] / tick for p in tree if p in stats}
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU so far of `pid` and its live descendants."""
+    return sum(_tree_cpu(pid).values())
 
 
 class Server:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -29,6 +30,7 @@ from kb.web.devserver import seed_entries
 from kb.web.pool import AnalysisPool, pool_size, render_json
 
 SEEDS = Path(__file__).parent / "fixtures" / "seeds"
+TOKEN_RE = re.compile(r'name="csrf_token" value="([^"]+)"')
 SEED_TEXTS = {p.name: p.read_text(errors="replace") for p in sorted(SEEDS.glob("*.txt"))}
 
 
@@ -126,9 +128,18 @@ def _ticks(pid: int) -> int:
 
 def test_serve_spreads_keep_alive_clients_over_its_analysis_processes(tmp_path):
     """Four keep-alive clients send analyses for a while: both analysis processes work (with
-    uvicorn's workers a connection's requests all went to the worker that accepted it)."""
+    uvicorn's workers a connection's requests all went to the worker that accepted it); and
+    the analyze page's paste, analysed in a pool process, is saved and shown as before."""
     env = {"PERFKB_ANALYSIS_PROCESSES": "2"}
+    seed_entries(Settings(data_dir=tmp_path / "kb"))
     with serve(tmp_path / "kb", env) as srv:
+        with httpx.Client(base_url=srv.url, timeout=60, follow_redirects=True) as c:
+            token = TOKEN_RE.search(c.get("/analyze").text)[1]
+            text = SEED_TEXTS["000_pstack_122.txt"]
+            page = c.post("/analyze", data={"csrf_token": token, "text": text})
+            assert page.status_code == 200 and "/analyze/" in str(page.url)
+            first = page.text.index('class="match ')
+            assert 'data-match="oraus-msb-exception-reads"' in page.text[first : first + 200]
         pids = [p for p in _pool_pids(srv.proc.pid) if b"spawn_main" in _cmdline(p)]
         assert len(pids) >= 2, pids
         before = {p: _ticks(p) for p in pids}

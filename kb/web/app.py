@@ -50,23 +50,21 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
-        pool = None
-        if size := pool_size(settings):  # `perfkb serve`: analyses on every core
-            pool = AnalysisPool(settings, size)
-            started = asyncio.ensure_future(pool.start())  # they warm while this one does
-        if settings.warm_start:  # `perfkb serve`: the first analysis costs what any other does
-            from kb.analysis import warm
-
-            await anyio.to_thread.run_sync(warm, store)
-        if pool is not None:
-            try:
-                await started
-                app.state.web.pool = pool
-            except Exception:  # a process that cannot start: analyse here, as without a pool
-                log.exception("the analysis processes did not start; analysing in-process")
-                await anyio.to_thread.run_sync(pool.close)
-                pool = None
+        pool = AnalysisPool(settings, size) if (size := pool_size(settings)) else None
         try:
+            # `perfkb serve`: analyses on every core (kb/web/pool.py), its processes warming
+            # while this one does
+            started = asyncio.ensure_future(pool.start()) if pool is not None else None
+            if settings.warm_start:  # `perfkb serve`: the first analysis costs what any other does
+                from kb.analysis import warm
+
+                await anyio.to_thread.run_sync(warm, store)
+            if pool is not None and started is not None:
+                try:
+                    await started
+                    app.state.web.pool = pool
+                except Exception:  # a process that cannot start: analyse here, as without one
+                    log.exception("the analysis processes did not start; analysing in-process")
             yield
         finally:
             app.state.web.pool = None

@@ -2,8 +2,8 @@
 
 Why: `perfkb serve --workers 2` served 0.8-1.7x the analyses of one worker on a 2-core box,
 never 2x. uvicorn's workers each accept their own connections and a keep-alive client stays on
-the worker that accepted it, so 8 clients sat 6:2 or 2:6 on two workers (measured from each
-worker's CPU) and one core idled while the other queued. Within one process, two analysis
+the worker that accepted it, so 8 clients' work was split 73:27 or 16:84 between two workers
+(each worker's CPU over the same 80 requests) and one core idled while the other queued. Within one process, two analysis
 threads share one interpreter lock, so a second slot adds no CPU either. A pool of processes
 behind the HTTP process is one queue: whichever process is free takes the next analysis,
 whatever connection it came on, so both cores work whenever two analyses wait.

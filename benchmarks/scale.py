@@ -3,10 +3,14 @@
 with the large KB: the first analysis after start and after an edit, and the latency of
 POST /api/analyze under 8 concurrent clients, against the same server holding the starter KB,
 with each server's GET /healthz under the same 8 clients as the reference (the HTTP floor, which
-a loaded box moves alike), and the large KB once more under `--workers 2`. Each load reports
-p50/p95/p99, the wait for an analysis slot and the time holding it (the response's
-Server-Timing), the server's CPU per request, and the queueing floor: 8 x that CPU, what the
-last of 8 requests that arrive together waits while one interpreter runs them one at a time.
+a loaded box moves alike). `perfkb serve` runs as it starts by default: its analyses in one
+process per usable CPU (kb/web/pool.py); the large KB is then served as before that pool, by one
+process analysing in its threads and by `--workers N` (uvicorn's processes, each analysing in
+its threads), and the pool's requests/s are given as a ratio to the one process's. Each load
+reports p50/p95/p99, requests/s and the cores the server used, the wait for an analysis slot
+and the time holding it (the response's Server-Timing), the server's CPU per request, and the
+queueing floor: 8 x that CPU / the processes analysing, what the last of 8 requests that arrive
+together waits while the interpreters run them.
 
 Each KB is built first (synthetic entries from benchmarks/synth_kb.py, added through Store as
 `perfkb import` would), then every `perfkb analyze` runs once to save its compiled KB (reported
@@ -32,7 +36,8 @@ import httpx
 
 from benchmarks.report import REPO, Figure, pct, ratio
 from benchmarks.synth_kb import synthetic_entries
-from benchmarks.web import Server
+from benchmarks.web import Server, _cpu_seconds, _tree_cpu
+from kb.settings import usable_cpus
 
 BENCH = "scale"
 SEEDS = REPO.parent / "shared" / "seeds"
@@ -41,7 +46,7 @@ TARGET_RSS_MB = 300
 TARGET_FIRST_S = 0.3
 TARGET_P99_MS = 100.0
 CLIENTS = 8
-SERVE_WORKERS = 2  # `perfkb serve --workers`: one interpreter per core of this box
+SERVE_PROCESSES = usable_cpus()  # what `perfkb serve` sizes its analysis processes to
 
 
 def _env(data: Path) -> dict[str, str]:
@@ -117,18 +122,23 @@ def analyze_once(data: Path, path: Path) -> tuple[float, float, float]:
 class Serve(Server):
     """`python -m kb serve` (warm start, as `perfkb serve`) from this tree, in a child process:
     up to 300 s to start (a 10k KB is loaded and compiled first); its log is not kept (8
-    clients for minutes would fill a pipe nobody reads)."""
+    clients for minutes would fill a pipe nobody reads). `env` adds to its environment
+    (PERFKB_ANALYSIS_PROCESSES=0: analyses in the HTTP process's threads, as before the pool)."""
 
     start_timeout = 300.0
     cwd = REPO
     stderr = subprocess.DEVNULL
+
+    def __init__(self, data_dir: Path, workers: int = 1, env: dict[str, str] | None = None):
+        self.extra_env = env or {}
+        super().__init__(data_dir, workers)
 
     def command(self) -> list[str]:
         workers = ["--workers", str(self.workers)] if self.workers > 1 else []
         return [sys.executable, "-m", "kb", "serve", "--port", str(self.port), *workers]
 
     def environment(self) -> dict[str, str]:
-        return _env(self.data_dir)
+        return _env(self.data_dir) | self.extra_env
 
     def analyze(self, client: httpx.Client, text: str) -> float:
         return self.post(client, text)[0]
@@ -156,26 +166,12 @@ class Serve(Server):
 TIMING = re.compile(r"(\w+);dur=([\d.]+)")
 REF_PATH = "/healthz"  # no store, no analysis: the HTTP floor of the same process
 REF_PER_CLIENT = 25
-
-
-def _cpu_seconds(pid: int) -> float:
-    """User + system CPU so far of a process and its children (uvicorn's worker processes)."""
-    total = 0
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(entry.name) == pid or int(fields[1]) == pid:
-            total += int(fields[11]) + int(fields[12])
-    return total / os.sysconf("SC_CLK_TCK")
+IN_PROCESS = {"PERFKB_ANALYSIS_PROCESSES": "0"}  # the server before kb/web/pool.py
 
 
 def _settle(pid: int, limit: float = 120.0) -> None:
     """Wait until the server's processes are idle (under 50 ms of CPU in half a second): with
-    several workers the first answers while the others still load and freeze the KB."""
+    several processes the first answers while the others still load and freeze the KB."""
     deadline = time.monotonic() + limit
     before = _cpu_seconds(pid)
     while time.monotonic() < deadline:
@@ -188,10 +184,13 @@ def _settle(pid: int, limit: float = 120.0) -> None:
 
 def _concurrent(
     server: Serve, texts: list[str], per_client: int, path: str | None = None
-) -> tuple[list[tuple[float, float, float]], float]:
-    """CLIENTS threads each sending per_client requests back to back (a POST of the seeds in
-    turn, or a GET of `path`): every request's (latency, slot wait, slot held) in seconds, and
-    the server's CPU seconds per request over the run."""
+) -> tuple[list[tuple[float, float, float]], float, float, float]:
+    """CLIENTS threads, each on its own keep-alive connection, sending per_client requests back
+    to back (a POST of the seed snippets in turn, client k starting at seed k, so the requests
+    in flight carry different pastes; or a GET of `path`): every request's (latency, slot
+    wait, slot held) in seconds, the server's CPU seconds per request over the run (its
+    processes and their children), the run's wall seconds, and the CPU seconds of the server's
+    busiest process over the run (how evenly its processes shared the work)."""
     out: list[tuple[float, float, float]] = []
     lock = threading.Lock()
 
@@ -204,13 +203,17 @@ def _concurrent(
         with lock:
             out.extend(mine)
 
-    cpu = _cpu_seconds(server.proc.pid)
+    before = _tree_cpu(server.proc.pid)
+    started = time.perf_counter()
     threads = [threading.Thread(target=client, args=(k,)) for k in range(CLIENTS)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    return out, (_cpu_seconds(server.proc.pid) - cpu) / max(1, len(out))
+    wall = time.perf_counter() - started
+    after = _tree_cpu(server.proc.pid)
+    used = {p: after[p] - before.get(p, 0.0) for p in after}
+    return out, sum(used.values()) / max(1, len(out)), wall, max(used.values(), default=0.0)
 
 
 def _ms(samples: list[float], q: float) -> float:
@@ -218,13 +221,17 @@ def _ms(samples: list[float], q: float) -> float:
 
 
 def _load_extra(
-    runs: list[tuple[float, float, float]], cpu: float, workers: int = 1
+    runs: list[tuple[float, float, float]],
+    cpu: float,
+    workers: int = 1,
+    wall: float | None = None,
 ) -> dict[str, float | int]:
     """Where a load's latency went: percentiles of the whole request, of the wait for an
     analysis slot and of the analysis holding it (Server-Timing), the server's CPU per request,
     and the queueing floor: CLIENTS x CPU per request / workers, what the last of CLIENTS
-    requests that arrive together waits when each interpreter runs their Python one at a time
-    (two analysis slots in one process share its one interpreter lock)."""
+    requests that arrive together waits when `workers` interpreters run them (analysis threads
+    in one process share its one interpreter lock); with the run's wall time, requests/s and
+    the cores the server used (its CPU seconds per second)."""
     lat, queued, held = ([r[k] for r in runs] for k in range(3))
     extra: dict[str, float | int] = {"requests": len(runs)}
     for q in (50, 95, 99):
@@ -234,6 +241,9 @@ def _load_extra(
         extra |= {"analyze_p50_ms": _ms(held, 50), "analyze_p99_ms": _ms(held, 99)}
     extra["server_cpu_ms_per_request"] = round(cpu * 1000, 1)
     extra["floor_ms"] = round(cpu * 1000 * CLIENTS / workers, 1)
+    if wall:
+        extra["requests_per_s"] = round(len(runs) / wall, 1)
+        extra["server_cores_used"] = round(cpu * len(runs) / wall, 2)
     return extra
 
 
@@ -241,6 +251,10 @@ def _load_note(load: dict[str, float | int], ref: dict[str, float | int]) -> str
     """One line of where the latency went, for the printed report."""
     note = f"{load['requests']} requests, p50/p95/p99 {load['p50_ms']}/{load['p95_ms']}/"
     note += f"{load['p99_ms']} ms"
+    if "requests_per_s" in load:
+        note += f", {load['requests_per_s']}/s on {load['server_cores_used']} cores"
+    if "busiest_process_share" in load:
+        note += f", busiest process {load['busiest_process_share']:.0%} of the CPU"
     if "queue_p50_ms" in load:
         note += f"; slot wait p50 {load['queue_p50_ms']} ms, held p50 {load['analyze_p50_ms']} ms"
     note += f"; server CPU {load['server_cpu_ms_per_request']} ms/request, queueing floor "
@@ -248,43 +262,80 @@ def _load_note(load: dict[str, float | int], ref: dict[str, float | int]) -> str
     return note
 
 
-def _serve_figures(data: Path, ref_data: Path, n: int, per_client: int) -> list[Figure]:
+def _rounds(
+    servers: dict[str, tuple[Serve, int]], texts: list[str], per_client: int, rounds: int
+) -> tuple[dict[str, dict[str, float | int]], dict[str, dict[str, float | int]]]:
+    """Each server's POST load and GET /healthz reference, measured in `rounds` rounds that visit
+    the servers in turn (per_client requests per client split over the rounds), so a burst of
+    other work on this shared box reaches every server alike; all warmed and idle first.
+    `servers`: name -> (server, processes analysing in it)."""
+    with httpx.Client() as c:
+        for server, processes in servers.values():
+            for text in texts * processes:  # warm-up, reaching every process
+                server.analyze(c, text)
+    for server, _ in servers.values():
+        _settle(server.proc.pid)
+    got: dict[str, dict[str, list]] = {name: {"post": [], "get": []} for name in servers}
+    for k in range(rounds):
+        share = per_client // rounds + (k < per_client % rounds)
+        for name, (server, _) in servers.items():
+            got[name]["get"].append(_concurrent(server, texts, REF_PER_CLIENT // rounds, REF_PATH))
+            got[name]["post"].append(_concurrent(server, texts, share, None))
+    load, ref = {}, {}
+    for name, (_, processes) in servers.items():
+        for kind, out, workers in (("post", load, processes), ("get", ref, 1)):
+            parts = got[name][kind]
+            runs = [r for p in parts for r in p[0]]
+            total = sum(p[1] * len(p[0]) for p in parts)
+            wall = sum(p[2] for p in parts)
+            out[name] = _load_extra(runs, total / max(1, len(runs)), workers, wall)
+            # how evenly the processes shared the work: 1/processes when even, 1 when one
+            # process did all (a pool's HTTP process keeps a small share of its own)
+            busiest = sum(p[3] for p in parts) / total if total else 0.0
+            out[name]["busiest_process_share"] = round(busiest, 2)
+    return load, ref
+
+
+def _serve_figures(
+    data: Path, ref_data: Path, n: int, per_client: int, rounds: int = 3
+) -> list[Figure]:
     """First analysis after start and after an edit, and latency percentiles under CLIENTS, for
     n entries, beside the same on the starter KB; each server's GET /healthz under the same
-    CLIENTS is the reference a loaded box moves alike."""
+    CLIENTS is the reference a loaded box moves alike. `perfkb serve` as it starts by default
+    (analyses in SERVE_PROCESSES processes, kb/web/pool.py), and the server before that pool,
+    with one worker and with `--workers SERVE_PROCESSES` (uvicorn's processes, each analysing
+    in its own threads), whose requests/s the pool's are compared with; all four servers run
+    at once and are loaded in turn (_rounds)."""
+    from contextlib import ExitStack
+
     texts = [p.read_text(errors="replace") for p in sorted(SEEDS.glob("*.txt"))]
     figures: list[Figure] = []
-    load: dict[str, dict[str, float | int]] = {}
-    ref: dict[str, dict[str, float | int]] = {}
     first: dict[str, float] = {}
-    for name, d in (("starter", ref_data), ("large", data)):
-        started = time.perf_counter()
-        with Serve(d) as server, httpx.Client() as c:
+    with ExitStack() as stack, httpx.Client() as c:
+        servers: dict[str, tuple[Serve, int]] = {}
+        for name, d in (("starter", ref_data), ("large", data)):
+            started = time.perf_counter()
+            server = stack.enter_context(Serve(d))
             first[f"{name}_start"] = time.perf_counter() - started
             first[name] = server.analyze(c, texts[0])
-            for text in texts:  # warm-up
-                server.analyze(c, text)
-            _settle(server.proc.pid)
-            ref[name] = _load_extra(*_concurrent(server, texts, REF_PER_CLIENT, REF_PATH))
-            load[name] = _load_extra(*_concurrent(server, texts, per_client))
-            if name == "large":
-                from kb.settings import Settings
-                from kb.store import Store
+            servers[name] = (server, SERVE_PROCESSES)
+        servers["one"] = (stack.enter_context(Serve(data, env=IN_PROCESS)), 1)
+        servers["workers"] = (
+            stack.enter_context(Serve(data, workers=SERVE_PROCESSES, env=IN_PROCESS)),
+            SERVE_PROCESSES,
+        )
+        load, ref = _rounds(servers, texts, per_client, rounds)
+        from kb.settings import Settings
+        from kb.store import Store
 
-                store = Store(Settings(data_dir=d))  # an edit by another process
-                try:
-                    entry = store.get(max(store.live_state()))
-                    edited = entry.model_copy(update={"title": entry.title + " (edited)"})
-                    store.update(edited, author="bench")
-                finally:
-                    store.close()
-                first["edit"] = server.analyze(c, texts[0])
-    with Serve(data, workers=SERVE_WORKERS) as server, httpx.Client() as c:
-        for text in texts * SERVE_WORKERS:  # warm-up (uvicorn spreads them over the workers)
-            server.analyze(c, text)
-        _settle(server.proc.pid)
-        ref["workers"] = _load_extra(*_concurrent(server, texts, REF_PER_CLIENT, REF_PATH))
-        load["workers"] = _load_extra(*_concurrent(server, texts, per_client), SERVE_WORKERS)
+        store = Store(Settings(data_dir=data))  # an edit by another process
+        try:
+            entry = store.get(max(store.live_state()))
+            edited = entry.model_copy(update={"title": entry.title + " (edited)"})
+            store.update(edited, author="bench")
+        finally:
+            store.close()
+        first["edit"] = servers["large"][0].analyze(c, texts[0])
     case = f"{n:,} entries, perfkb serve"
     figures.append(
         Figure(
@@ -319,14 +370,24 @@ def _serve_figures(data: Path, ref_data: Path, n: int, per_client: int) -> list[
         )
     )
     metric = f"POST /api/analyze p99, {CLIENTS} clients"
-    for kb_case, name, reference, ref_value in (
-        (case, "large", "starter KB", load["starter"]["p99_ms"]),
-        ("starter KB, perfkb serve", "starter", f"GET {REF_PATH} p99", ref["starter"]["p99_ms"]),
+    pool = f"{SERVE_PROCESSES} analysis processes"
+    before = "analyses in the HTTP process"
+    for kb_case, name, reference, ref_value, target in (
+        (f"{case} ({pool})", "large", "starter KB", load["starter"]["p99_ms"], True),
         (
-            f"{case} --workers {SERVE_WORKERS}",
+            f"starter KB, perfkb serve ({pool})",
+            "starter",
+            f"GET {REF_PATH} p99",
+            ref["starter"]["p99_ms"],
+            True,
+        ),
+        (f"{case}, {before}", "one", pool, load["large"]["p99_ms"], False),
+        (
+            f"{case} --workers {SERVE_PROCESSES}, {before}",
             "workers",
-            "the same KB, 1 worker",
+            pool,
             load["large"]["p99_ms"],
+            False,
         ),
     ):
         p99 = float(load[name]["p99_ms"])
@@ -340,10 +401,32 @@ def _serve_figures(data: Path, ref_data: Path, n: int, per_client: int) -> list[
                 reference=reference,
                 ref_value=float(ref_value),
                 ratio=ratio(p99, float(ref_value)),
-                target=f"≤ {TARGET_P99_MS:g} ms",
-                met=p99 <= TARGET_P99_MS,
+                target=f"≤ {TARGET_P99_MS:g} ms" if target else "",
+                met=p99 <= TARGET_P99_MS if target else None,
                 note=_load_note(load[name], ref[name]),
                 extra={**load[name], **{f"{REF_PATH}_{k}": v for k, v in ref[name].items()}},
+            )
+        )
+    one = float(load["one"]["requests_per_s"])
+    for name, label in (("large", pool), ("workers", f"--workers {SERVE_PROCESSES}, {before}")):
+        rps = float(load[name]["requests_per_s"])
+        r = ratio(rps, one)
+        figures.append(
+            Figure(
+                bench=BENCH,
+                case=f"{case} ({label})",
+                metric=f"POST /api/analyze requests/s, {CLIENTS} clients",
+                value=rps,
+                unit="req/s",
+                reference=f"one process, {before}",
+                ref_value=one,
+                ratio=r,
+                target=f"≈ {SERVE_PROCESSES}× (one per core)" if name == "large" else "",
+                met=(r is not None and r >= 0.9 * SERVE_PROCESSES) if name == "large" else None,
+                note=f"the server used {load[name]['server_cores_used']} cores, its busiest "
+                f"process did {load[name]['busiest_process_share']:.0%} of its work; the one "
+                f"process used {load['one']['server_cores_used']} cores; load average "
+                f"{os.getloadavg()[0]:.1f}",
             )
         )
     figures.append(

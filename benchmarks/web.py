@@ -53,20 +53,31 @@ def ensure_wrk() -> str | None:
     return shutil.which("wrk")
 
 
-def _cpu_seconds(pid: int) -> float:
-    """User + system CPU of `pid` and its live children (uvicorn's worker processes)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0
+def _tree_cpu(pid: int) -> dict[int, float]:
+    """User + system CPU seconds so far of `pid` and of each live descendant: uvicorn's worker
+    processes and the analysis processes of `perfkb serve` (kb/web/pool.py; a worker's own
+    pool is its children)."""
+    stats: dict[int, tuple[int, int]] = {}  # pid -> (parent, ticks)
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
+        except OSError:  # exited meanwhile
             continue
-        if int(entry.name) == pid or int(fields[1]) == pid:
-            total += int(fields[11]) + int(fields[12])
-    return total / tick
+        stats[int(entry.name)] = (int(fields[1]), int(fields[11]) + int(fields[12]))
+    tree, grew = {pid}, True
+    while grew:
+        more = {p for p, (parent, _) in stats.items() if parent in tree} - tree
+        tree |= more
+        grew = bool(more)
+    tick = os.sysconf("SC_CLK_TCK")
+    return {p: stats[p][1] / tick for p in tree if p in stats}
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU so far of `pid` and its live descendants."""
+    return sum(_tree_cpu(pid).values())
 
 
 class Server:

@@ -1232,7 +1232,7 @@ def serve(
         raise CliError("the web app (kb.web) is not available in this build")
     import uvicorn
 
-    from kb.settings import get_settings
+    from kb.settings import get_settings, usable_cpus
     from kb.store import Store
 
     settings = _settings()
@@ -1242,6 +1242,8 @@ def serve(
     os.environ["PERFKB_DATA_DIR"] = str(settings.data_dir)
     # a long-lived process: build the matcher at start and keep it out of the cyclic GC
     os.environ["PERFKB_WARM_START"] = "1"
+    # and analyses in a pool of processes, one per usable CPU (kb/web/pool.py), unless set
+    os.environ.setdefault("PERFKB_ANALYSIS_PROCESSES", str(usable_cpus()))
     get_settings.cache_clear()
     uvicorn.run(
         "kb.web.app:create_app",

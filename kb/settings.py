@@ -54,6 +54,9 @@ class Settings(BaseModel):
     # analyses the web app runs at once per process (page and API), and how long a request
     # waits for one before 503 (kb/web/limits.py analysis_slot)
     web_analyses: int = Field(2, ge=1)
+    # processes that run those analyses (kb/web/pool.py), at most web_analyses; `perfkb serve`
+    # defaults it to the CPUs it may use, 0 analyses in the server's own threads
+    analysis_processes: int = Field(0, ge=0, le=64)
     analyze_queue_seconds: float = Field(30.0, gt=0)
     # request heads (kb/web/server.py): bytes up to the blank line, and header lines (431)
     max_header_bytes: int = Field(32 * 1024, ge=1024)
@@ -134,3 +137,12 @@ class Settings(BaseModel):
 @lru_cache
 def get_settings() -> Settings:
     return Settings()
+
+
+def usable_cpus() -> int:
+    """CPUs this process may run on (its affinity, which a container's cpuset narrows): what
+    `perfkb serve` sizes its analysis processes to (kb/web/pool.py)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)

@@ -68,9 +68,22 @@ def serve(data_dir: Path, env: dict[str, str] | None = None) -> Iterator[Server]
 
 
 def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """User + system CPU time so far of a process and its live descendants (`perfkb serve`
+    analyses in a pool of child processes, kb/web/pool.py; uvicorn's workers are children)."""
+    stats: dict[int, tuple[int, int]] = {}  # pid -> (parent, ticks)
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:  # exited meanwhile
+                continue
+            stats[int(entry.name)] = (int(fields[1]), int(fields[11]) + int(fields[12]))
+    tree, grew = {pid}, True
+    while grew:
+        more = {p for p, (parent, _) in stats.items() if parent in tree} - tree
+        tree |= more
+        grew = bool(more)
+    return sum(stats[p][1] for p in tree if p in stats) / os.sysconf("SC_CLK_TCK")
 
 
 def rss_kb(pid: int, key: str = "VmRSS") -> int:

@@ -26,6 +26,7 @@ from kb.store import (
 )
 from kb.web.auth import require_api_writer
 from kb.web.limits import analysis_slot, while_connected
+from kb.web.pool import render_json
 from kb.web.state import web
 
 router = APIRouter(prefix="/api", tags=["api"])
@@ -202,18 +203,21 @@ async def api_delete(request: Request, entry_id: str) -> Response:
     summary="Analyze pasted evidence",
     description="Returns the same object as `perfkb analyze --json`.",
 )
-async def api_analyze(
-    request: Request, response: Response, body: AnalyzeRequest = Body(...)
-) -> Any:
+async def api_analyze(request: Request, body: AnalyzeRequest = Body(...)) -> Any:
     if reason := binary_reason(body.text):
         raise HTTPException(
             422, [{"loc": "body.text", "msg": f"not a text capture: {reason}. {NOT_TEXT}"}]
         )
     st = web(request)
     async with analysis_slot(st.analysis_slots, st.settings) as timing:
-        result = await while_connected(request, analysis.analyze_text, body.text, st.store)
-    response.headers["Server-Timing"] = timing.header()
-    return result.model_dump(mode="json")
+        if st.pool is not None:  # `perfkb serve`: the next free process renders the answer
+            rendered = await st.pool.analyze_json(body.text)
+        else:
+            result = await while_connected(request, analysis.analyze_text, body.text, st.store)
+            rendered = render_json(result)
+    # the JSON as the response model would write it, without validating it once more
+    headers = {"Server-Timing": timing.header()}
+    return Response(rendered, media_type="application/json", headers=headers)
 
 
 async def _read_json(request: Request) -> Any:

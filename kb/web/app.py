@@ -3,6 +3,7 @@ when the bot package is installed. `perfkb serve` runs `create_app` as a uvicorn
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -18,6 +19,7 @@ from kb.plugins import register_routes
 from kb.settings import Settings, get_settings
 from kb.web import api, apidocs, editor, login, pages
 from kb.web.limits import BodyLimit, SecurityHeaders
+from kb.web.pool import AnalysisPool, pool_size
 from kb.web.render import TEMPLATE_HELPERS, render
 from kb.web.state import WebState, load_secret, template_env
 
@@ -48,14 +50,27 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
-        if settings.warm_start:  # `perfkb serve`: the first analysis costs what any other does
-            import anyio
+        pool = AnalysisPool(settings, size) if (size := pool_size(settings)) else None
+        try:
+            # `perfkb serve`: analyses on every core (kb/web/pool.py), its processes warming
+            # while this one does
+            started = asyncio.ensure_future(pool.start()) if pool is not None else None
+            if settings.warm_start:  # `perfkb serve`: the first analysis costs what any other does
+                from kb.analysis import warm
 
-            from kb.analysis import warm
-
-            await anyio.to_thread.run_sync(warm, store)
-        yield
-        store.close()
+                await anyio.to_thread.run_sync(warm, store)
+            if pool is not None and started is not None:
+                try:
+                    await started
+                    app.state.web.pool = pool
+                except Exception:  # a process that cannot start: analyse here, as without one
+                    log.exception("the analysis processes did not start; analysing in-process")
+            yield
+        finally:
+            app.state.web.pool = None
+            if pool is not None:
+                await anyio.to_thread.run_sync(pool.close)
+            store.close()
 
     app = FastAPI(
         title="perfkb",

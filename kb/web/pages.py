@@ -380,6 +380,8 @@ async def analyze_post(request: Request) -> Response:
                 ),
             )
             text = "".join(kept)
+        elif st.pool is not None:  # `perfkb serve`: the next free process (kb/web/pool.py)
+            result = await st.pool.analyze(text)
         else:
             result = await while_connected(request, analysis.analyze_text, text, st.store)
     response = await _analyzed(request, result, text)

@@ -16,6 +16,7 @@ from kb.settings import Settings
 
 if TYPE_CHECKING:
     from kb.store import Store
+    from kb.web.pool import AnalysisPool
 
 SECRET_FILE = "web_secret_key"
 
@@ -27,6 +28,8 @@ class WebState:
     secret: str
     env: jinja2.Environment
     analysis_slots: anyio.CapacityLimiter  # kb/web/limits.py analysis_slot
+    # the processes that run pasted analyses once started (kb/web/pool.py); None: this process
+    pool: AnalysisPool | None = None
 
 
 def web(request: Request) -> WebState:

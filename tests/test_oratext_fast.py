@@ -23,7 +23,7 @@ from ingest.parsers.trace10046 import Trace10046Parser
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # benchmarks/ is not an installed package: run from the checkout
     sys.path.insert(0, str(ROOT))
-from benchmarks import gen_oracle, gen_trace10046  # noqa: E402
+from benchmarks import gen_awr, gen_oracle, gen_trace10046  # noqa: E402
 
 
 def _paths(data: bytes) -> list[str]:
@@ -136,3 +136,47 @@ def test_tkprof_generated_and_damaged_match_the_reference(tmp_path):
             out.append(b"Number of plan statistics captured: 3\n")
         out.append(line)
     _same_as_reference(b"".join(out), TkprofParser)
+
+
+def test_an_awr_archive_keeps_a_bounded_text_in_total(tmp_path, monkeypatch):
+    """Every report of an archive is still a block with all its facts; their text together
+    stays under SHARED_TEXT_CAP (whole lines), and a block that lost text says how much."""
+    path = tmp_path / "archive.txt"
+    gen_awr.generate_awr(600 * 1024, path, seed=3)
+    data = path.read_text()
+    monkeypatch.setattr(detect, "SHARED_TEXT_CAP", 100 * 1024)
+    blocks = parse_text(data).blocks
+    assert len(blocks) > 30 and {b.format for b in blocks} == {"waits"}
+    assert sum(len(b.text) for b in blocks) <= 100 * 1024
+    with monkeypatch.context() as m:
+        m.setattr(detect, "SHARED_TEXT_CAP", 10**12)
+        whole = parse_text(data).blocks
+    assert len(whole) == len(blocks)
+    cut = 0
+    for b, w in zip(blocks, whole, strict=True):
+        assert b.facts == w.facts
+        assert {k: v for k, v in b.details.items() if k != "text_dropped"} == w.details
+        assert w.text.startswith(b.text)
+        if b.text != w.text:
+            cut += 1
+            assert b.text_truncated
+            assert b.details["text_dropped"] == len(w.text) - len(b.text)
+            assert b.text == "" or w.text[len(b.text)] == "\n"
+        else:
+            assert "text_dropped" not in b.details
+    assert cut >= len(blocks) - 20
+    # the same through the batch path
+    assert (
+        parse_stream(io.BytesIO(data.encode())).model_dump_json()
+        == parse_lines(io.StringIO(data)).model_dump_json()
+    )
+
+
+def test_one_report_keeps_its_text(tmp_path):
+    path = tmp_path / "archive.txt"
+    gen_awr.generate_awr(60 * 1024, path, seed=5)
+    first = parse_text(path.read_text()).blocks[0]
+    lines = path.read_text().splitlines()[first.start_line - 1 : first.end_line]
+    one = parse_text("\n".join(lines) + "\n").blocks
+    assert len(one) == 1 and not one[0].text_truncated and "text_dropped" not in one[0].details
+    assert one[0].text == first.text and len(first.text) > 1000

@@ -17,6 +17,7 @@ import pytest
 from ingest import detect
 from ingest.base import Parser
 from ingest.detect import parse_lines, parse_stream, parse_text
+from ingest.parsers import trace10046
 from ingest.parsers.tkprof import TkprofParser
 from ingest.parsers.trace10046 import Trace10046Parser
 
@@ -52,6 +53,90 @@ def _same_as_reference(data: bytes, ptype: type[Parser]) -> str:
     return got[0]
 
 
+CORPUS = ROOT.parent / "shared" / "corpus" / "snippets"
+FIXTURES = ROOT / "tests" / "fixtures"
+
+
+@pytest.fixture(params=[True, False], ids=["C core", "Python"])
+def native(request, monkeypatch):
+    """Each 10046 test runs with the C core's WAIT reader and with the Python reference."""
+    if request.param:
+        assert trace10046._c_waits is not None, "ingest/_syscore_src/ was not built"
+    monkeypatch.setattr(trace10046, "NATIVE", request.param)
+    return request.param
+
+
+def test_the_c_core_reads_the_wait_runs(monkeypatch):
+    assert trace10046.NATIVE and trace10046._c_waits is not None
+    calls = []
+    real = trace10046._c_waits
+
+    def spy(*args):
+        out = real(*args)
+        calls.append(out[1])
+        return out
+
+    monkeypatch.setattr(trace10046, "_c_waits", spy)
+    text = "Trace file /x/ora_1.trc\n" + "".join(
+        f"WAIT #1: nam='db file sequential read' ela= 5 file#=1 block#={i} blocks=1 obj#=2 "
+        f"tim={1000 + i * 10}\nFETCH #1:c=1,e=9,p=1,cr=1,cu=0,mis=0,r=1,dep=0,og=1,"
+        f"tim={1005 + i * 10}\n"
+        for i in range(200)
+    )
+    block = parse_text(text).blocks[0]
+    assert block.facts["event.count"]["db file sequential read"] == 200
+    assert sum(calls) > 150  # the first lines go line by line, the rest through the core
+
+
+def test_10046_corpus_and_fixtures_with_and_without_the_core(monkeypatch):
+    files = sorted(CORPUS.glob("*")) + sorted(p for p in FIXTURES.rglob("*") if p.is_file())
+    assert len(files) > 100, "the corpus (../shared/corpus) and fixtures must be present"
+    seen = 0
+    for path in files:
+        data = path.read_bytes()
+        if b"WAIT #" not in data and b"PARSING IN CURSOR" not in data:
+            continue
+        monkeypatch.setattr(trace10046, "NATIVE", False)
+        want = _paths(data)
+        monkeypatch.setattr(trace10046, "NATIVE", True)
+        assert _paths(data) == want, path.name
+        seen += 1
+    assert seen >= 5
+
+
+def _edge_waits(tim: int) -> list[str]:
+    """Lines at each bound of the shape the C reader takes (it must take exactly what the
+    fast regex takes, and leave the rest to it)."""
+    return [
+        f"WAIT #5: nam='{'n' * 200}' ela= 3 p1=1 tim={tim + 1}",
+        f"WAIT #5: nam='{'m' * 201}' ela= 3 p1=1 tim={tim + 2}",
+        f"WAIT #5: nam='spaces'  ela=        4 tim={tim + 3}",  # 8 spaces after ela=
+        f"WAIT #5: nam='spaces' ela=         4 tim={tim + 4}",  # 9 spaces
+        f"WAIT #5: nam='big ela' ela= {'9' * 15} tim={tim + 5}",
+        f"WAIT #5: nam='big ela' ela= {'9' * 16} tim={tim + 6}",
+        f"WAIT #5: nam='long tim' ela= 1 tim={'1' * 20}",
+        f"WAIT #5: nam='long tim' ela= 1 tim={'1' * 21}",
+        f"WAIT #5: nam='params' ela= 2 {'x' * 400} tim={tim + 7}",
+        f"WAIT #5: nam='params' ela= 2 {'x' * 401} tim={tim + 8}",
+        f"WAIT #5: nam='two spaces' ela= 2  tim={tim + 9}",
+        f"WAIT #5: nam='no space'ela= 2 tim={tim + 10}",
+        f"WAIT #5: nam='glued' ela= 2x tim={tim + 11}",
+        f"WAIT #5: nam='caf\u00e9 latin-1' ela= 2 tim={tim + 12}",
+        f"WAIT #5: nam='\u0161 beyond latin-1' ela= 2 tim={tim + 13}",
+        f"WAIT #5: nam='crlf' ela= 2 tim={tim + 14}\r",
+        f"WAIT #5: nam='trailing' ela= 2 tim={tim + 15}  \r ",
+        f"WAIT #5: nam='after tail' ela= 2 tim={tim + 16} x",
+        f"WAIT #{'7' * 20}: nam='long cursor' ela= 2 tim={tim + 17}",
+        f"WAIT #{'7' * 21}: nam='longer cursor' ela= 2 tim={tim + 18}",
+        f"WAIT #5: nam='negative' ela= 2 tim=-{tim + 19}",
+        f"WAIT #5: nam='decimal' ela= 2.5 tim={tim + 20}",
+        f"WAIT #5: nam='SQL*Net message from client' ela= 3 tim={tim + 21}",
+        f"WAIT #5: nam='earlier' ela= 99999 tim={tim - 10**9}",
+        f"WAIT #5: nam='huge line' ela= 2 {'y' * 70000} tim={tim + 22}",
+        f"WAIT #5: nam='spaces to the end' ela= 2 tim={tim + 23}{' ' * 70000}",
+    ]
+
+
 def _hostile_waits(rng: random.Random, tim: int) -> list[str]:
     """WAIT lines in shapes the fast regex must read as `_wait` does, or leave to it."""
     arabic = str.maketrans("0123456789", "٠١٢٣٤٥٦٧٨٩")
@@ -76,7 +161,7 @@ def _hostile_waits(rng: random.Random, tim: int) -> list[str]:
     ]
 
 
-def test_10046_inline_waits_match_the_reference(tmp_path):
+def test_10046_inline_waits_match_the_reference(tmp_path, native):
     path = tmp_path / "t.trc"
     gen_trace10046.generate(300 * 1024, path, seed=46)
     lines = path.read_text().splitlines()
@@ -88,17 +173,19 @@ def test_10046_inline_waits_match_the_reference(tmp_path):
         if line.startswith("FETCH #") and rng.random() < 0.05:
             tim += 10_000_000
             out.extend(_hostile_waits(rng, tim))
+            if rng.random() < 0.2:
+                out.extend(_edge_waits(tim))
     data = ("\n".join(out) + "\n").encode()
     got = _same_as_reference(data, Trace10046Parser)
     assert '"trace10046.max_wait_event":"enq: TX - row lock contention"' in got
     # and the generated tallies still hold
     exp = gen_trace10046.generate(300 * 1024, tmp_path / "u.trc", seed=46)
-    block = parse_text(data.decode()).blocks[0]
-    assert block.facts["trace10046.fetch_count"] == exp.fetches
-    assert block.facts["event.count"]["enq: TX - row lock contention"] >= 1
+    blocks = [b for b in parse_text(data.decode()).blocks if b.format == "trace10046"]
+    assert sum(b.facts["trace10046.fetch_count"] for b in blocks) == exp.fetches
+    assert sum(b.facts["event.count"].get("enq: TX - row lock contention", 0) for b in blocks) > 1
 
 
-def test_10046_many_events_and_pending_beyond_their_caps():
+def test_10046_many_events_and_pending_beyond_their_caps(native):
     """More distinct events than MAX_EVENTS and more waits than MAX_PENDING before a call: the
     inline code drops and places them as `_wait` does."""
     tim = 5_000_000_000_000

@@ -40,6 +40,14 @@ from ingest.base import MAX_LINE, Parser
 from ingest.model import Format, Platform
 from ingest.parsers.tkprof import IDLE_EVENTS, _event_facts, _event_rows, _finite_only, _r
 
+try:  # the C core's reader of WAIT runs (ingest/_syscore_src/trace10046.c); optional
+    from ingest._syscore import trace10046_waits as _c_waits
+except ImportError:
+    _c_waits = None
+# Whether feed_run hands runs of WAIT lines to the C core; the Python code below is the
+# reference (tests turn this off and compare).
+NATIVE = _c_waits is not None
+
 MAX_STATEMENTS = 5000
 MAX_CURSORS = 20000
 MAX_PENDING = 4096
@@ -597,8 +605,16 @@ class Trace10046Parser(Parser):
         pending = self.pending
         idle_events = IDLE_EVENTS
         limit = endpos + 1 if endpos < len(text) else endpos
+        native = _c_waits if NATIVE else None
         while pos < endpos:
             if self.held is None and self.in_sql is None and not self.in_binds:
+                if native is not None and text.startswith("WAIT #", pos):
+                    pos, n = native(
+                        self, text, pos, endpos, IDLE_EVENTS, MAX_EVENTS, MAX_PENDING, MAX_LINE
+                    )
+                    if n:
+                        taken += n
+                        continue
                 m = fast(text, pos, limit)
                 if m is not None and m.end() - pos <= MAX_LINE:
                     g = m.groups()

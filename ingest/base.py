@@ -62,6 +62,11 @@ class Parser(ABC):
         as long as the cursor's len= allows)."""
         return False
 
+    # Blocks of this format come many to an input (an archive of AWR reports, one block each):
+    # the detector keeps SHARED_TEXT_CAP of their text in total instead of TEXT_CAP each, so
+    # memory does not grow with the number of reports.
+    shared_text: ClassVar[bool] = False
+
     # Optional fast path for long runs of one format (truss, strace). The detector calls it only
     # while this parser's block is open and its first lines are in the context; it counts the
     # lines taken and keeps their text itself.

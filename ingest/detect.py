@@ -21,7 +21,7 @@ from typing import BinaryIO
 from ingest.base import MAX_LINE, Parser
 from ingest.context import ContextExtractor
 from ingest.html_report import SNIFF, html_lines, looks_like_html
-from ingest.model import FORMATS, TEXT_CAP, Block, Evidence
+from ingest.model import FORMATS, SHARED_TEXT_CAP, TEXT_CAP, Block, Evidence
 from ingest.parsers import REGISTRY, Registered, all_parsers, load, loaded
 
 try:  # built by `pip install` (setup.py); without it first_bad's job is done with regexes
@@ -237,6 +237,7 @@ class Detector:
         self.total_lines = 0
         self.total_bytes = 0
         self._strong_memo: dict[tuple[type[Parser], str], bool] = {}
+        self.shared_text = 0  # text kept so far by blocks of `Parser.shared_text` formats
 
     @property
     def parser_types(self) -> tuple[type[Parser], ...]:
@@ -602,7 +603,24 @@ class Detector:
                     line, cur.end if i == len(kept) - 1 else min(cur.start + i, cur.end)
                 )
             return
+        if type(cur.parser).shared_text and block.text:
+            block = self._share_text(block)
         self.blocks.append(block)
+
+    def _share_text(self, block: Block) -> Block:
+        """What is left of SHARED_TEXT_CAP for this block's text: whole lines, the rest dropped
+        and said so (`text_truncated`, and `details["text_dropped"]` in characters)."""
+        left = SHARED_TEXT_CAP - self.shared_text
+        text = block.text
+        if len(text) <= left:
+            self.shared_text += len(text)
+            return block
+        cut = text.rfind("\n", 0, left + 1) if left > 0 else -1
+        kept = text[:cut] if cut > 0 else ""
+        self.shared_text += len(kept)
+        details = dict(block.details)
+        details["text_dropped"] = len(text) - len(kept)
+        return block.model_copy(update={"text": kept, "text_truncated": True, "details": details})
 
 
 def _has_content(block: Block) -> bool:

@@ -49,6 +49,10 @@ FactValue = float | int | str | dict[str, float]
 
 # How much of a block's raw text is kept for text conditions and display (bytes of UTF-8).
 TEXT_CAP = 256 * 1024
+# How much raw text the blocks of a format that comes as an archive of many reports (hourly AWR
+# text reports one after another) keep between them in one input: TEXT_CAP each made a 100 MB
+# archive keep every report's text. One report is under it, so it keeps all of its text.
+SHARED_TEXT_CAP = 4 * TEXT_CAP
 
 
 class Block(BaseModel):

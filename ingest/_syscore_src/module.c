@@ -245,6 +245,8 @@ static PyMethodDef module_methods[] = {
      "where the next fence or control character is (ingest/detect.py)"},
     {"stack_frames", (PyCFunction)(void (*)(void))stack_frames, METH_FASTCALL,
      "a run of frame lines of the stack formats (ingest/parsers/stack.py, dtrace.py)"},
+    {"trace10046_waits", (PyCFunction)(void (*)(void))trace10046_waits, METH_FASTCALL,
+     "a run of WAIT lines of a raw 10046 trace (ingest/parsers/trace10046.py)"},
     {NULL}};
 
 static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "_syscore",

@@ -9,6 +9,7 @@
  *   first_bad.c   first_bad(), the SIMD scan ingest/detect.py uses
  *   table.c       Table, the row reader of the sysstat column tables (mpstat, sar)
  *   stacks.c      stack_frames(), the frame reader of the stack formats (stack.py, dtrace.py)
+ *   trace10046.c  trace10046_waits(), the runs of WAIT lines of a raw 10046 trace
  *
  * Why this file: every type, constant and helper used by more than one of them lives here and
  * only here, so no struct is defined twice. Helpers the scanners call per byte or per line are
@@ -352,5 +353,7 @@ PyObject *Core_strace_run(Core *c, PyObject *const *args, Py_ssize_t nargs); /* 
 PyObject *first_bad(PyObject *mod, PyObject *const *args, Py_ssize_t nargs); /* first_bad.c */
 int table_type_add(PyObject *m); /* table.c: adds the Table type to the module */
 PyObject *stack_frames(PyObject *mod, PyObject *const *args, Py_ssize_t nargs); /* stacks.c */
+PyObject *trace10046_waits(PyObject *mod, PyObject *const *args,
+                          Py_ssize_t nargs); /* trace10046.c */
 
 #endif /* SYSCORE_H */

@@ -136,6 +136,13 @@ _CLAIMED = re.compile(
     r"|-++(?:\s++-++)*+\s*$|Rows(?:\s+\(1st\)|\s+Row Source Operation|\s+Execution Plan))"
 )
 
+# The first words of a statement's attribute lines and table headers (`_attr`): which of
+# `_step_common`'s regexes reads the line, asked alone instead of the whole list in order.
+_ATTR = re.compile(
+    r"[ \t]*+(call|SQL ID:|Misses in |Optimizer |Parsing user id:|Number of plan |Rows\b"
+    r"|Elapsed times |Event waited |-++[ \t]++Waited\b)"
+)
+
 
 class RowSourceLine(BaseModel):
     """One plan line with its runtime statistics, as tkprof printed it."""
@@ -185,8 +192,8 @@ class _Totals:
     fetch_rows: float = 0.0
 
     def add(self, other: _Totals) -> None:
-        for f in fields(self):
-            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+        for name in _TOTALS_FIELDS:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
 @dataclass
@@ -202,7 +209,8 @@ class _Stmt:
     optimizer_mode: str | None = None
     user: str | None = None
     depth: int = 0
-    row_source: list[RowSourceLine] = field(default_factory=list)
+    # plan lines as RowSourceLine's fields: the models are built for the statements shown
+    row_source: list[dict] = field(default_factory=list)
     row_source_lines: int = 0
     rs_base_col: int | None = None
     rs_three: bool = False
@@ -227,6 +235,9 @@ class _Stmt:
 
     def waited(self) -> float:
         return sum(v[2] for e, v in self.waits.items() if e not in IDLE_EVENTS)
+
+
+_TOTALS_FIELDS = tuple(f.name for f in fields(_Totals))
 
 
 def _add_events(into: dict[str, list[float]], events: dict[str, list[float]]) -> int:
@@ -362,7 +373,7 @@ def _summary(st: _Stmt, totals: _Totals, index: int) -> StatementSummary:
             {"event": e, "count": c, "max_wait_s": m, "total_waited_s": t, "idle": e in IDLE_EVENTS}
             for e, (c, m, t) in waits[:TOP_EVENTS]
         ],
-        row_source=st.row_source,
+        row_source=[RowSourceLine(**row) for row in st.row_source],
         row_source_lines=st.row_source_lines,
     )
 
@@ -371,7 +382,12 @@ MAX_VALUE = 1e18  # larger than any counter tkprof prints; bigger "numbers" are 
 
 
 def _finite(*values: float) -> bool:
-    return all(math.isfinite(v) and abs(v) <= MAX_VALUE for v in values)
+    # -MAX_VALUE <= v <= MAX_VALUE is isfinite(v) and abs(v) <= MAX_VALUE (NaN compares false),
+    # without a generator and two calls per value (it runs on every plan and wait row)
+    for v in values:  # noqa: SIM110 (all() with a generator is what this loop replaced)
+        if not -MAX_VALUE <= v <= MAX_VALUE:
+            return False
+    return True
 
 
 class TkprofParser(Parser):
@@ -446,6 +462,7 @@ class TkprofParser(Parser):
         format starts on them; else the run stops."""
         taken = 0
         fast = _FAST.match
+        attr = _ATTR.match
         call_row = self._call_row
         limit = endpos + 1 if endpos < len(text) else endpos
         while pos < endpos:
@@ -488,12 +505,56 @@ class TkprofParser(Parser):
                     taken += 1
                     pos = m.end()
                     continue
+            if self._state not in (START, TRAILER) and (a := attr(text, pos, limit)) is not None:
+                nl = text.find("\n", pos, endpos)
+                end = endpos if nl < 0 else nl
+                act = self._attr(a[1], text[pos:end].rstrip()) if end - pos <= MAX_LINE else None
+                if act is not None:
+                    act()
+                    taken += 1
+                    pos = end + 1
+                    continue
             nxt = self.feed_one(text, pos, endpos, plain)
             if nxt < 0:
                 break
             taken += 1
             pos = nxt
         return min(pos, endpos + 1) if taken else pos, taken
+
+    def _attr(self, word: str, s: str) -> Callable[[], None] | None:
+        """For `feed_run`: what `_step` makes of an attribute line or table header (`word` is
+        how it starts, `s` the line right-stripped) outside SQL text, asking only the regex that
+        reads it; None to leave the line to `feed`. Past the first line these are lines the
+        block claims or scores 2, so the detector hands them here; inside SQL text (a header
+        ends it) only the call table's header means the same."""
+        st = self._state
+        if word == "call":
+            return self._on_call_header if RE_CALL_HEADER.match(s) else None
+        if st == SQL:
+            return None
+        if word == "SQL ID:":
+            m = RE_SQL_ID.match(s)
+            return m and (lambda: self._new_stmt(sql_id=m.group(1), plan_hash=m.group(2)))
+        if word == "Misses in ":
+            m = RE_MISSES.match(s)
+            return m and (lambda: self._on_misses(m.group(1), m.group(2)))
+        if word == "Optimizer ":
+            m = RE_OPTIMIZER.match(s)
+            return m and (lambda: self._set_attr("optimizer_mode", m.group(1)))
+        if word == "Parsing user id:":
+            m = RE_USER.match(s)
+            return m and (lambda: self._on_user(m.group(1), m.group(2)))
+        if word == "Number of plan ":
+            return (lambda: self._to(STRUCT)) if RE_PLAN_STATS.match(s) else None
+        if word == "Rows":
+            m = RE_ROWSRC_HEADER.match(s)
+            return m and (lambda: self._on_rowsource_header(bool(m.group(1))))
+        if word in ("Elapsed times ", "Event waited "):
+            if RE_WAIT_INTRO.match(s) or RE_WAIT_HEAD1.match(s):
+                return self._on_wait_intro
+            return None
+        # the wait table's second header line means something only inside a wait table
+        return _noop if st == WAITS and RE_WAIT_HEAD2.match(s) else None
 
     def _blank(self) -> Callable[[], None] | None:
         if self._state == START:
@@ -770,14 +831,14 @@ class TkprofParser(Parser):
             self.malformed += 1
             return
         stmt.row_source.append(
-            RowSourceLine(
-                rows=nums[0],
-                rows_avg=nums[1] if len(nums) == 3 else None,
-                rows_max=nums[2] if len(nums) == 3 else None,
-                depth=max(0, col - stmt.rs_base_col),
-                operation=operation[:200],
-                stats=stats,
-            )
+            {
+                "rows": nums[0],
+                "rows_avg": nums[1] if len(nums) == 3 else None,
+                "rows_max": nums[2] if len(nums) == 3 else None,
+                "depth": max(0, col - stmt.rs_base_col),
+                "operation": operation[:200],
+                "stats": stats,
+            }
         )
 
     def _on_wait_intro(self) -> None:

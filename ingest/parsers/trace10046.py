@@ -40,6 +40,14 @@ from ingest.base import MAX_LINE, Parser
 from ingest.model import Format, Platform
 from ingest.parsers.tkprof import IDLE_EVENTS, _event_facts, _event_rows, _finite_only, _r
 
+try:  # the C core's reader of WAIT runs (ingest/_syscore_src/trace10046.c); optional
+    from ingest._syscore import trace10046_waits as _c_waits
+except ImportError:
+    _c_waits = None
+# Whether feed_run hands runs of WAIT lines to the C core; the Python code below is the
+# reference (tests turn this off and compare).
+NATIVE = _c_waits is not None
+
 MAX_STATEMENTS = 5000
 MAX_CURSORS = 20000
 MAX_PENDING = 4096
@@ -66,7 +74,7 @@ _XCTEND_RE = re.compile(r"(?:^|(?<=[\s>:#\]]))XCTEND\s+rlbk=\s*(\d+)\s*,\s*rd_on
 _ERROR_RE = re.compile(r"(?:^|(?<=[\s>:#\]]))(?:PARSE )?ERROR\s?#(\d+)\s*:.*\berr=\s*(\d+)")
 # the usual layout of the lines a large trace is made of, read straight from the text (fast path)
 _FAST = re.compile(
-    r"WAIT #(\d{1,20}): nam='([^'\n]{0,200})' ela= {0,8}(\d{1,15})( [^\n]{0,400}?)? tim=(\d{1,20})"
+    r"WAIT #(\d{1,20}): nam='([^'\n]{0,200})' ela= {0,8}(\d{1,15})( [^\n]{0,400})? tim=(\d{1,20})"
     r"[ \r]*(?:\n|\Z)"
     r"|(PARSE|EXEC|FETCH|CLOSE) #(\d{1,20}):c=(\d{1,15}),e=(\d{1,15}),p=(\d{1,15}),"
     r"cr=(\d{1,15}),cu=(\d{1,15}),mis=(\d{1,9}),r=(\d{1,15}),dep=(\d{1,9}),og=\d{1,3},"
@@ -511,10 +519,20 @@ class Trace10046Parser(Parser):
         pending = self.pending
         while pending:
             wtim, ela, idle = pending.popleft()
-            if idle:
-                self._between(wtim, ela, True)
-            elif start is not None and wtim is not None and wtim <= start:
-                self._between(wtim, ela, False)
+            if idle or (start is not None and wtim is not None and wtim <= start):
+                # `_between` written out: a trace places tens of waits per call this way
+                if idle:
+                    self.think += ela
+                else:
+                    self.between += ela
+                last = self.last_end
+                if wtim is not None:
+                    if last is not None and wtim - ela > last:
+                        self.gap += wtim - ela - last
+                    if last is None or wtim > last:
+                        self.last_end = wtim
+                elif last is not None:
+                    self.last_end = last + ela  # an 8i wait has no tim: it follows what came before
             else:
                 self.inside += ela
         self.e0 += e
@@ -583,18 +601,69 @@ class Trace10046Parser(Parser):
         fast = _FAST.match
         wait = self._wait
         call = self._call_values
+        events = self.events
+        pending = self.pending
+        idle_events = IDLE_EVENTS
         limit = endpos + 1 if endpos < len(text) else endpos
+        native = _c_waits if NATIVE else None
         while pos < endpos:
             if self.held is None and self.in_sql is None and not self.in_binds:
+                if native is not None and text.startswith("WAIT #", pos):
+                    pos, n = native(
+                        self, text, pos, endpos, IDLE_EVENTS, MAX_EVENTS, MAX_PENDING, MAX_LINE
+                    )
+                    if n:
+                        taken += n
+                        continue
                 m = fast(text, pos, limit)
                 if m is not None and m.end() - pos <= MAX_LINE:
                     g = m.groups()
-                    if g[0] is not None:
+                    if g[0] is not None and not g[4].isascii():
+                        # digits beyond ASCII: `_wait` says what they mean
+                        wait(g[1], float(g[2]), text[m.end(3) : m.end(5)], g[4])
+                    elif g[0] is not None:
+                        # `_wait` and `_tim` written out for the usual WAIT line (a tim of
+                        # ASCII digits): two calls a line were a fifth of a trace's parse
+                        name = g[1]
                         ela = float(g[2])
-                        top = self.max_wait
-                        # the parameters are only kept for a new longest wait (see _wait)
-                        rest = text[m.end(3) : m.end(5)] if top is None or ela > top[0] else ""
-                        wait(g[1], ela, rest, g[4])
+                        ev = events.get(name)
+                        if ev is None:
+                            if len(events) >= MAX_EVENTS:
+                                self.dropped_events += 1
+                            else:
+                                ev = events[name] = [0.0, 0.0, 0.0]
+                        if ev is not None:
+                            ev[0] += 1
+                            ev[2] += ela
+                            if ela > ev[1]:
+                                ev[1] = ela
+                        idle = name in idle_events
+                        if not idle:
+                            top = self.max_wait
+                            if top is None or ela > top[0]:
+                                # the parameters are kept only for a new longest wait
+                                self.max_wait = (ela, name, text[m.end(3) : m.end(5)][:300])
+                        tim_s = g[4]
+                        if len(tim_s) > self.tim_digits_max:
+                            self.tim_digits_max = len(tim_s)
+                        t = float(tim_s)
+                        prev = self.prev_end
+                        if prev is None:
+                            if self.first_tim is None:
+                                self.first_tim = t
+                        else:
+                            gap = t - ela - prev
+                            if gap > 0 and (self.max_gap is None or gap > self.max_gap[0]):
+                                self.max_gap = (gap, prev, t)
+                        self.prev_end = self.last_tim = t
+                        self.timed_waits = True
+                        pending.append((t, ela, idle))
+                        if len(pending) > MAX_PENDING:
+                            _, old, old_idle = pending.popleft()
+                            if old_idle:
+                                self.think += old
+                            else:
+                                self.inside += old
                     elif g[5] is not None:
                         call(
                             g[5],

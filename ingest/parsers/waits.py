@@ -597,6 +597,7 @@ class WaitsParser(Parser):
     """Reads one or several wait-event / enqueue / statistics tables that belong together."""
 
     format: ClassVar[Format] = "waits"
+    shared_text = True  # an archive of hourly AWR / Statspack reports is one block a report
 
     @classmethod
     def start_score(cls, line: str) -> int:

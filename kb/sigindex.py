@@ -577,7 +577,9 @@ def select(ptr: np.ndarray, slots: np.ndarray) -> np.ndarray:
 def _compare_by_code(ops: np.ndarray, left: np.ndarray, right: np.ndarray) -> np.ndarray:
     """Each leaf's own comparison (kb/conditions.py), only between finite numbers."""
     out = np.zeros(len(ops), dtype=bool)
-    for code in np.unique(ops).tolist():
+    # sorted(set()), not np.unique: np.unique imports numpy.ma on first call, ~70 ms of every
+    # short `perfkb analyze` for a handful of operator codes (issue #19)
+    for code in sorted(set(ops.tolist())):
         mask = ops == code
         out[mask] = numbers_compare(OPS[code], left[mask], right[mask], np.maximum)
     return out & np.isfinite(left) & np.isfinite(right)

@@ -20,6 +20,7 @@ from ingest.parsers.ostable import (
     Series,
     banner,
     banner_line,
+    clean,
     cleaned,
     command,
     findings,
@@ -375,10 +376,15 @@ class IostatParser(Parser):
     def claims(cls, line: str) -> bool:
         """sysstat's banner continues this block even though mpstat would start on it: it is
         the top of this report (after its command line); feed refuses it once rows came. A
-        device row (a name, then numbers) or the avg-cpu numbers continue it too."""
+        device row (a name, then numbers), the avg-cpu numbers and `-t`'s stamp continue it
+        too."""
         if numeric(line) or table_row(line, 1) or line.startswith("zzz "):
             return True
-        return banner_line(line)
+        if banner_line(line):
+            return True
+        # `-t`'s stamp above each report: no other format starts on a date alone, and asking
+        # every one of them about each stamp was a third of a long capture's time
+        return ":" in line and _STAMP.match(clean(line).strip()) is not None
 
     # -- feeding --------------------------------------------------------------------------------
 

@@ -23,7 +23,7 @@ import pytest
 
 from ingest import detect
 from ingest.detect import Detector, parse_stream, parse_text
-from ingest.parsers import mpstat, ostable, sar
+from ingest.parsers import iostat, mpstat, ostable, sar
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "snippets"
@@ -66,6 +66,7 @@ def rows_read(monkeypatch):
 
     monkeypatch.setattr(mpstat, "native_table", counting)
     monkeypatch.setattr(sar, "native_table", counting)
+    monkeypatch.setattr(iostat, "native_table", counting)
     return count
 
 
@@ -294,3 +295,152 @@ def test_sar_under_a_decimal_comma_locale(tmp_path, monkeypatch, rows_read):
     want = _same("\n".join(lines).encode(), monkeypatch)
     assert '"format":"sar"' in want
     assert rows_read[0] > 500
+
+
+# -- iostat: device rows in the core's rows mode -----------------------------------------------
+
+# the device headers of the iostat family (sysstat 7-12 plain, -k, -m, -x of 9, 10, 11 and 12,
+# with discard and flush columns; Solaris -x; Solaris -xn, where the device comes last and the
+# Python reader keeps every row)
+_IOSTAT_LAYOUTS = {
+    "plain": "Device:            tps   Blk_read/s   Blk_wrtn/s   Blk_read   Blk_wrtn",
+    "k": "Device             tps    kB_read/s    kB_wrtn/s    kB_dscd/s    kB_read    kB_wrtn    kB_dscd",
+    "m": "Device             tps    MB_read/s    MB_wrtn/s    MB_read    MB_wrtn",
+    "x9": "Device:         rrqm/s   wrqm/s     r/s     w/s   rsec/s   wsec/s avgrq-sz avgqu-sz   await  svctm  %util",
+    "x10": "Device:         rrqm/s   wrqm/s     r/s     w/s    rkB/s    wkB/s avgrq-sz avgqu-sz   await r_await w_await  svctm  %util",
+    "x12": "Device            r/s     rkB/s   rrqm/s  %rrqm r_await rareq-sz     w/s     wkB/s   wrqm/s  %wrqm w_await wareq-sz     d/s     dkB/s   drqm/s  %drqm d_await dareq-sz     f/s f_await  aqu-sz  %util",
+    "xm": "Device            r/s     w/s     rMB/s     wMB/s   rrqm/s   wrqm/s  %rrqm  %wrqm r_await w_await aqu-sz rareq-sz wareq-sz  svctm  %util",
+    "solx": "device       r/s    w/s   kr/s   kw/s wait actv  svc_t  %w  %b",
+    "solxn": "    r/s    w/s   kr/s   kw/s wait actv wsvc_t asvc_t  %w  %b device",
+}
+_IOSTAT_DEVICES = ["sda", "sdb1", "nvme0n1", "dm-0", "md127", "rbd0", "emcpowera"]
+_NFS = ["db07:/export/oradata", "nfs1:/vol/u02/", "sd3,a", "/dev/dsk/c0t0d0s0", "ssd@1"]
+
+
+def _iostat_capture(layout: str, reports: int, seed: int, *, cpu: bool = True) -> str:
+    """`reports` reports of one layout, values drawn from `seed` (invented, in iostat's shape)."""
+    rng = random.Random(seed)
+    header = _IOSTAT_LAYOUTS[layout]
+    solaris = layout.startswith("sol")
+    devices = (_NFS + _IOSTAT_DEVICES[:3]) if solaris else _IOSTAT_DEVICES
+    ncols = len(header.split()) - 1
+    out = [] if solaris else ["Linux 5.14.0 (db07)  11/25/2026  _x86_64_  (16 CPU)", ""]
+    for r in range(reports):
+        if solaris:
+            out.append("                    extended device statistics")
+        else:
+            out.append(f"11/25/2026 10:{r // 60 % 60:02d}:{r % 60:02d} AM")
+            if cpu:
+                w = rng.uniform(0, 30)
+                out += [
+                    "avg-cpu:  %user   %nice %system %iowait  %steal   %idle",
+                    f"          12.50    0.00    3.25    {w:.2f}    0.00   {84.25 - w:.2f}",
+                    "",
+                ]
+        out.append(header)
+        for dev in devices:
+            if layout == "x12" and rng.random() < 0.3:
+                continue  # -z: idle devices left out
+            vals = [f"{rng.uniform(0, 400):.2f}" for _ in range(ncols)]
+            if "%util" in header or "%b" in header:
+                vals[-1] = f"{rng.uniform(0, 100):.2f}"
+            row = "  ".join(vals)
+            out.append(f"{row}  {dev}" if layout == "solxn" else f"{dev:<14}{row}")
+        out.append("")
+    return "\n".join(out) + "\n"
+
+
+def test_iostat_core_on_generated_sysstat12_xt(tmp_path, monkeypatch, rows_read):
+    want = _same(_capture("iostat", tmp_path), monkeypatch)
+    assert '"format":"iostat"' in want
+    assert rows_read[0] > 300
+
+
+@pytest.mark.parametrize("layout", sorted(_IOSTAT_LAYOUTS))
+def test_iostat_every_layout(monkeypatch, rows_read, layout):
+    """Each header of the family, with and without avg-cpu, read the same with the core on;
+    the core reads the rows of every device-first layout."""
+    for cpu in (True, False):
+        want = _same(_iostat_capture(layout, 40, 7, cpu=cpu).encode(), monkeypatch)
+        assert '"format":"iostat"' in want
+    assert (rows_read[0] > 100) == (layout != "solxn")
+
+
+def test_iostat_layout_changes_and_snapshots(monkeypatch, rows_read):
+    """A second layout after the core ran (its sums go back to the Python reader), OSWatcher
+    `zzz` snapshots (each one's first report since boot), devices repeated without a header."""
+    text = _iostat_capture("x10", 30, 1)
+    text += "zzz ***Wed Nov 25 10:30:00 UTC 2026\n" + _iostat_capture("x10", 20, 2)
+    text += _iostat_capture("k", 20, 3)
+    text += "zzz ***Wed Nov 25 11:00:00 UTC 2026\n" + _iostat_capture("x12", 20, 4)
+    rows = [ln for ln in _iostat_capture("x10", 30, 5, cpu=False).split("\n") if ln[:2] == "sd"]
+    text += _IOSTAT_LAYOUTS["x10"] + "\n" + "\n".join(rows) + "\n"  # sda, sdb1, sda, ...
+    want = _same(text.encode(), monkeypatch)
+    assert '"format":"iostat"' in want
+    assert rows_read[0] > 300
+
+
+def _hostile_device_row(line: str, rng: random.Random) -> list[str]:
+    r = rng.randrange(16)
+    sub = lambda new: _VALUE.sub(new, line, count=1)  # noqa: E731
+    if r == 0:
+        return [sub("nan")]
+    if r == 1:
+        return [sub("123456789012345678901.5")]
+    if r == 2:
+        return [sub("1234567.123456789")]
+    if r == 3:
+        return [line.replace(".", ",")]  # a decimal comma
+    if r == 4:
+        return [sub("2,210")]  # a thousands group to pasted.number
+    if r == 5:
+        return [line[: rng.randrange(len(line) + 1)]]  # cut mid-way
+    if r == 6:
+        return [line.replace("  ", "\t")]
+    if r == 7:
+        return [line.replace(" ", "\u00a0", 2)]
+    if r == 8:
+        return [line + " °"]
+    if r == 9:
+        return [sub("-1.00")]
+    if r == 10:
+        return [re.sub(r"\S+$", "180.00", line)]  # %util past 150.5
+    if r == 11:
+        return [f"[oracle@db07 ~]$ {line}", f"# {line}", f"db07n1: {line}"][rng.randrange(3)]
+    if r == 12:
+        return [line, line]  # the same device again: a new report
+    if r == 13:
+        return [line[:20], line[20:]]  # wrapped
+    if r == 14:
+        return [f"Nov 25 10:00:0{rng.randrange(10)} db07 iostat[77]: {line}"]
+    return [re.sub(r"^\S+", rng.choice(["sd:", "9", "-x", "dévice", "sdevice1", "a" * 130]), line)]
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("layout", ["x12", "x10", "plain", "solx"])
+def test_iostat_hostile_rows(monkeypatch, rows_read, layout, seed):
+    rng = random.Random(seed)
+    out: list[str] = []
+    for line in _iostat_capture(layout, 60, seed).split("\n"):
+        if line[:1].isalpha() and line[:1] not in "Dda" and rng.random() < 0.2:
+            out += _hostile_device_row(line, rng)
+        else:
+            out.append(line)
+    want = _same("\n".join(out).encode(), monkeypatch)
+    assert '"format":"iostat"' in want
+    assert rows_read[0] > 100
+
+
+def test_corpus_iostat_repeated_into_long_captures(monkeypatch, rows_read):
+    """Each real iostat snippet repeated ten times: long enough for the fast path, so the core
+    reads the rows of every real layout (or leaves them, Solaris -xn, to the Python reader)."""
+    paths = [p for p in sorted(CORPUS.glob("*.txt")) if "iostat" in p.name]
+    paths += [p for p in OS_FIXTURES if "iostat" in p.name]
+    assert len(paths) >= 6
+    for path in paths:
+        lines = path.read_text(errors="replace").rstrip("\n").split("\n")
+        # from the first header on (a banner or command line again would start a new block)
+        at = next((i for i, ln in enumerate(lines) if "evice" in ln or "avg-cpu" in ln), len(lines))
+        body = "\n".join(lines[:at] + lines[at:] * 10) + "\n"
+        _same(body.encode(), monkeypatch)
+    assert rows_read[0] > 50

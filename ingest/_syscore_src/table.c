@@ -1,5 +1,5 @@
 /* ingest/_syscore_src/table.c: Table, the one row reader of the sysstat column tables (mpstat,
- * sar): the hot loop of a long capture, in C.
+ * sar, iostat's device rows): the hot loop of a long capture, in C.
  *
  * A sysstat data row is `clock [AM|PM] [key] value value ...`: the Python parser reads the
  * table's header and gives a Table the layout it found (how many values, whether a key column
@@ -20,6 +20,10 @@
  *           or the interval header `clock CPU %usr ...` repeated, which `tail` describes); a
  *           group's rows are added to the sums when the next group starts, as _Totals.add does.
  *           The parser hands its state over (load/open/put) and takes it back (export).
+ *   iostat: rows mode (rows_init): `device value ...` rows without a clock, each made into the
+ *           stored columns as _device_row and _derive make a row, and added at once to the
+ *           device's series; the parser opens the Table's report (report()) when a report it
+ *           knows will be counted starts, so a device seen twice ends the run (seen()).
  */
 #include "syscore.h"
 
@@ -45,6 +49,7 @@ typedef struct {
     int *order, norder; /* columns in the order first added (dict order of the Python store) */
     unsigned char *seen;
     int in_group;     /* grouped: 1 + its place in the open group, 0: not in it */
+    long long stamp;  /* rows mode: the report this key last had a row in (0: none) */
 } TKey;
 
 typedef struct {
@@ -66,6 +71,13 @@ typedef struct {
     char label[LABEL_MAX + 1];
     int label_n;
     long long groups, headers;
+    /* rows mode (iostat's device rows: `key value ...`, no clock): see Table_init */
+    int rows, nin, util, max_report, report_rows;
+    long long report;
+    unsigned char *skip;   /* nin: a column printed but not read */
+    double *fac;           /* nin: the factor to the canonical unit */
+    int *ops;              /* ncols * 5: how each stored column is made from the row */
+    unsigned char *colpts; /* ncols: the column keeps chart points */
 } Table;
 
 /* -- keys ------------------------------------------------------------------------------------- */
@@ -198,7 +210,7 @@ static int key_add(Table *t, int ki, const double *vals, const unsigned char *ha
             k->seen[c] = 1;
             k->order[k->norder++] = c;
         }
-        if (ser_add(&k->ser[c], vals[c], k->points) < 0) {
+        if (ser_add(&k->ser[c], vals[c], k->points && (!t->colpts || t->colpts[c])) < 0) {
             PyErr_NoMemory();
             return -1;
         }
@@ -392,6 +404,123 @@ static int header_line(Table *t, const unsigned char *s, Py_ssize_t e, Py_ssize_
     return 1;
 }
 
+/* -- rows mode: iostat's device rows ----------------------------------------------------------- */
+
+/* A device name as iostat's _DEV takes it and as nothing in pasted.unpaste would touch: ASCII
+ * [A-Za-z0-9_:/.@+~,-], starting with a letter, `_` or `/` (so not a number), not ending in `:`
+ * (a pdsh host prefix), without `evice` (the Python reader's header test). */
+static int dev_name(const unsigned char *s, Py_ssize_t n)
+{
+    if (n < 1 || n > 128)
+        return 0;
+    unsigned char c0 = s[0];
+    if (!(is_word(c0) && !is_digit(c0)) && c0 != '/')
+        return 0;
+    if (s[n - 1] == ':')
+        return 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char c = s[i];
+        if (!(is_word(c) || c == ':' || c == '/' || c == '.' || c == '@' || c == '+' || c == '~' ||
+              c == ',' || c == '-'))
+            return 0;
+    }
+    for (Py_ssize_t i = 0; i + 5 <= n; i++)
+        if (memcmp(s + i, "evice", 5) == 0)
+            return 0;
+    return 1;
+}
+
+/* One device row `key v1 .. v_nin` into the stored columns (iostat's _device_row and _derive,
+ * the same float operations in the same order). 1: read into out; 0: not one the core vouches
+ * for (the Python reader takes it: it may count it malformed). */
+static int device_row(Table *t, const unsigned char *l, Py_ssize_t n, Py_ssize_t *key_s,
+                      Py_ssize_t *key_n, double *out)
+{
+    double row[64];
+    Py_ssize_t i = skip_ws(l, 0, n);
+    Py_ssize_t ke = skip_tok(l, i, n);
+    if (ke >= n || !dev_name(l + i, ke - i))
+        return 0;
+    *key_s = i;
+    *key_n = ke - i;
+    i = skip_ws(l, ke, n);
+    int c = 0;
+    while (i < n && c < t->nin) {
+        double v;
+        Py_ssize_t ve = read_num(l, i, n, 2, 15, 15, &v);
+        if (ve < 0)
+            return 0;
+        row[c] = t->skip[c] ? 0.0 : v * t->fac[c];
+        if (!t->skip[c] && row[c] < 0)
+            return 0; /* the Python reader counts it malformed */
+        c++;
+        i = skip_ws(l, ve, n);
+    }
+    if (c != t->nin || i != n)
+        return 0;
+    if (t->util >= 0 && !(row[t->util] >= 0 && row[t->util] <= 100.5 + 50))
+        return 0;
+    if (!table_row(l, n, 1)) /* iostat's claims: what the detector hands over */
+        return 0;
+    for (int o = 0; o < t->ncols; o++) {
+        const int *op = t->ops + (size_t)o * 5;
+        switch (op[0]) {
+        case 0:
+        case 3:
+            out[o] = row[op[1]];
+            break;
+        case 1: {
+            double r = op[3] >= 0 ? row[op[3]] : 0.0, w = op[4] >= 0 ? row[op[4]] : 0.0;
+            double ra = row[op[1]], wa = row[op[2]];
+            out[o] = r + w > 0 ? (ra * r + wa * w) / (r + w) : (wa > ra ? wa : ra);
+            break;
+        }
+        default:
+            out[o] = (op[1] >= 0 ? row[op[1]] : 0.0) + (op[2] >= 0 ? row[op[2]] : 0.0);
+        }
+    }
+    return 1;
+}
+
+/* run() in rows mode: device rows of the open report until a line of any other shape, a device
+ * the report already has, a device past max_keys or a full report */
+static PyObject *rows_run(Table *t, const unsigned char *s, Py_ssize_t pos, Py_ssize_t endpos)
+{
+    double out[64];
+    long long taken = 0;
+    while (pos < endpos) {
+        const unsigned char *nl = memchr(s + pos, '\n', (size_t)(endpos - pos));
+        Py_ssize_t e = nl ? nl - s : endpos;
+        if (e - pos > t->max_line)
+            break;
+        Py_ssize_t le = e;
+        while (le > pos && s[le - 1] == '\r')
+            le--;
+        const unsigned char *l = s + pos;
+        Py_ssize_t n = le - pos, ks, kn;
+        int ok = 1;
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (!plain_byte(l[i])) {
+                ok = 0;
+                break;
+            }
+        if (!ok || t->report_rows >= t->max_report || !device_row(t, l, n, &ks, &kn, out))
+            break;
+        int ki = key_get(t, (const char *)l + ks, kn, 1);
+        if (ki == -1)
+            return PyErr_NoMemory();
+        if (ki == -2 || t->keys[ki].stamp == t->report)
+            break;
+        if (key_add(t, ki, out, NULL) < 0)
+            return NULL;
+        t->keys[ki].stamp = t->report;
+        t->report_rows++;
+        taken++;
+        pos = e + 1;
+    }
+    return Py_BuildValue("(nLOO)", pos, taken, Py_None, Py_None);
+}
+
 /* -- Table.run ---------------------------------------------------------------------------------- */
 
 /* run(text, pos, endpos) -> (pos, lines taken, first label or None, last label or None) */
@@ -411,6 +540,8 @@ static PyObject *Table_run(Table *t, PyObject *const *args, Py_ssize_t nargs)
     if (PyUnicode_KIND(text) != PyUnicode_1BYTE_KIND || pos < 0 || pos >= endpos)
         return Py_BuildValue("(niOO)", pos, 0, Py_None, Py_None);
     const unsigned char *s = PyUnicode_1BYTE_DATA(text);
+    if (t->rows)
+        return rows_run(t, s, pos, endpos);
     int ncols = t->ncols;
     double vals[64];
     long long taken = 0;
@@ -650,7 +781,31 @@ static PyObject *Table_add(Table *t, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     if (ki >= 0 && key_add(t, ki, vals, have) < 0)
         return NULL;
+    if (t->rows) { /* a row of the open report, read by the Python reader */
+        if (ki >= 0)
+            t->keys[ki].stamp = t->report;
+        t->report_rows++;
+    }
     return PyBool_FromLong(ki >= 0);
+}
+
+/* report(): rows mode: a new report opens (no key has a row in it yet) */
+static PyObject *Table_report(Table *t, PyObject *unused)
+{
+    t->report++;
+    t->report_rows = 0;
+    Py_RETURN_NONE;
+}
+
+/* seen(key): rows mode: does the open report have a row of this key? */
+static PyObject *Table_seen(Table *t, PyObject *key)
+{
+    Py_ssize_t n;
+    const char *p = PyUnicode_AsUTF8AndSize(key, &n);
+    if (p == NULL)
+        return NULL;
+    int ki = key_get(t, p, n, 0);
+    return PyBool_FromLong(ki >= 0 && t->keys[ki].stamp == t->report);
 }
 
 /* load(key, n, totals): a key's sums the Python reader had (mpstat's _Totals) */
@@ -821,20 +976,101 @@ static int float_seq(PyObject *seq, int n, double *out, double dflt)
     return 0;
 }
 
+/* rows = (factors, util, ops, colpoints, max_report): rows mode, iostat's device rows. factors:
+ * per printed value column its factor to the canonical unit, None: not read; util: the value
+ * column that must lie in 0-150.5 (-1: none); ops: per stored column (op, a, b, c, d) over the
+ * value columns (0 and 3: a; 1: c+d > 0 ? (a*c + b*d) / (c+d) : max(a, b); 2: a + b; -1: 0.0);
+ * colpoints: per stored column, whether it keeps chart points; max_report: rows a report keeps. */
+static int rows_init(Table *t, PyObject *rows)
+{
+    PyObject *factors, *ops, *colpoints;
+    if (!PyArg_ParseTuple(rows, "OiOOi", &factors, &t->util, &ops, &colpoints, &t->max_report))
+        return -1;
+    PyObject *ff = PySequence_Fast(factors, "factors"), *of = NULL, *cf = NULL;
+    if (ff == NULL)
+        return -1;
+    int nin = (int)PySequence_Fast_GET_SIZE(ff);
+    if (nin < 1 || nin > 64 || t->util >= nin) {
+        Py_DECREF(ff);
+        PyErr_SetString(PyExc_ValueError, "rows: 1-64 value columns");
+        return -1;
+    }
+    t->nin = nin;
+    t->skip = PyMem_Calloc((size_t)nin, 1);
+    t->fac = PyMem_Calloc((size_t)nin, sizeof(double));
+    t->ops = PyMem_Calloc((size_t)t->ncols * 5, sizeof(int));
+    t->colpts = PyMem_Calloc((size_t)t->ncols, 1);
+    if (!t->skip || !t->fac || !t->ops || !t->colpts) {
+        Py_DECREF(ff);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (int i = 0; i < nin; i++) {
+        PyObject *v = PySequence_Fast_GET_ITEM(ff, i);
+        t->skip[i] = v == Py_None;
+        t->fac[i] = v == Py_None ? 0.0 : PyFloat_AsDouble(v);
+        if (PyErr_Occurred())
+            goto fail;
+    }
+    of = PySequence_Fast(ops, "ops");
+    cf = PySequence_Fast(colpoints, "colpoints");
+    if (of == NULL || cf == NULL)
+        goto fail;
+    if (PySequence_Fast_GET_SIZE(of) != t->ncols || PySequence_Fast_GET_SIZE(cf) != t->ncols) {
+        PyErr_SetString(PyExc_ValueError, "rows: one op and one colpoints per column");
+        goto fail;
+    }
+    for (int o = 0; o < t->ncols; o++) {
+        int *op = t->ops + (size_t)o * 5;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(of, o), "iiiii", op, op + 1, op + 2,
+                              op + 3, op + 4))
+            goto fail;
+        for (int j = 1; j < 5; j++)
+            if (op[j] >= nin || op[j] < -1 || (op[j] >= 0 && t->skip[op[j]])) {
+                PyErr_SetString(PyExc_ValueError, "rows: an op reads a column not read");
+                goto fail;
+            }
+        if (op[0] < 0 || op[0] > 3 || (op[1] < 0 && op[0] != 2) ||
+            (op[0] == 1 && op[2] < 0)) {
+            PyErr_SetString(PyExc_ValueError, "rows: a bad op");
+            goto fail;
+        }
+        int pt = PyObject_IsTrue(PySequence_Fast_GET_ITEM(cf, o));
+        if (pt < 0)
+            goto fail;
+        t->colpts[o] = (unsigned char)pt;
+    }
+    if (t->util >= 0 && t->skip[t->util]) {
+        PyErr_SetString(PyExc_ValueError, "rows: util is not read");
+        goto fail;
+    }
+    Py_DECREF(ff);
+    Py_DECREF(of);
+    Py_DECREF(cf);
+    t->rows = 1;
+    t->report = 1;
+    return 0;
+fail:
+    Py_DECREF(ff);
+    Py_XDECREF(of);
+    Py_XDECREF(cf);
+    return -1;
+}
+
 /* Table(ncols, keyed, key_int, comma, grouped, points_mode, max_keys, max_group, check_clock,
- *       max_line, lo, hi, tail) */
+ *       max_line, lo, hi, tail[, rows]) */
 static int Table_init(Table *t, PyObject *args, PyObject *kw)
 {
     int ncols, keyed, key_int, comma, grouped, points_mode, max_keys, max_group, check_clock;
     Py_ssize_t max_line;
-    PyObject *lo, *hi, *tail;
+    PyObject *lo, *hi, *tail, *rows = Py_None;
     if (t->keys != NULL) {
         PyErr_SetString(PyExc_RuntimeError, "Table.__init__ called twice");
         return -1;
     }
-    if (!PyArg_ParseTuple(args, "ippipiiipnOOO", &ncols, &keyed, &key_int, &comma, &grouped,
+    if (!PyArg_ParseTuple(args, "ippipiiipnOOO|O", &ncols, &keyed, &key_int, &comma, &grouped,
                           &points_mode, &max_keys, &max_group, &check_clock, &max_line, &lo,
-                          &hi, &tail))
+                          &hi, &tail, &rows))
         return -1;
     if (ncols < 1 || ncols > 64 || max_keys < 1 || max_group < 1) {
         PyErr_SetString(PyExc_ValueError, "Table: 1-64 columns, max_keys and max_group >= 1");
@@ -894,6 +1130,8 @@ static int Table_init(Table *t, PyObject *args, PyObject *kw)
         }
         Py_DECREF(fast);
     }
+    if (rows != Py_None && rows_init(t, rows) < 0)
+        return -1;
     /* the key table exists from here on (and marks the object initialised) */
     t->capkeys = 16;
     t->keys = PyMem_Malloc(sizeof(TKey) * 16);
@@ -925,6 +1163,10 @@ static void Table_dealloc(Table *t)
         PyMem_Free(t->tail[i]);
     PyMem_Free(t->tail);
     PyMem_Free(t->tail_n);
+    PyMem_Free(t->skip);
+    PyMem_Free(t->fac);
+    PyMem_Free(t->ops);
+    PyMem_Free(t->colpts);
     Py_TYPE(t)->tp_free((PyObject *)t);
 }
 
@@ -939,6 +1181,8 @@ static PyMethodDef Table_methods[] = {
     {"put", (PyCFunction)(void (*)(void))Table_put, METH_FASTCALL,
      "put(key, values): a row of the open interval"},
     {"export", (PyCFunction)Table_export, METH_NOARGS, "the state, for the Python reader"},
+    {"report", (PyCFunction)Table_report, METH_NOARGS, "report(): rows mode, a new report"},
+    {"seen", (PyCFunction)Table_seen, METH_O, "seen(key): rows mode, a row in this report?"},
     {NULL}};
 
 static PyTypeObject TableType = {
@@ -949,7 +1193,7 @@ static PyTypeObject TableType = {
     .tp_init = (initproc)Table_init,
     .tp_dealloc = (destructor)Table_dealloc,
     .tp_methods = Table_methods,
-    .tp_doc = "the row reader of the sysstat column tables (mpstat, sar)",
+    .tp_doc = "the row reader of the sysstat column tables (mpstat, sar, iostat)",
 };
 
 int table_type_add(PyObject *m)

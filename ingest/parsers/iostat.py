@@ -20,13 +20,16 @@ from ingest.parsers.ostable import (
     Series,
     banner,
     banner_line,
+    clean,
     cleaned,
     command,
     findings,
     is_command_of,
+    native_table,
     num,
     numeric,
     r3,
+    series_of,
     table_row,
 )
 
@@ -166,24 +169,63 @@ def _cpu_header(tokens: list[str]) -> list[str] | None:
 
 
 class _Report:
-    __slots__ = ("label", "devices", "cpu", "boot")
+    __slots__ = ("label", "devices", "cpu", "boot", "counted", "native")
 
-    def __init__(self, label: str, boot: bool = False) -> None:
+    def __init__(self, label: str, boot: bool = False, counted: bool = False) -> None:
         self.label = label
         self.boot = boot  # the first report of a fresh iostat (after an OSWatcher marker)
-        self.devices: dict[str, dict[str, float]] = {}
+        # with the C core, a report known to be counted when it opens has its device rows
+        # added to the sums as they are read: `native` rows read by the core, and rows the
+        # Python reader read kept in `devices` as None (already added; the key still tells a
+        # device seen twice)
+        self.counted = counted
+        self.native = 0
+        self.devices: dict[str, dict[str, float] | None] = {}
         self.cpu: dict[str, float] | None = None
 
     def empty(self) -> bool:
-        return not self.devices and self.cpu is None
+        return not self.devices and self.cpu is None and not self.native
 
 
 _DEV_KEYS = ("r_s", "w_s", "tps", "rkb_s", "wkb_s", "await", "r_await", "w_await", "queue")
 _DEV_KEYS += ("util", "svctm", "rareq_kb", "wareq_kb", "avgrq_kb", "asvc", "wsvc", "actv")
+_CHARTED = ("await", "util")  # the columns whose series keep chart points
+
+
+def _native_layout(names: list[str | None]) -> tuple[list[str], list[tuple]] | None:
+    """(the stored columns in the order IostatParser._derive leaves a row's keys, how table.c
+    makes each from the printed values) for the C core's rows mode; None when a name repeats
+    (the row would keep the last one: left to the Python reader). Mirrors _derive: the core
+    tests compare the two on every layout of the fixtures and generated captures."""
+    read = [n for n in names if n is not None]
+    if len(set(read)) != len(read):
+        return None
+    at = {n: i for i, n in enumerate(names) if n is not None}
+
+    def col(name: str) -> int:
+        return at.get(name, -1)
+
+    out: list[tuple[str, tuple]] = [(n, (0, at[n], -1, -1, -1)) for n in read]
+    if "await" not in at:
+        if "r_await" in at and "w_await" in at:
+            out.append(("await", (1, at["r_await"], at["w_await"], col("r_s"), col("w_s"))))
+        elif "asvc" in at:
+            out.append(("await", (2, at["asvc"], col("wsvc"), -1, -1)))
+        elif "svc" in at:
+            out.append(("await", (3, at["svc"], -1, -1, -1)))
+    if "queue" not in at and ("actv" in at or "wait_q" in at):
+        out.append(("queue", (2, col("actv"), col("wait_q"), -1, -1)))
+    if "svctm" not in at and "asvc" in at:
+        out.append(("svctm", (3, at["asvc"], -1, -1, -1)))
+    out = [(n, op) for n, op in out if n not in ("svc", "wait_q", "pct_w")]
+    if not out or len(out) > 64 or len(names) > 64:
+        return None
+    return [n for n, _ in out], [op for _, op in out]
 
 
 class IostatParser(Parser):
     format: ClassVar[Format] = "iostat"
+    fast = True  # the C core reads a counted report's device rows (feed_run)
 
     def __init__(self) -> None:
         super().__init__()
@@ -206,6 +248,111 @@ class IostatParser(Parser):
         self.cpu: dict[str, Series] = {}
         self.pending_label = ""
         self.labels: list[str] = []
+        # the C core (ostable.native_table, rows mode): made for the first device header; the
+        # sums live in it while every header repeats that layout (another layout: they are
+        # taken back into self.dev and the Python reader goes on alone)
+        self.core = None
+        self.core_header: tuple | None = None
+        self.core_cols: list[str] = []
+        self.core_done = False
+        # header lines as pasted (raw) -> what _feed read them as: iostat prints the same
+        # `avg-cpu:` and `Device` lines above every report, and reading them again (cleaning,
+        # the command, banner and header tests) cost more than the core's rows; a line that
+        # reached a header branch once reaches it again (every test before is pure)
+        self.repeats: dict[str, tuple] = {}
+
+    def feed_run(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int]:
+        """Parser.feed_lines, with the device rows of a counted report read by the C core: each
+        line it stops at (a header, a stamp, avg-cpu, anything odd) goes through feed as
+        before, then the core reads on."""
+        if self.core is None:
+            return pos, 0  # line by line through the detector, as without the core
+        taken = 0
+        feed_one = self.feed_one
+        repeats = self.repeats
+        while pos < endpos:
+            core = self.core
+            cur = self.current
+            if (
+                core is not None
+                and cur is not None
+                and cur.counted
+                and self.partial is None
+                and not self.in_cpu
+                and self.header is self.core_header
+            ):
+                pos, n, _, _ = core.run(text, pos, endpos)
+                if n:
+                    taken += n
+                    cur.native += n
+                if pos >= endpos:
+                    break
+            nl = text.find("\n", pos, endpos)
+            end = endpos if nl < 0 else nl
+            line = text[pos:end].rstrip("\r")
+            if line in repeats:  # start_score said 2 for it (a header): feed_one's test
+                if not self.feed(line):
+                    break
+                pos = end + 1
+                taken += 1
+                continue
+            nxt = feed_one(text, pos, endpos, plain)
+            if nxt < 0:
+                break
+            pos = nxt
+            taken += 1
+        return pos, taken
+
+    def _use_header(self, header: tuple[str, int, list[str | None], list[float]]) -> None:
+        """The C core for the first device header (device first: the rows iostat's claims
+        vouch for); a later header of another layout ends it (its sums back into self.dev)."""
+        if self.core is not None:
+            if header[1:] == self.core_header[1:]:  # type: ignore[index]
+                self.core_header = header
+                return
+            self._core_back()
+        if self.core_done:
+            return
+        self.core_done = True
+        _, at, names, factors = header
+        layout = _native_layout(names) if at == 0 else None
+        if layout is None:
+            return
+        cols, ops = layout
+        util = names.index("util") if "util" in names else -1
+        self.core = native_table(
+            cols,
+            keyed=True,
+            bounds={},
+            points=1,
+            max_keys=MAX_DEVICES,
+            rows=(
+                [f if n is not None else None for n, f in zip(names, factors, strict=True)],
+                util,
+                ops,
+                [c in _CHARTED for c in cols],
+                MAX_DEVICES,
+            ),
+        )
+        if self.core is not None:
+            self.core_header = header
+            self.core_cols = cols
+            if self.current is not None and self.current.counted:
+                self.core.report()
+
+    def _core_back(self) -> None:
+        """The core's sums as self.dev (before another layout's rows come)."""
+        self.dev = self._core_series()
+        self.core = None
+        self.core_header = None
+
+    def _core_series(self) -> dict[str, dict[str, Series]]:
+        assert self.core is not None
+        cols = self.core_cols
+        return {
+            dev: {cols[c]: series_of(st, cols[c] in _CHARTED) for c, st in sts}
+            for dev, sts in self.core.export()[0]
+        }
 
     # -- detection ------------------------------------------------------------------------------
 
@@ -229,10 +376,15 @@ class IostatParser(Parser):
     def claims(cls, line: str) -> bool:
         """sysstat's banner continues this block even though mpstat would start on it: it is
         the top of this report (after its command line); feed refuses it once rows came. A
-        device row (a name, then numbers) or the avg-cpu numbers continue it too."""
+        device row (a name, then numbers), the avg-cpu numbers and `-t`'s stamp continue it
+        too."""
         if numeric(line) or table_row(line, 1) or line.startswith("zzz "):
             return True
-        return banner_line(line)
+        if banner_line(line):
+            return True
+        # `-t`'s stamp above each report: no other format starts on a date alone, and asking
+        # every one of them about each stamp was a third of a long capture's time
+        return ":" in line and _STAMP.match(clean(line).strip()) is not None
 
     # -- feeding --------------------------------------------------------------------------------
 
@@ -246,6 +398,8 @@ class IostatParser(Parser):
         return False
 
     def _feed(self, line: str) -> bool:
+        if self.partial is None and (seen := self.repeats.get(line)) is not None:
+            return self._header(*seen)
         got = cleaned(line)
         if got is None:
             return False
@@ -269,6 +423,8 @@ class IostatParser(Parser):
             and not text.startswith("avg-cpu")
         ):
             return self._device_row(tokens)  # the common line: a device row
+        if self.in_cpu and self.cpu_names and len(tokens) > 1 and numeric(text):
+            return self._cpu_row(tokens)  # what the tests below lead to for numbers only
         if cmd := command(text):
             if cmd[0] != "iostat" or self._has_data():
                 return False
@@ -295,22 +451,13 @@ class IostatParser(Parser):
             self.pending_label = text[3:].strip(" *<>")[:40]
             return True
         if names := _cpu_header(tokens):
-            if self.kind == "solaris":
-                return False
-            self.kind = "linux"
-            self.cpu_names = names
-            self.in_cpu = True
-            self._new_report()
-            return True
+            if len(self.repeats) < 64:
+                self.repeats[line] = ("cpu", names)
+            return self._header("cpu", names)
         if header := _device_header(tokens):
-            if self.kind and header[0] != self.kind:
-                return False
-            self.kind = header[0]
-            self.header = header
-            self.in_cpu = False
-            if self.current is None or self.current.devices:
-                self._new_report()
-            return True
+            if len(self.repeats) < 64 and "evice" in text:
+                self.repeats[line] = ("dev", header)
+            return self._header("dev", header)
         if _STAMP.match(text):
             self.pending_label = text[:40]
             return True
@@ -319,6 +466,26 @@ class IostatParser(Parser):
         if self.header is not None:
             return self._device_row(tokens)
         return False
+
+    def _header(self, kind: str, got) -> bool:
+        """An `avg-cpu:` header (got: its names) or a device header (got: _device_header's)."""
+        if kind == "cpu":
+            if self.kind == "solaris":
+                return False
+            self.kind = "linux"
+            self.cpu_names = got
+            self.in_cpu = True
+            self._new_report()
+            return True
+        if self.kind and got[0] != self.kind:
+            return False
+        self.kind = got[0]
+        self.header = got
+        self.in_cpu = False
+        if self.current is None or self.current.devices or self.current.native:
+            self._new_report()
+        self._use_header(got)
+        return True
 
     def _has_data(self) -> bool:
         return (
@@ -331,8 +498,16 @@ class IostatParser(Parser):
         self._commit()
         label = self.pending_label or f"report {len(self.labels) + 1}"
         self.pending_label = ""
-        self.current = _Report(label, boot=self.next_boot)
+        boot = self.next_boot
+        # _commit adds this report to the sums unless it is a fresh iostat's first or the
+        # capture's first (held until a second report shows it was since boot)
+        counted = not boot and bool(
+            self.snapshots or self.first is not None or self.dropped_first or self.reports
+        )
+        self.current = _Report(label, boot=boot, counted=counted)
         self.next_boot = False
+        if counted and self.core is not None:
+            self.core.report()
 
     def _commit(self) -> None:
         cur = self.current
@@ -359,7 +534,13 @@ class IostatParser(Parser):
         self.reports += 1
         if len(self.labels) < 500:
             self.labels.append(report.label)
+        core = self.core
         for dev, row in report.devices.items():
+            if row is None:
+                continue  # added as it was read
+            if core is not None:
+                core.add(dev, [row.get(c) for c in self.core_cols])
+                continue
             stats = self.dev.get(dev)
             if stats is None:
                 if len(self.dev) >= MAX_DEVICES:
@@ -432,12 +613,17 @@ class IostatParser(Parser):
         if self.current is None:
             self._new_report()
         assert self.current is not None
-        devices = self.current.devices
-        if device in devices:  # same device again without a header: a new report
-            self._new_report()
-            devices = self.current.devices
-        if len(devices) < MAX_DEVICES:
-            devices[device] = row
+        cur = self.current
+        if device in cur.devices or (cur.native and self.core.seen(device)):  # type: ignore[union-attr]
+            self._new_report()  # same device again without a header: a new report
+            cur = self.current
+        if len(cur.devices) + cur.native < MAX_DEVICES:
+            core = self.core
+            if cur.counted and core is not None and self.header is self.core_header:
+                core.add(device, [row.get(c) for c in self.core_cols])
+                cur.devices[device] = None
+            else:
+                cur.devices[device] = row
         return True
 
     @staticmethod
@@ -484,10 +670,15 @@ class IostatParser(Parser):
         )
         saved_dev = {d: dict(s) for d, s in self.dev.items()}
         saved_cpu = dict(self.cpu)
+        saved_core = self.core
         notes: list[str] = []
         try:
             self.labels = list(self.labels)
-            self.dev = {d: {k: _copy(s) for k, s in st.items()} for d, st in saved_dev.items()}
+            if saved_core is not None:  # the core's sums, as new Series the commit may add to
+                self.dev = self._core_series()
+                self.core = None
+            else:
+                self.dev = {d: {k: _copy(s) for k, s in st.items()} for d, st in saved_dev.items()}
             self.cpu = {k: _copy(s) for k, s in saved_cpu.items()}
             self._commit()
             since_boot_only = False
@@ -525,6 +716,7 @@ class IostatParser(Parser):
                 self.boot_reports,
             ) = saved
             self.dev, self.cpu = saved_dev, saved_cpu
+            self.core = saved_core
 
     def _facts(self, notes: list[str], since_boot_only: bool) -> tuple:
         facts: dict = {}

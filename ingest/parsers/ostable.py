@@ -245,20 +245,23 @@ def native_table(
     check_clock: bool = True,
     max_line: int = MAX_LINE,
     tail: list[str] | None = None,
+    rows: tuple | None = None,
 ):
     """A C Table (table.c) for a header's value columns, or None when the core is off or not
     built. `bounds`: the columns a row must keep in a range, else the row goes to the Python
     reader (which counts it malformed); `points`: chart points for every key (1), for the
     `all`/`-1` keys (2) or none (0); `comma`: a decimal comma is no number (0), any is (1,
     mpstat's _NUMBER), one is unless it looks like a thousands group (2, as pasted.number);
-    `tail`: the interval header's tokens after its clock (grouped, mpstat)."""
+    `tail`: the interval header's tokens after its clock (grouped, mpstat); `rows`: rows
+    mode, device rows `key value ...` without a clock (iostat: (factors, util, ops, colpoints,
+    max_report), table.c's rows_init says what each is)."""
     if not NATIVE or not columns or len(columns) > 64:
         return None
     lo = [bounds[c][0] if c in bounds else None for c in columns]
     hi = [bounds[c][1] if c in bounds else None for c in columns]
     return _syscore.Table(  # type: ignore[union-attr]
         len(columns), keyed, key_int, comma, grouped, points, max_keys, max_group,
-        check_clock, max_line, lo, hi, tail,
+        check_clock, max_line, lo, hi, tail, rows,
     )  # fmt: skip
 
 

@@ -126,7 +126,7 @@ REGISTRY: tuple[Registered, ...] = (
         ("CPU", "NODE", "Linux"),
         (
             Shape(
-                r"^\s*+(?:#+\s?|[A-Za-z][\w.-]{0,63}:\s+)?\s*+(?:[\d\s]++$|[^A-Z\s]*+"
+                r"^\s*+(?:#++\s?|[A-Za-z][\w.-]{0,63}:\s+)?\s*+(?:[\d\s]++$|[^A-Z\s]*+"
                 r"(?:C[^A-Z\s]*+P[^A-Z\s]*+U|S[^A-Z\s]*+E[^A-Z\s]*+T)[^A-Z\s]*+(?:\s|$))"
             ),
         ),

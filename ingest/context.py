@@ -19,13 +19,23 @@ _MARKETING = re.compile(
     r"(?<![+\w.])(8i|9i|1[01]g(?:R\d)?|12c(?:R\d)?|18c|19c|2[1-9]c|23ai)\b", re.I
 )
 _LONG_VERSION = re.compile(r"\b(\d{1,2}\.\d\.\d\.\d(?:\.\d{1,2})?)\b")
-_PLATFORM_HINTS = (
-    ("solaris", re.compile(r"\b(SunOS|Solaris|illumos|SPARC|sparcv9|pstack|truss|prstat|mdb)\b")),
+# (platform, regex, needles): every match of the regex contains one of its needles (the regexes
+# are case-sensitive), so a line holding none is not searched. Why: each regex was searched on
+# every line of a paste (a leading \b or look-behind defeats re's literal prefix scan), ~2 us a
+# line each, the largest part of reading a paste's prose; a substring test is ~50x cheaper.
+# tests/test_context_gates.py checks, on the corpus, that the gates change nothing.
+_PLATFORM_HINTS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
+    (
+        "solaris",
+        re.compile(r"\b(SunOS|Solaris|illumos|SPARC|sparcv9|pstack|truss|prstat|mdb)\b"),
+        ("SunOS", "Solaris", "illumos", "SPARC", "sparcv9", "pstack", "truss", "prstat", "mdb"),
+    ),
     (
         "linux",
         re.compile(r"\b(Linux|GNU/Linux|el[6789]|RHEL|Red Hat|Oracle Linux|Ubuntu|strace)\b"),
+        ("Linux", "el6", "el7", "el8", "el9", "RHEL", "Red Hat", "Ubuntu", "strace"),
     ),
-    ("aix", re.compile(r"\b(AIX)\b")),
+    ("aix", re.compile(r"\b(AIX)\b"), ("AIX",)),
     # what a capture's own lines say: RHEL's bash prompt, Linux-only paths and devices
     (
         "linux",
@@ -34,6 +44,7 @@ _PLATFORM_HINTS = (
             r"|(?<![\w/])(/proc/self/(?:fd|maps|status|mountinfo|cgroup)|/sys/(?:fs|devices|block|"
             r"kernel)/|/dev/(?:sd[a-z]|nvme\d|dm-\d|mapper/|shm/)|/lib64/|/etc/ld\.so\.)"
         ),
+        ("@", "/proc/self/", "/sys/", "/dev/", "/lib64/", "/etc/ld.so."),
     ),
     (
         "solaris",
@@ -41,9 +52,17 @@ _PLATFORM_HINTS = (
             r"(?<![\w/])(/devices/|/dev/r?dsk/c\d|/platform/|/usr/lib/sparcv9|/lib/libc\.so\.1\b"
             r"|/var/run/door/)"
         ),
+        (
+            "/devices/",
+            "/dev/",
+            "/platform/",
+            "/usr/lib/sparcv9",
+            "/lib/libc.so.1",
+            "/var/run/door/",
+        ),
     ),
-    ("hpux", re.compile(r"\b(HP-UX)\b")),
-    ("windows", re.compile(r"\b(Windows)\b")),
+    ("hpux", re.compile(r"\b(HP-UX)\b"), ("HP-UX",)),
+    ("windows", re.compile(r"\b(Windows)\b"), ("Windows",)),
 )
 _ORA = re.compile(r"\bORA-\d{5}\b")
 _PROCESS = re.compile(
@@ -51,6 +70,12 @@ _PROCESS = re.compile(
 )
 _PID = re.compile(r"(?:\bpid[ =:]+|-p\s+|\bprocess\s+|\bspid[ =:]+)(\d{2,9})\b", re.IGNORECASE)
 _SID = re.compile(r"\bsid[ =:]+(\d{1,6})\b", re.IGNORECASE)
+# Needles of the case-sensitive _PROCESS and _ORA (as for _PLATFORM_HINTS); every other regex
+# here needs a digit. _PID and _SID ignore case, so their needles are tested on ASCII lines only
+# (re's case-blind matching also folds a few non-ASCII letters, such as U+017F, onto s).
+_PROCESS_NEEDLES = ("tnslsnr", "ora_", "oracle", "sqlplus", "rman", "lsnrctl")
+_PID_NEEDLES = ("pid", "-p", "process")
+_DIGIT = re.compile(r"\d")
 
 PROSE_CAP = 16 * 1024
 # Prose scanned for context at most: people write a few KB around their evidence; megabytes of
@@ -89,26 +114,36 @@ class ContextExtractor:
             if self._scanned >= PROSE_SCAN_CAP:
                 return
             self._scanned += len(line) + 1
-        for m in _VERSION_NEAR_WORD.finditer(line):
-            self._add(self.versions, m.group(1).replace(" ", ""))
-        if prose:  # inside evidence, only versions next to a word like Release count
-            for rx in (_LONG_VERSION, _MARKETING):
-                for m in rx.finditer(line):
-                    self._add(self.versions, m.group(1))
-        for name, rx in _PLATFORM_HINTS:
+        digit = _DIGIT.search(line) is not None
+        if digit:
+            for m in _VERSION_NEAR_WORD.finditer(line):
+                self._add(self.versions, m.group(1).replace(" ", ""))
+            if prose:  # inside evidence, only versions next to a word like Release count
+                for rx in (_LONG_VERSION, _MARKETING):
+                    for m in rx.finditer(line):
+                        self._add(self.versions, m.group(1))
+        has = line.__contains__  # any(map(has, needles)): no generator frame per needle
+        for name, rx, needles in _PLATFORM_HINTS:
+            if not any(map(has, needles)):
+                continue
             m = rx.search(line)
             if m:
                 self.platforms[name] += 1
                 self._add(self.platform_hints, next(g for g in m.groups() if g))
-        for m in _ORA.finditer(line):
-            self._add(self.ora_errors, m.group(0))
-        for m in _PROCESS.finditer(line):
-            self._add(self.processes, m.group(1))
-        if prose:
-            for m in _PID.finditer(line):
-                self._add(self.pids, int(m.group(1)))
-            for m in _SID.finditer(line):
-                self._add(self.sids, int(m.group(1)))
+        if digit and "ORA-" in line:
+            for m in _ORA.finditer(line):
+                self._add(self.ora_errors, m.group(0))
+        if any(map(has, _PROCESS_NEEDLES)):
+            for m in _PROCESS.finditer(line):
+                self._add(self.processes, m.group(1))
+        if prose and digit:
+            low = line.lower() if line.isascii() else None
+            if low is None or any(map(low.__contains__, _PID_NEEDLES)):
+                for m in _PID.finditer(line):
+                    self._add(self.pids, int(m.group(1)))
+            if low is None or "sid" in low:
+                for m in _SID.finditer(line):
+                    self._add(self.sids, int(m.group(1)))
 
     def leaning(self) -> str | None:
         """The platform the hints so far point to, if one leads."""

@@ -40,7 +40,7 @@ from kb.bm25 import similar as _bm25_similar
 from kb.evaluate import evaluate, quick
 from kb.literals import grams, probe, rarest_grams
 from kb.models import Entry
-from kb.results import Match, SignatureOutcome
+from kb.results import ConditionOutcome, Match, SignatureOutcome
 from kb.sigindex import HELD, SignatureIndex, View
 from kb.sigindex import select as _select
 from kb.signatures import Signature, walk
@@ -91,6 +91,8 @@ class _Tried:
     cs: _Sig
     held: bool
     view: tuple[list[Block], Mapping, str]
+    # evaluate()'s leaf outcomes on `view` when choosing the view already built them
+    outcomes: list[ConditionOutcome] | None = None
 
 
 @dataclass
@@ -372,13 +374,25 @@ class Matcher:
     ) -> tuple[_Tried, int] | None:
         """The signature on its best view (held first, then most held leaves; the first view
         wins ties), and how many leaves held there: the view its explanation is built from.
-        With the index's verdict `known`, the first view reaching it is the one."""
+        With the index's verdict `known`, the first view reaching it is the one.
+
+        The first view is evaluated in full (evaluate(), whose leaf outcomes the explanation
+        needs) rather than only ranked (quick()): it is the chosen view most of the time, and
+        its outcomes are then kept instead of being evaluated a second time by _outcome. The
+        rank is the same either way (evaluate's held leaves, negation applied, are quick's
+        count: tests/test_matcher_prefilter.py). The outcomes are made here, per analysis,
+        and never cached: nothing is shared between two analyses."""
         views = self._sig_views(cs, evidence, full_text)
         if known is not None and len(views) == 1:
             return _Tried(cs=cs, held=known[0], view=views[0]), known[1]
         best: tuple[tuple[bool, int], tuple[list[Block], Mapping, str]] | None = None
-        for view in views:
-            held, n_held, _ = quick(cs.sig.when, view[1], view[2])
+        first: list[ConditionOutcome] | None = None
+        for k, view in enumerate(views):
+            if k == 0:
+                held, first = evaluate(cs.sig.when, view[1], view[2])
+                n_held = sum(1 for o in first if o.held)
+            else:
+                held, n_held, _ = quick(cs.sig.when, view[1], view[2])
             rank = (held, n_held)
             if best is None or rank > best[0]:
                 best = (rank, view)
@@ -386,12 +400,16 @@ class Matcher:
                 break
         if best is None:
             return None
-        return _Tried(cs=cs, held=best[0][0], view=best[1]), best[0][1]
+        kept = first if best[1] is views[0] else None
+        return _Tried(cs=cs, held=best[0][0], view=best[1], outcomes=kept), best[0][1]
 
     @staticmethod
     def _outcome(t: _Tried) -> SignatureOutcome:
         blocks, facts, text = t.view
-        held, outcomes = evaluate(t.cs.sig.when, facts, text)
+        if t.outcomes is not None:
+            held, outcomes = t.held, t.outcomes
+        else:
+            held, outcomes = evaluate(t.cs.sig.when, facts, text)
         return SignatureOutcome(
             name=t.cs.sig.name,
             weight=t.cs.sig.weight,
@@ -400,6 +418,21 @@ class Matcher:
             block_formats=sorted({b.format for b in blocks}) or ["text"],
             conditions=outcomes,
         )
+
+    def _identifiers(self, i: int) -> tuple[tuple[str, str], ...]:
+        """Entry i's searchable identifiers with their lowercase forms, for the mentions of a
+        shown match: walked once per entry and kept (they depend on the entry alone, which this
+        matcher never changes: an edit makes a new matcher), since walking every signature
+        tree of ten entries was a tenth of explaining them. A saved matcher is made without
+        __init__, hence the lazy dict."""
+        cache = self.__dict__.get("_ident_cache")
+        if cache is None:
+            cache = self.__dict__.setdefault("_ident_cache", {})
+        found = cache.get(i)
+        if found is None:
+            found = tuple((k, k.lower()) for k in self.entries[i].searchable_identifiers())
+            cache[i] = found
+        return found
 
     # -- scoring ------------------------------------------------------------------------------
 
@@ -574,8 +607,7 @@ class Matcher:
                 if c.held and c.observed not in evidence_lines:
                     evidence_lines.append(c.observed)
         tried = [outcomes[id(t)] for t in es.tried]
-        entry = self.entries[i]
-        mentions = [k for k in entry.searchable_identifiers() if k.lower() in s.order][:6]
+        mentions = [k for k, low in self._identifiers(i) if low in s.order][:6]
         return explained(
             Match(
                 id=entry_id,
@@ -981,7 +1013,10 @@ def _write_arrays(f, arrays: Mapping[str, np.ndarray], doc: Mapping) -> None:
 
 def _read_arrays(path: Path) -> tuple[dict[str, np.ndarray], dict]:
     """What _write_arrays wrote: read-only views into the mapped file, and the document."""
-    mm = np.memmap(path, dtype=np.uint8, mode="r")
+    # A plain ndarray over the mapping (the memmap stays alive as its base): np.memmap's
+    # subclass hooks ran on every index and slice of every array an analysis reads (~2 us
+    # each, thousands per analysis at 10,000 entries); the pages are still read on demand.
+    mm = np.memmap(path, dtype=np.uint8, mode="r").view(np.ndarray)
     if mm[: len(_MAGIC)].tobytes() != _MAGIC:
         raise ValueError("not a saved KB")
     size = int.from_bytes(mm[len(_MAGIC) : len(_MAGIC) + 8].tobytes(), "little")

@@ -812,12 +812,19 @@ def block_values(block: Block) -> dict[str, object]:
 def _top_device(facts: Mapping) -> str | None:
     """The device a command should look at: the largest key of the block's first table keyed by
     device (in catalogue order, which lists latency before counts)."""
-    for name, spec in FACTS.items():
-        if spec.keyed_by == "device" and name in facts:
+    for name in _device_facts():
+        if name in facts:
             top = top_key(facts.get(name))
             if top:
                 return top
     return None
+
+
+@lru_cache(maxsize=1)
+def _device_facts() -> tuple[str, ...]:
+    """The catalogue's device-keyed facts, in its order. Read once: the catalogue does not change
+    after it is loaded, and walking all of it for every block was ~10 % of a seed analysis."""
+    return tuple(name for name, spec in FACTS.items() if spec.keyed_by == "device")
 
 
 # The stack parser labels a stack from its header: 'pid 1234: cmd' (pstack, core), 'PID 1234 - x'

@@ -234,3 +234,61 @@ def test_the_cli_reader_trusts_the_file_only_at_the_databases_newest_revision(tm
     (data / "index" / FILE_NAME).unlink()
     assert search_data_dir(data, parse_query("shmdt")) is None
     assert search_data_dir(tmp_path / "nothing-here", parse_query("shmdt")) is None
+
+
+def test_an_edit_sequence_updates_the_file_in_place_and_scores_as_whoosh_does(tmp_path):
+    """The file keeps what scores are made of (weights, length bytes, per-segment postings),
+    so an edit updates it in place (the same file, not a rewrite) and every score is computed
+    at query time: after single-entry adds, changes and deletes over several commits (new
+    segments, deletions in old ones, whoosh's merges of the small ones) every answer and every
+    score is still whoosh's."""
+    docs = synthetic_docs(260)
+    ix = _index(tmp_path, docs[:200])
+    path = ix.dir / FILE_NAME
+    inode = path.stat().st_ino
+    rng = random.Random(11)
+    live = {d.id: d for d in docs[:200]}
+    steps = []
+    for n, doc in enumerate(docs[200:212]):
+        steps.append(("add", doc))
+        if n % 2 == 0:
+            steps.append(("change", live[rng.choice(sorted(live))]))
+        if n % 3 == 0:
+            steps.append(("delete", live[rng.choice(sorted(live))]))
+    segment_counts = set()
+    for rev, (what, doc) in enumerate(steps, start=1):
+        stamp = Stamp(store_id="t", rev=200 + rev)
+        if what == "add":
+            ix.apply([doc], [], stamp)
+            live[doc.id] = doc
+        elif what == "change":
+            changed = doc.model_copy(update={"title": doc.title + " storm shmdt", "keywords": []})
+            ix.apply([changed], [], stamp)
+            live[doc.id] = changed
+        else:
+            ix.apply([], [doc.id], stamp)
+            del live[doc.id]
+        assert path.stat().st_ino == inode, "an edit rewrote the whole file"
+        segment_counts.add(len(ix._current_searcher().leaf_searchers()))
+        if rev % 4 == 0 or rev == len(steps):
+            assert _same_as_whoosh(ix, QUERIES + WEB_QUERIES[:6], pages=(1,)) > 0
+    found = _file(ix)
+    assert found.stamp["rev"] == 200 + len(steps)
+    assert sorted(found.stored_ids(found.ids_in_order()).values()) == sorted(live)
+    # several segments came and went (a merge happened: fewer segments than commits)
+    assert max(segment_counts) > 1 and max(segment_counts) < len(steps)
+    ix.close()
+
+
+def test_a_file_opened_before_an_edit_answers_nothing_after_it(tmp_path):
+    """A writer updates the file in place: an already open reader of the old commit sees that
+    the file moved on and answers None (its caller asks whoosh), never a mix of the two."""
+    docs = synthetic_docs(130)
+    ix = _index(tmp_path, docs[:120])
+    old = SearchFile.open(ix.dir / FILE_NAME)
+    assert old is not None and old.search(parse_query("shmdt")) is not None
+    ix.apply(docs[120:], [docs[0].id], Stamp(store_id="t", rev=130))
+    assert old.search(parse_query("shmdt")) is None
+    old.close()
+    assert _same_as_whoosh(ix, QUERIES[:8], pages=(1,)) > 0
+    ix.close()

@@ -291,11 +291,12 @@ class SearchIndex:
         self._file_key = None  # read it on the next search
 
     def _write_search_file(
-        self, ix: Any, where: Path, stamp: Stamp | None, held: Any = None
+        self, ix: Any, where: Path, stamp: Stamp | None, held: Any = None, stored: Any = None
     ) -> None:
         searcher = ix.searcher()
         try:
-            write_search_file(searcher, where, stamp.model_dump_json() if stamp else "{}", held)
+            stamp_json = stamp.model_dump_json() if stamp else "{}"
+            write_search_file(searcher, where, stamp_json, held, stored)
         finally:
             searcher.close()
 
@@ -429,7 +430,10 @@ class SearchIndex:
         finally:
             if collecting:
                 gc.enable()
-        self._write_search_file(ix, where, stamp, bulk.kept if bulk is not None else None)
+        if bulk is not None:
+            self._write_search_file(ix, where, stamp, bulk.kept, bulk.kept_stored)
+        else:
+            self._write_search_file(ix, where, stamp)
         _write_stamp(where, stamp)
         return count
 

@@ -675,6 +675,9 @@ class BulkWriter:
         # commit for the search file (write_search_file's `held`); None when any went to the pool
         self.keep_fields: frozenset[str] = frozenset()
         self.kept: dict[str, dict[bytes, tuple[Any, Any]]] | None = None
+        # each document's stored fields by docnum, as whoosh stores them (kept when keep_fields
+        # is set: the search file's documents without reading the stored column back)
+        self.kept_stored: list[dict[str, Any]] = []
         self._freqs = [pack_uint(n) for n in range(64)]  # Frequency's value for n
 
     def add(self, fields: dict[str, Any]) -> None:
@@ -689,6 +692,7 @@ class BulkWriter:
             if name not in schema:
                 raise UnknownFieldError(f"No field named {name!r} in {schema}")
         perdoc.start_doc(docnum)
+        stored: dict[str, Any] = {}
         try:
             for name in fieldnames:
                 value = fields.get(name)
@@ -717,6 +721,8 @@ class BulkWriter:
                             self._post(name, tbytes, docnum, weight, vbytes)
                 customval = fields.get(f"_stored_{name}", value)
                 perdoc.add_field(name, field, customval if field.stored else None, length)
+                if field.stored and customval is not None:  # what add_field stores
+                    stored[name] = customval
                 column = field.column_type
                 if column and customval is not None:
                     perdoc.add_column_value(name, column, field.to_column_value(customval))
@@ -724,6 +730,8 @@ class BulkWriter:
             perdoc.cancel_doc()
             raise
         perdoc.finish_doc()
+        if self.keep_fields:
+            self.kept_stored.append(stored)
         w._added = True
         w.docnum += 1
 
@@ -983,11 +991,14 @@ _SCHEMA_SQL = (
     "CREATE TABLE IF NOT EXISTS docs (seg TEXT NOT NULL, local INTEGER NOT NULL, id TEXT NOT NULL,"
     " stored TEXT NOT NULL, PRIMARY KEY (seg, local)) WITHOUT ROWID",
     # per segment, field and word: every posting of the segment (deleted documents included,
-    # as whoosh keeps them until a merge): docnums in the segment, weights as whoosh stores
-    # them (32-bit floats), the documents' field-length bytes; facets have docnums only
+    # as whoosh keeps them until a merge): docnums in the segment and weights as whoosh stores
+    # them (32-bit floats); facets have docnums only
     "CREATE TABLE IF NOT EXISTS postings (seg TEXT NOT NULL, field TEXT NOT NULL,"
-    " term TEXT NOT NULL, docs BLOB NOT NULL, weights BLOB NOT NULL, lengths BLOB NOT NULL,"
+    " term TEXT NOT NULL, docs BLOB NOT NULL, weights BLOB NOT NULL,"
     " PRIMARY KEY (seg, field, term)) WITHOUT ROWID",
+    # per segment and scored field: each document's field-length byte (whoosh's column)
+    "CREATE TABLE IF NOT EXISTS lengths (seg TEXT NOT NULL, field TEXT NOT NULL,"
+    " bytes BLOB NOT NULL, PRIMARY KEY (seg, field)) WITHOUT ROWID",
     # per segment: its deleted docnums
     "CREATE TABLE IF NOT EXISTS deleted (seg TEXT PRIMARY KEY, docs BLOB NOT NULL)",
 )
@@ -1017,6 +1028,7 @@ def write_search_file(
     where: Path,
     stamp_json: str,
     held: dict[str, dict[bytes, tuple[Any, Any]]] | None = None,
+    stored: list[dict[str, Any]] | None = None,
 ) -> bool:
     """Write kb.search_file's file for the commit `searcher` reads into the directory `where`.
 
@@ -1031,7 +1043,8 @@ def write_search_file(
     replays.
 
     `held` (BulkWriter.kept, a rebuild's postings still in memory: field -> word -> (docnums,
-    weights)) saves decoding every posting block again."""
+    weights)) saves decoding every posting block again, and `stored` (BulkWriter.kept_stored,
+    its documents' stored fields by docnum) reading the stored column back."""
     from kb.search_file import FIELD_BOOSTS, FILE_NAME, FORMAT
 
     path = where / FILE_NAME
@@ -1064,8 +1077,8 @@ def write_search_file(
         conn.execute("BEGIN")
         leaves = _segment_readers(searcher)
         for reader in leaves:
-            kept = held if held is not None and len(leaves) == 1 else None
-            _insert_segment(conn, reader, kept)
+            fresh = held is not None and len(leaves) == 1 and not reader.has_deletions()
+            _insert_segment(conn, reader, held if fresh else None, stored if fresh else None)
         _write_totals(conn, searcher, stamp_json, analyzers, FORMAT)
         conn.execute("COMMIT")
     except BaseException:
@@ -1100,7 +1113,7 @@ def _update_search_file(
             seg = _segment_id(reader)
             now.add(seg)
             if seg not in old:
-                _insert_segment(conn, reader, None)
+                _insert_segment(conn, reader, None, None)
                 continue
             gone = set(reader.deleted_docs_set) - old_deleted.get(seg, set())
             if gone:
@@ -1108,7 +1121,7 @@ def _update_search_file(
                     "DELETE FROM docs WHERE seg = ? AND local = ?", ((seg, d) for d in gone)
                 )
         for seg in old - now:
-            for table in ("docs", "postings", "deleted"):
+            for table in ("docs", "postings", "lengths", "deleted"):
                 conn.execute(f"DELETE FROM {table} WHERE seg = ?", (seg,))
         _write_totals(conn, searcher, stamp_json, analyzers, fmt)
         conn.execute("COMMIT")
@@ -1157,25 +1170,33 @@ def _unpack_ids(blob: bytes) -> array:
 
 
 def _insert_segment(
-    conn: Any, reader: Any, held: dict[str, dict[bytes, tuple[Any, Any]]] | None
+    conn: Any,
+    reader: Any,
+    held: dict[str, dict[bytes, tuple[Any, Any]]] | None,
+    stored: list[dict[str, Any]] | None,
 ) -> None:
     """Rows of one whoosh segment: its live documents' stored fields, every posting of every
-    scored field (weight and field-length byte), every facet value's documents."""
+    scored field (docnum and weight) and the field's length bytes, every facet value's
+    documents."""
     from kb.search_file import SCORED_FIELDS
     from kb.search_query import FACETS
 
     seg = _segment_id(reader)
     deleted = reader.deleted_docs_set if reader.has_deletions() else frozenset()
+    if stored is None or len(stored) != reader.doc_count_all():
+        docs: Any = reader.iter_docs()
+    else:
+        docs = enumerate(stored)
     conn.executemany(
         "INSERT INTO docs VALUES (?, ?, ?, ?)",
         (
             (
                 seg,
                 docnum,
-                stored["id"],
-                json.dumps({k: v for k, v in stored.items() if k != "digest"}),
+                fields_["id"],
+                json.dumps({k: v for k, v in fields_.items() if k != "digest"}),
             )
-            for docnum, stored in reader.iter_docs()
+            for docnum, fields_ in docs
             if docnum not in deleted
         ),
     )
@@ -1183,12 +1204,13 @@ def _insert_segment(
         lengths = _segment_lengths(reader, name)
         if lengths is None:
             raise Unsupported("a field-length column this does not read")
+        conn.execute("INSERT INTO lengths VALUES (?, ?, ?)", (seg, name, lengths))
         if held is not None and name in held:
             terms: Any = held[name].items()
         else:
             terms = ((t, _raw_postings(reader, name, t)) for t in reader.lexicon(name))
         conn.executemany(
-            "INSERT INTO postings VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO postings VALUES (?, ?, ?, ?, ?)",
             (
                 (
                     seg,
@@ -1196,14 +1218,13 @@ def _insert_segment(
                     tbytes.decode("utf-8"),
                     array("I", ids).tobytes(),
                     array("f", weights).tobytes(),  # as the block stores them: 32-bit
-                    bytes(map(lengths.__getitem__, ids)),
                 )
                 for tbytes, (ids, weights) in terms
             ),
         )
     for name in FACETS:
         conn.executemany(
-            "INSERT INTO postings VALUES (?, ?, ?, ?, '', '')",
+            "INSERT INTO postings VALUES (?, ?, ?, ?, '')",
             (
                 (
                     seg,

@@ -236,7 +236,10 @@ class SearchFile:
         self._masks: dict[str, dict[str, int]] | None = None
         self._ids: list[int] | None = None
         self._lock = threading.Lock()
-        self._reading = threading.Lock()  # one search's read transaction at a time
+        self._reading = threading.Lock()
+        self._length_bytes: dict[
+            tuple[int, str], bytes
+        ] = {}  # one search's read transaction at a time
 
     @classmethod
     def open(cls, path: Path, cache_postings: int = CACHE_POSTINGS) -> SearchFile | None:
@@ -299,17 +302,16 @@ class SearchFile:
         (kb.bm25: the same operations on the same floats): the word's idf over every segment's
         postings (deleted documents count until a merge, as in whoosh), the field's average
         length over every document, the posting's weight and its document's length byte."""
-        mine: tuple[bytes, bytes, bytes] | None = None
+        mine: tuple[bytes, bytes] | None = None
         df = 0
         fetch = self._conn.execute
         for n, sid in enumerate(self.segment_ids):
             row = fetch(
-                "SELECT docs, weights, lengths FROM postings WHERE seg = ? AND field = ?"
-                " AND term = ?",
+                "SELECT docs, weights FROM postings WHERE seg = ? AND field = ? AND term = ?",
                 (sid, fieldname, text),
             ).fetchone()
             if row is not None:
-                df += len(row[2])
+                df += len(row[0]) >> 2
                 if n == seg:
                     mine = row
         if mine is None:
@@ -317,20 +319,33 @@ class SearchFile:
         docs = _ids(mine[0])
         weights = array("f")
         weights.frombytes(mine[1])
-        lengths = mine[2]
+        lengths = self._lengths(seg, fieldname)
         term_idf = bm25.idf(self.doc_count_all, df)
         avgfl = self.field_lengths[fieldname] / (self.doc_count_all or 1) or 1
         offset, deleted = self.segments[seg][0], self._deleted[seg]
         memo: dict[tuple[float, int], float] = {}
         table: dict[int, float] = {}
-        for d, w, lb in zip(docs, weights, lengths, strict=True):
+        for d, w in zip(docs, weights, strict=True):
             if d in deleted:
                 continue
+            lb = lengths[d] if d < len(lengths) else 0  # past the column's end: whoosh's 0
             sc = memo.get((w, lb))
             if sc is None:
                 sc = memo[(w, lb)] = bm25.bm25(term_idf, w, _LENGTH_OF_BYTE[lb], avgfl)
             table[offset + d] = sc
-        return table, len(lengths)
+        return table, len(docs)
+
+    def _lengths(self, seg: int, fieldname: str) -> bytes:
+        """Segment `seg`'s field-length bytes of `fieldname`, one per docnum in the segment."""
+        key = (seg, fieldname)
+        found = self._length_bytes.get(key)
+        if found is None:
+            row = self._conn.execute(
+                "SELECT bytes FROM lengths WHERE seg = ? AND field = ?",
+                (self.segment_ids[seg], fieldname),
+            ).fetchone()
+            found = self._length_bytes[key] = row[0] if row is not None else b""
+        return found
 
     def _global(self, seg_ids: Iterable[tuple[str, int]]) -> list[int]:
         """(segment id, docnum in it) pairs as whoosh's docnums, deleted ones left out."""

@@ -292,3 +292,17 @@ def test_a_file_opened_before_an_edit_answers_nothing_after_it(tmp_path):
     old.close()
     assert _same_as_whoosh(ix, QUERIES[:8], pages=(1,)) > 0
     ix.close()
+
+
+def test_a_rebuilds_documents_are_the_ones_whoosh_stored(starter, synth_1k):
+    """A rebuild writes the file's documents from what the bulk writer kept, not from the
+    stored column read back: they must be whoosh's stored fields exactly (less the digest)."""
+    for ix in (starter, synth_1k):
+        found = _file(ix)
+        reader = ix._current_searcher().reader()
+        theirs = {
+            d: {k: v for k, v in stored.items() if k != "digest"}
+            for d, stored in reader.iter_docs()
+        }
+        assert found.stored(sorted(theirs)) == theirs
+        assert found.stored_ids(sorted(theirs)) == {d: s["id"] for d, s in theirs.items()}

@@ -21,6 +21,7 @@ import json
 import math
 import os
 import shutil
+import sqlite3
 from collections.abc import Iterable
 from contextlib import suppress
 from functools import lru_cache
@@ -297,6 +298,10 @@ class SearchIndex:
         try:
             stamp_json = stamp.model_dump_json() if stamp else "{}"
             write_search_file(searcher, where, stamp_json, held, stored)
+        except (OSError, sqlite3.Error):
+            # the index is written; a file that could not be (a full disk) is another commit's
+            # and never read: whoosh answers until a later write or open makes it
+            return
         finally:
             searcher.close()
 

@@ -48,7 +48,7 @@ from whoosh.matching import (
 from whoosh.scoring import BM25F, WeightLengthScorer
 from whoosh.system import pack_uint
 from whoosh.util import make_weighted_tree
-from whoosh.util.numeric import byte_to_length
+from whoosh.util.numeric import byte_to_length, length_to_byte
 from whoosh.writing import SegmentWriter, UnknownFieldError
 
 from kb.search_file import OPERATOR_WORDS, PLAIN_QUERY, mask_of
@@ -1081,6 +1081,11 @@ def write_search_file(
             _insert_segment(conn, reader, held if fresh else None, stored if fresh else None)
         _write_totals(conn, searcher, stamp_json, analyzers, FORMAT)
         conn.execute("COMMIT")
+    except Unsupported:  # a segment this cannot read: no file (whoosh answers)
+        conn.close()
+        tmp.unlink(missing_ok=True)
+        path.unlink(missing_ok=True)
+        return False
     except BaseException:
         conn.close()
         tmp.unlink(missing_ok=True)
@@ -1202,8 +1207,11 @@ def _insert_segment(
     )
     for name in SCORED_FIELDS:
         lengths = _segment_lengths(reader, name)
-        if lengths is None:
-            raise Unsupported("a field-length column this does not read")
+        if lengths is None:  # no column (no document has the field) or another codec
+            lengths = bytes(
+                length_to_byte(reader.doc_field_length(d, name, 0))
+                for d in range(reader.doc_count_all())
+            )
         conn.execute("INSERT INTO lengths VALUES (?, ?, ?)", (seg, name, lengths))
         if held is not None and name in held:
             terms: Any = held[name].items()

@@ -323,16 +323,19 @@ class SearchFile:
         term_idf = bm25.idf(self.doc_count_all, df)
         avgfl = self.field_lengths[fieldname] / (self.doc_count_all or 1) or 1
         offset, deleted = self.segments[seg][0], self._deleted[seg]
+        if docs and docs[-1] >= len(lengths):  # past the column's end whoosh reads 0
+            lengths = lengths + bytes(docs[-1] + 1 - len(lengths))
+        # a score depends only on (weight, length byte): each distinct pair scored once, the
+        # per-posting work left to C (zip, map, dict)
+        keys = list(zip(weights, map(lengths.__getitem__, docs), strict=True))
         memo: dict[tuple[float, int], float] = {}
-        table: dict[int, float] = {}
-        for d, w in zip(docs, weights, strict=True):
-            if d in deleted:
-                continue
-            lb = lengths[d] if d < len(lengths) else 0  # past the column's end: whoosh's 0
-            sc = memo.get((w, lb))
-            if sc is None:
-                sc = memo[(w, lb)] = bm25.bm25(term_idf, w, _LENGTH_OF_BYTE[lb], avgfl)
-            table[offset + d] = sc
+        for key in set(keys):
+            memo[key] = bm25.bm25(term_idf, key[0], _LENGTH_OF_BYTE[key[1]], avgfl)
+        scores = map(memo.__getitem__, keys)
+        pairs = zip(map(offset.__add__, docs) if offset else docs, scores, strict=True)
+        table = dict(pairs)
+        for d in deleted.intersection(docs) if deleted else ():
+            del table[offset + d]
         return table, len(docs)
 
     def _lengths(self, seg: int, fieldname: str) -> bytes:

@@ -314,7 +314,7 @@ class SearchFile:
                 df += len(row[0]) >> 2
                 if n == seg:
                     mine = row
-        if mine is None:
+        if mine is None or not mine[0]:
             return {}, 0
         docs = _ids(mine[0])
         weights = array("f")
@@ -327,11 +327,20 @@ class SearchFile:
             lengths = lengths + bytes(docs[-1] + 1 - len(lengths))
         # a score depends only on (weight, length byte): each distinct pair scored once, the
         # per-posting work left to C (zip, map, dict)
-        keys = list(zip(weights, map(lengths.__getitem__, docs), strict=True))
-        memo: dict[tuple[float, int], float] = {}
-        for key in set(keys):
-            memo[key] = bm25.bm25(term_idf, key[0], _LENGTH_OF_BYTE[key[1]], avgfl)
-        scores = map(memo.__getitem__, keys)
+        lbs = bytes(map(lengths.__getitem__, docs))
+        w0 = weights[0]
+        scores: Any
+        if weights.count(w0) == len(weights):  # the usual case: one weight, scored per byte
+            by_lb = [0.0] * 256
+            for lb in set(lbs):
+                by_lb[lb] = bm25.bm25(term_idf, w0, _LENGTH_OF_BYTE[lb], avgfl)
+            scores = map(by_lb.__getitem__, lbs)
+        else:
+            keys = list(zip(weights, lbs, strict=True))
+            memo: dict[tuple[float, int], float] = {}
+            for key in set(keys):
+                memo[key] = bm25.bm25(term_idf, key[0], _LENGTH_OF_BYTE[key[1]], avgfl)
+            scores = map(memo.__getitem__, keys)
         pairs = zip(map(offset.__add__, docs) if offset else docs, scores, strict=True)
         table = dict(pairs)
         for d in deleted.intersection(docs) if deleted else ():
@@ -404,13 +413,18 @@ class SearchFile:
         return self._ids
 
     def _docs_column(self, docnums: list[int], column: str) -> dict[int, Any]:
-        out = {}
+        by_seg: dict[str, dict[int, int]] = {}
         for d in docnums:
-            row = self._conn.execute(
-                f"SELECT {column} FROM docs WHERE seg = ? AND local = ?", self._local(d)
-            ).fetchone()
-            if row is not None:
-                out[d] = row[0]
+            sid, local = self._local(d)
+            by_seg.setdefault(sid, {})[local] = d
+        out = {}
+        for sid, locals_ in by_seg.items():
+            marks = ",".join("?" * len(locals_))
+            for local, value in self._conn.execute(
+                f"SELECT local, {column} FROM docs WHERE seg = ? AND local IN ({marks})",
+                (sid, *locals_),
+            ):
+                out[locals_[local]] = value
         return out
 
     def stored(self, docnums: list[int]) -> dict[int, dict[str, Any]]:

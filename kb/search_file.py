@@ -538,14 +538,20 @@ class SearchFile:
         the words are plain but no entry has them all (whoosh's OR of them answers)."""
         with self._reading:
             conn = self._conn
-            conn.execute("BEGIN")  # one snapshot for the whole search
             try:
-                (key,) = conn.execute("SELECT value FROM meta WHERE key = 'index_key'").fetchone()
-                if key != self.index_key:
-                    return None
-                return self._search(parsed, page=page, per_page=per_page, limits=limits)
-            finally:
-                conn.execute("COMMIT")
+                conn.execute("BEGIN")  # one snapshot for the whole search
+                try:
+                    row = conn.execute("SELECT value FROM meta WHERE key = 'index_key'").fetchone()
+                    if row is None or row[0] != self.index_key:
+                        return None
+                    return self._search(parsed, page=page, per_page=per_page, limits=limits)
+                finally:
+                    if conn.in_transaction:
+                        conn.execute("COMMIT")
+            except sqlite3.Error:
+                # a writer holding the file past the busy timeout, a crashed writer's journal
+                # this read-only connection cannot roll back: whoosh answers this one
+                return None
 
     def _search(
         self,

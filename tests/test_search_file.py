@@ -323,3 +323,24 @@ def test_an_edit_whose_segment_lacks_a_field_keeps_the_file(tmp_path):
     assert _file(ix).stamp["rev"] == 133
     assert _same_as_whoosh(ix, QUERIES + ("shmdt storm", "names"), pages=(1,)) > 0
     ix.close()
+
+
+def test_a_file_a_writer_holds_answers_nothing_rather_than_failing(tmp_path):
+    """A writer holding the file (another process's edit, longer than the reader's busy
+    timeout) makes a search answer None, so whoosh answers it: never an error."""
+    import sqlite3
+
+    ix = _index(tmp_path, synthetic_docs(40))
+    found = SearchFile.open(ix.dir / FILE_NAME)
+    assert found is not None and found.search(parse_query("shmdt")) is not None
+    found._conn.execute("PRAGMA busy_timeout = 50")
+    writer = sqlite3.connect(ix.dir / FILE_NAME, isolation_level=None)
+    writer.execute("BEGIN EXCLUSIVE")
+    try:
+        assert found.search(parse_query("shmdt")) is None
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    assert found.search(parse_query("shmdt")) is not None
+    found.close()
+    ix.close()

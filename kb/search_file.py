@@ -219,6 +219,7 @@ class SearchFile:
                 self.segments.append((offset, count, count - len(gone), bool(gone)))
                 offset += count
             self.nbits = offset
+            self._starts = [seg[0] for seg in self.segments]
             # whoosh's global statistics: documents incl. deleted, each field's summed length
             self.doc_count_all = offset
             self.field_lengths: dict[str, int] = json.loads(meta["field_lengths"])
@@ -370,7 +371,7 @@ class SearchFile:
         return out
 
     def _local(self, docnum: int) -> tuple[str, int]:
-        n = bisect_right([seg[0] for seg in self.segments], docnum) - 1
+        n = bisect_right(self._starts, docnum) - 1
         return self.segment_ids[n], docnum - self.segments[n][0]
 
     def facet_docs(self) -> dict[str, dict[str, frozenset[int]]]:

@@ -25,11 +25,13 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # numpy, pydantic and kb.index_docs are imported where used: kb.search_file
+    # reads the constants and the scoring function below with the standard library only
+    import numpy as np
 
-from kb.index_docs import entry_keys, query_keys
-from kb.models import Entry
+    from kb.models import Entry
 
 # whoosh's BM25F defaults and the `identifiers` field's boost (kb/index.py's schema)
 B = 0.75
@@ -39,6 +41,17 @@ FIELD_BOOST = 1.0
 
 # whoosh.util.numeric's length table: round((1.033 ** n - 1) * 27) for each byte n
 _LENGTHS = [int(round((1.033**n - 1) * 27)) for n in range(256)]
+
+
+def bm25(idf: float, tf: float, fl: int, avgfl: float) -> float:
+    """whoosh.scoring.bm25 with the default B and K1, the same operations in the same order
+    (so the same float): kb.search_file scores the search file's postings with it."""
+    return idf * ((tf * (K1 + 1)) / (tf + K1 * ((1 - B) + B * fl / avgfl)))
+
+
+def idf(doc_count_all: int, doc_frequency: int) -> float:
+    """whoosh's WeightingModel.idf: every document counts, deleted ones included."""
+    return math.log(doc_count_all / (doc_frequency + 1)) + 1
 
 
 def stored_length(length: int) -> int:
@@ -69,6 +82,8 @@ class IdentifierStats:
 
     @classmethod
     def build(cls, keys_per_entry: Sequence[Sequence[str]]) -> IdentifierStats:
+        import numpy as np
+
         postings: dict[str, list[tuple[int, int]]] = {}
         exact = []
         for i, keys in enumerate(keys_per_entry):
@@ -92,6 +107,8 @@ class IdentifierStats:
 
     @classmethod
     def of_entries(cls, entries: Sequence[Entry]) -> IdentifierStats:
+        from kb.index_docs import entry_keys
+
         return cls.build([entry_keys(e) for e in entries])
 
     def parts(self) -> tuple[dict[str, np.ndarray], list[str]]:
@@ -128,6 +145,10 @@ def similar(
     rebuilt index), divided by the best. `layers` are statistics with the position of their
     first entry in `ids` (a saved KB, then an update's changed entries); `live` marks the
     entries that count (None: all)."""
+    import numpy as np
+
+    from kb.index_docs import query_keys
+
     terms = query_keys(identifiers)
     if not terms or not ids:
         return {}
@@ -158,13 +179,10 @@ def similar(
         df = sum(len(h[0]) for h in hits)
         if not df:
             continue
-        idf = math.log(n_docs / (df + 1)) + 1
+        term_idf = idf(n_docs, df)
         for docs, tf, flen in hits:
-            weight = tf * FIELD_BOOST
             found_docs.append(docs)
-            found_scores.append(
-                idf * ((weight * (K1 + 1)) / (weight + K1 * ((1 - B) + B * flen / avgfl)))
-            )
+            found_scores.append(bm25(term_idf, tf * FIELD_BOOST, flen, avgfl))  # arrays: per entry
     if not found_docs:
         return {}
     scores = np.bincount(

@@ -21,6 +21,7 @@ import json
 import math
 import os
 import shutil
+import sqlite3
 from collections.abc import Iterable
 from contextlib import suppress
 from functools import lru_cache
@@ -291,11 +292,16 @@ class SearchIndex:
         self._file_key = None  # read it on the next search
 
     def _write_search_file(
-        self, ix: Any, where: Path, stamp: Stamp | None, held: Any = None
+        self, ix: Any, where: Path, stamp: Stamp | None, held: Any = None, stored: Any = None
     ) -> None:
         searcher = ix.searcher()
         try:
-            write_search_file(searcher, where, stamp.model_dump_json() if stamp else "{}", held)
+            stamp_json = stamp.model_dump_json() if stamp else "{}"
+            write_search_file(searcher, where, stamp_json, held, stored)
+        except (OSError, sqlite3.Error):
+            # the index is written; a file that could not be (a full disk) is another commit's
+            # and never read: whoosh answers until a later write or open makes it
+            return
         finally:
             searcher.close()
 
@@ -429,7 +435,10 @@ class SearchIndex:
         finally:
             if collecting:
                 gc.enable()
-        self._write_search_file(ix, where, stamp, bulk.kept if bulk is not None else None)
+        if bulk is not None:
+            self._write_search_file(ix, where, stamp, bulk.kept, bulk.kept_stored)
+        else:
+            self._write_search_file(ix, where, stamp)
         _write_stamp(where, stamp)
         return count
 

@@ -45,10 +45,10 @@ from whoosh.matching import (
     UnionMatcher,
     WrappingMatcher,
 )
-from whoosh.scoring import WeightLengthScorer
+from whoosh.scoring import BM25F, WeightLengthScorer
 from whoosh.system import pack_uint
 from whoosh.util import make_weighted_tree
-from whoosh.util.numeric import byte_to_length
+from whoosh.util.numeric import byte_to_length, length_to_byte
 from whoosh.writing import SegmentWriter, UnknownFieldError
 
 from kb.search_file import OPERATOR_WORDS, PLAIN_QUERY, mask_of
@@ -675,6 +675,9 @@ class BulkWriter:
         # commit for the search file (write_search_file's `held`); None when any went to the pool
         self.keep_fields: frozenset[str] = frozenset()
         self.kept: dict[str, dict[bytes, tuple[Any, Any]]] | None = None
+        # each document's stored fields by docnum, as whoosh stores them (kept when keep_fields
+        # is set: the search file's documents without reading the stored column back)
+        self.kept_stored: list[dict[str, Any]] = []
         self._freqs = [pack_uint(n) for n in range(64)]  # Frequency's value for n
 
     def add(self, fields: dict[str, Any]) -> None:
@@ -689,6 +692,7 @@ class BulkWriter:
             if name not in schema:
                 raise UnknownFieldError(f"No field named {name!r} in {schema}")
         perdoc.start_doc(docnum)
+        stored: dict[str, Any] = {}
         try:
             for name in fieldnames:
                 value = fields.get(name)
@@ -717,6 +721,8 @@ class BulkWriter:
                             self._post(name, tbytes, docnum, weight, vbytes)
                 customval = fields.get(f"_stored_{name}", value)
                 perdoc.add_field(name, field, customval if field.stored else None, length)
+                if field.stored and customval is not None:  # what add_field stores
+                    stored[name] = customval
                 column = field.column_type
                 if column and customval is not None:
                     perdoc.add_column_value(name, column, field.to_column_value(customval))
@@ -724,6 +730,8 @@ class BulkWriter:
             perdoc.cancel_doc()
             raise
         perdoc.finish_doc()
+        if self.keep_fields:
+            self.kept_stored.append(stored)
         w._added = True
         w.docnum += 1
 
@@ -964,23 +972,80 @@ def _analyzer_spec(field: Any) -> dict[str, Any] | None:
     }
 
 
+def _weighting_ok(weighting: Any) -> bool:
+    """The file keeps what scores are made of and kb.search_file scores them with kb.bm25's
+    copy of whoosh's BM25F: only whoosh's default BM25F (no per-field B) is replayed."""
+    from kb import bm25
+
+    return (
+        type(weighting) is BM25F
+        and weighting.B == bm25.B
+        and weighting.K1 == bm25.K1
+        and not weighting._field_B
+    )
+
+
+_SCHEMA_SQL = (
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    # the live documents, by whoosh segment id and docnum within that segment
+    "CREATE TABLE IF NOT EXISTS docs (seg TEXT NOT NULL, local INTEGER NOT NULL, id TEXT NOT NULL,"
+    " stored TEXT NOT NULL, PRIMARY KEY (seg, local)) WITHOUT ROWID",
+    # per segment, field and word: every posting of the segment (deleted documents included,
+    # as whoosh keeps them until a merge): docnums in the segment and weights as whoosh stores
+    # them (32-bit floats); facets have docnums only
+    "CREATE TABLE IF NOT EXISTS postings (seg TEXT NOT NULL, field TEXT NOT NULL,"
+    " term TEXT NOT NULL, docs BLOB NOT NULL, weights BLOB NOT NULL,"
+    " PRIMARY KEY (seg, field, term)) WITHOUT ROWID",
+    # per segment and scored field: each document's field-length byte (whoosh's column)
+    "CREATE TABLE IF NOT EXISTS lengths (seg TEXT NOT NULL, field TEXT NOT NULL,"
+    " bytes BLOB NOT NULL, PRIMARY KEY (seg, field)) WITHOUT ROWID",
+    # per segment: its deleted docnums
+    "CREATE TABLE IF NOT EXISTS deleted (seg TEXT PRIMARY KEY, docs BLOB NOT NULL)",
+)
+
+
+def _segment_id(reader: Any) -> str:
+    segment = reader.segment() if hasattr(reader, "segment") else None
+    if segment is None:
+        raise Unsupported("a reader that is not one whoosh segment")
+    return str(segment.segment_id())
+
+
+def _segment_readers(searcher: Any) -> list[Any]:
+    """The readers of the commit's whoosh segments with documents, in docnum order (an empty
+    index has one reader of no segment: none)."""
+    out = []
+    for sub, _offset in searcher.leaf_searchers():
+        reader = sub.reader()
+        if reader.doc_count_all() == 0:  # no documents, no rows (whoosh's EmptyReader)
+            continue
+        out.append(reader)
+    return out
+
+
 def write_search_file(
     searcher: Any,
     where: Path,
     stamp_json: str,
     held: dict[str, dict[bytes, tuple[Any, Any]]] | None = None,
+    stored: list[dict[str, Any]] | None = None,
 ) -> bool:
-    """Write kb.search_file's file for the commit `searcher` reads into the directory `where`
-    (written beside, then renamed over the old one). Every posting of every scored field gets
-    the score whoosh's own scorer gives it (kb.index_fast._drain_blocks, the fast path's reader
-    of posting blocks), so the reader only adds them up. False, with no file left, when the
-    schema's analysis is not one the reader replays.
+    """Write kb.search_file's file for the commit `searcher` reads into the directory `where`.
+
+    What a score is made of is kept, not the score (which changes with every document added
+    anywhere): per posting its weight and its document's field-length byte, per field the
+    summed length, per word (read at query time) its postings per segment. whoosh never
+    rewrites a segment, only marks its deleted documents until a merge replaces it, so the file
+    is kept by segment: an existing file of this index is updated in place (rows of segments
+    that went away deleted, new segments' rows added, deletions and totals rewritten), which
+    costs what the edit costs; otherwise it is written beside and renamed over the old one.
+    False, with no file left, when the schema's analysis or the weighting is not one the reader
+    replays.
 
     `held` (BulkWriter.kept, a rebuild's postings still in memory: field -> word -> (docnums,
-    weights)) saves decoding every posting block again: each posting is then scored by the same
-    scorer from its weight and its document's field length."""
-    from kb.search_file import FIELD_BOOSTS, FILE_NAME, FORMAT, SCORED_FIELDS
-    from kb.search_query import FACETS
+    weights)) saves decoding every posting block again, and `stored` (BulkWriter.kept_stored,
+    its documents' stored fields by docnum) reading the stored column back."""
+    from kb.search_file import FIELD_BOOSTS, FILE_NAME, FORMAT
 
     path = where / FILE_NAME
     schema = searcher.schema
@@ -991,102 +1056,36 @@ def write_search_file(
             path.unlink(missing_ok=True)
             return False
         specs[name] = spec
-    weighting = searcher.weighting
+    if not _weighting_ok(searcher.weighting):
+        path.unlink(missing_ok=True)
+        return False
+    analyzers = json.dumps(specs, sort_keys=True)
+    if path.is_file() and held is None:
+        try:
+            if _update_search_file(searcher, path, stamp_json, analyzers, FORMAT):
+                return True
+        except (sqlite3.Error, Unsupported, ValueError, KeyError):
+            pass  # written whole below
     tmp = where / f".{FILE_NAME}.{os.getpid()}.tmp"
     tmp.unlink(missing_ok=True)
     conn = sqlite3.connect(tmp)
     try:
         conn.execute("PRAGMA journal_mode = OFF")
         conn.execute("PRAGMA synchronous = OFF")
-        conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-        conn.execute(
-            "CREATE TABLE docs (docnum INTEGER PRIMARY KEY, id TEXT NOT NULL, stored TEXT NOT NULL)"
-        )
-        conn.execute(
-            "CREATE TABLE postings (field TEXT NOT NULL, term TEXT NOT NULL, docs BLOB NOT NULL,"
-            " scores BLOB NOT NULL, dfs BLOB NOT NULL, PRIMARY KEY (field, term)) WITHOUT ROWID"
-        )
-        leaves = searcher.leaf_searchers()
-        segments = []
-        for sub, offset in leaves:
-            r = sub.reader()
-            segments.append((offset, r.doc_count_all(), r.doc_count(), bool(r.has_deletions())))
+        for sql in _SCHEMA_SQL:
+            conn.execute(sql)
         conn.execute("BEGIN")
-        conn.executemany(
-            "INSERT INTO meta VALUES (?, ?)",
-            [
-                ("format", str(FORMAT)),
-                ("stamp", stamp_json),
-                ("index_key", index_key(searcher)),
-                ("analyzers", json.dumps(specs)),
-                ("segments", json.dumps(segments)),
-            ],
-        )
-        reader = searcher.reader()
-        conn.executemany(
-            "INSERT INTO docs VALUES (?, ?, ?)",
-            (
-                (
-                    docnum,
-                    stored["id"],
-                    json.dumps({k: v for k, v in stored.items() if k != "digest"}),
-                )
-                for docnum, stored in reader.iter_docs()
-            ),
-        )
-        nseg = len(leaves)
-        for name in SCORED_FIELDS:
-            # word -> (docnum -> score, document frequency per segment: whoosh's estimates)
-            terms: dict[bytes, tuple[dict[int, float], array]] = {}
-            if (
-                held is not None
-                and name in held
-                and len(leaves) == 1
-                and not reader.has_deletions()
-            ):
-                rows = _held_rows(leaves[0][0], name, held[name], weighting)
-                if rows is not None:
-                    conn.executemany("INSERT INTO postings VALUES (?, ?, ?, ?, ?)", rows)
-                    continue
-            for n, (sub, offset) in enumerate(leaves):
-                sub_reader = sub.reader()
-                lengths = _segment_lengths(sub_reader, name)
-                for term in sub_reader.lexicon(name):
-                    found = terms.get(term)
-                    if found is None:
-                        found = terms[term] = ({}, array("I", bytes(4 * nseg)))
-                    found[1][n] = sub_reader.doc_frequency(name, term)
-                    m = sub.postings(name, term, weighting=weighting)
-                    scores = _drain_blocks(m, lengths, 1.0)
-                    if scores is None:
-                        scores = _drain(m)
-                    found[0].update((d + offset, sc) for d, sc in scores.items())
-            conn.executemany(
-                "INSERT INTO postings VALUES (?, ?, ?, ?, ?)",
-                (
-                    (
-                        name,
-                        term.decode("utf-8"),
-                        array("I", sorted(table)).tobytes(),
-                        array("d", (table[d] for d in sorted(table))).tobytes(),
-                        dfs.tobytes(),
-                    )
-                    for term, (table, dfs) in terms.items()
-                ),
-            )
-        for name in FACETS:
-            rows = []
-            for term in reader.lexicon(name):
-                docs = term_docs(searcher, name, term)
-                if docs is None:
-                    docs = frozenset(
-                        searcher.docs_for_query(query.Term(name, term.decode("utf-8")))
-                    )
-                if docs:
-                    docs_bytes = array("I", sorted(docs)).tobytes()
-                    rows.append((name, term.decode("utf-8"), docs_bytes, b"", b""))
-            conn.executemany("INSERT INTO postings VALUES (?, ?, ?, ?, ?)", rows)
+        leaves = _segment_readers(searcher)
+        for reader in leaves:
+            fresh = held is not None and len(leaves) == 1 and not reader.has_deletions()
+            _insert_segment(conn, reader, held if fresh else None, stored if fresh else None)
+        _write_totals(conn, searcher, stamp_json, analyzers, FORMAT)
         conn.execute("COMMIT")
+    except Unsupported:  # a segment this cannot read: no file (whoosh answers)
+        conn.close()
+        tmp.unlink(missing_ok=True)
+        path.unlink(missing_ok=True)
+        return False
     except BaseException:
         conn.close()
         tmp.unlink(missing_ok=True)
@@ -1096,52 +1095,182 @@ def write_search_file(
     return True
 
 
-_LENGTH_OF_BYTE = [byte_to_length(b) for b in range(256)]
+def _update_search_file(
+    searcher: Any, path: Path, stamp_json: str, analyzers: str, fmt: int
+) -> bool:
+    """The file at `path` brought up to `searcher`'s commit in place, in one transaction
+    (readers see the old commit or the new, never half); False when it is not a file this can
+    update (another format or analysis: written whole)."""
+    conn = sqlite3.connect(path, timeout=30.0, isolation_level=None)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        if int(meta.get("format", -1)) != fmt or meta.get("analyzers") != analyzers:
+            conn.execute("ROLLBACK")
+            return False
+        old = {seg for seg, _count in json.loads(meta["segments"])}
+        old_deleted = {
+            seg: set(_unpack_ids(blob))
+            for seg, blob in conn.execute("SELECT seg, docs FROM deleted")
+        }
+        now = set()
+        for reader in _segment_readers(searcher):
+            seg = _segment_id(reader)
+            now.add(seg)
+            if seg not in old:
+                _insert_segment(conn, reader, None, None)
+                continue
+            gone = set(reader.deleted_docs_set) - old_deleted.get(seg, set())
+            if gone:
+                conn.executemany(
+                    "DELETE FROM docs WHERE seg = ? AND local = ?", ((seg, d) for d in gone)
+                )
+        for seg in old - now:
+            for table in ("docs", "postings", "lengths", "deleted"):
+                conn.execute(f"DELETE FROM {table} WHERE seg = ?", (seg,))
+        _write_totals(conn, searcher, stamp_json, analyzers, fmt)
+        conn.execute("COMMIT")
+        return True
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    finally:
+        conn.close()
 
 
-def _held_rows(
-    sub: Any, name: str, terms: dict[bytes, tuple[Any, Any]], weighting: Any
-) -> list[tuple[str, str, bytes, bytes, bytes]] | None:
-    """The search file's rows of field `name` from a fresh one-segment index's postings as the
-    bulk writer held them (docnums ascending, weights as written): each distinct (weight,
-    field length) scored once by whoosh's own scorer, as _drain_blocks scores a block. None
-    when the scorer or the length column is not the kind this knows (the blocks are read)."""
-    lengths = _segment_lengths(sub.reader(), name)
-    if lengths is None:
-        return None
-    rows = []
-    for tbytes, (ids, weights) in terms.items():
-        scorer = weighting.scorer(sub, name, tbytes)
-        if (
-            not isinstance(scorer, WeightLengthScorer)
-            or type(scorer).score is not WeightLengthScorer.score
-        ):
-            return None
-        score = scorer._score
-        memo: dict[tuple[float, int], float] = {}
-        get = memo.get
-        out = []
-        for docnum, weight in zip(ids, weights, strict=True):
-            # the block stores weights as 32-bit floats: read back as whoosh reads them
-            key = (_F32(weight), lengths[docnum])
-            sc = get(key)
-            if sc is None:
-                sc = memo[key] = score(key[0], _LENGTH_OF_BYTE[key[1]])
-            out.append(sc)
-        rows.append(
+def _write_totals(conn: Any, searcher: Any, stamp_json: str, analyzers: str, fmt: int) -> None:
+    """The small rows every commit changes: stamp, which commit, the segments in order with
+    their document counts and deletions, each scored field's summed length (whoosh's
+    avg_field_length is it over the document count, deleted documents included)."""
+    from kb.search_file import SCORED_FIELDS
+
+    reader = searcher.reader()
+    segments = []
+    conn.execute("DELETE FROM deleted")
+    for r in _segment_readers(searcher):
+        seg = _segment_id(r)
+        segments.append((seg, r.doc_count_all()))
+        if r.has_deletions():
+            deleted = array("I", sorted(r.deleted_docs_set)).tobytes()
+            conn.execute("INSERT INTO deleted VALUES (?, ?)", (seg, deleted))
+    lengths = {name: int(reader.field_length(name)) for name in SCORED_FIELDS}
+    conn.executemany(
+        "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+        [
+            ("format", str(fmt)),
+            ("stamp", stamp_json),
+            ("index_key", index_key(searcher)),
+            ("analyzers", analyzers),
+            ("segments", json.dumps(segments)),
+            ("field_lengths", json.dumps(lengths)),
+        ],
+    )
+
+
+def _unpack_ids(blob: bytes) -> array:
+    out = array("I")
+    out.frombytes(blob)
+    return out
+
+
+def _insert_segment(
+    conn: Any,
+    reader: Any,
+    held: dict[str, dict[bytes, tuple[Any, Any]]] | None,
+    stored: list[dict[str, Any]] | None,
+) -> None:
+    """Rows of one whoosh segment: its live documents' stored fields, every posting of every
+    scored field (docnum and weight) and the field's length bytes, every facet value's
+    documents."""
+    from kb.search_file import SCORED_FIELDS
+    from kb.search_query import FACETS
+
+    seg = _segment_id(reader)
+    deleted = reader.deleted_docs_set if reader.has_deletions() else frozenset()
+    if stored is None or len(stored) != reader.doc_count_all():
+        docs: Any = reader.iter_docs()
+    else:
+        docs = enumerate(stored)
+    conn.executemany(
+        "INSERT INTO docs VALUES (?, ?, ?, ?)",
+        (
             (
-                name,
-                tbytes.decode("utf-8"),
-                array("I", ids).tobytes(),
-                array("d", out).tobytes(),
-                array("I", [len(ids)]).tobytes(),
+                seg,
+                docnum,
+                fields_["id"],
+                json.dumps({k: v for k, v in fields_.items() if k != "digest"}),
             )
+            for docnum, fields_ in docs
+            if docnum not in deleted
+        ),
+    )
+    for name in SCORED_FIELDS:
+        lengths = _segment_lengths(reader, name)
+        if lengths is None:  # no column (no document has the field) or another codec
+            lengths = bytes(
+                length_to_byte(reader.doc_field_length(d, name, 0))
+                for d in range(reader.doc_count_all())
+            )
+        conn.execute("INSERT INTO lengths VALUES (?, ?, ?)", (seg, name, lengths))
+        if held is not None and name in held:
+            terms: Any = held[name].items()
+        else:
+            terms = ((t, _raw_postings(reader, name, t)) for t in reader.lexicon(name))
+        conn.executemany(
+            "INSERT INTO postings VALUES (?, ?, ?, ?, ?)",
+            (
+                (
+                    seg,
+                    name,
+                    tbytes.decode("utf-8"),
+                    array("I", ids).tobytes(),
+                    array("f", weights).tobytes(),  # as the block stores them: 32-bit
+                )
+                for tbytes, (ids, weights) in terms
+            ),
         )
-    return rows
+    for name in FACETS:
+        conn.executemany(
+            "INSERT INTO postings VALUES (?, ?, ?, ?, '')",
+            (
+                (
+                    seg,
+                    name,
+                    tbytes.decode("utf-8"),
+                    array("I", _raw_postings(reader, name, tbytes)[0]).tobytes(),
+                )
+                for tbytes in reader.lexicon(name)
+            ),
+        )
 
 
-def _F32(value: float) -> float:
-    return array("f", (value,))[0]
+def _raw_postings(reader: Any, name: str, tbytes: bytes) -> tuple[list[int], list[float]]:
+    """Every posting of a word in one segment, deleted documents included: (docnums,
+    weights), a block at a time for whoosh's own posting lists."""
+    m = reader.postings(name, tbytes)
+    if type(m) is FilterMatcher and m._exclude:
+        m = m.child
+    ids: list[int] = []
+    weights: list[float] = []
+    if type(m) is W3LeafMatcher:
+        while m.is_active():
+            if m._ids is None:
+                if m._data is None:
+                    m._read_data()
+                m._ids = m._data[0] if m._byteids else tuple(accumulate(m._data[0]))
+            if m._weights is None:
+                m._read_weights()
+            ids += m._ids[m._i :]
+            weights += m._weights[m._i :]
+            m._i = m._blocklength
+            m._next_block()
+        return ids, weights
+    while m.is_active():
+        ids.append(m.id())
+        weights.append(m.weight())
+        m.next()
+    return ids, weights
 
 
 def _segment_lengths(reader: Any, fieldname: str) -> bytes | None:

@@ -34,12 +34,13 @@ import re
 import sqlite3
 import threading
 from array import array
-from bisect import bisect_left, insort
+from bisect import bisect_right, insort
 from collections import OrderedDict
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from kb import bm25
 from kb.index_snippets import Marker, hit, porter_stem
 from kb.search_query import (
     FACETS,
@@ -52,7 +53,7 @@ from kb.search_query import (
 )
 
 FILE_NAME = "perfkb-search.sqlite3"
-FORMAT = 1  # bump when the file's layout changes: another number is never read
+FORMAT = 2  # bump when the file's layout changes: another number is never read
 # Bump when the schema or what goes into a document changes: a different number forces a rebuild.
 INDEX_SCHEMA_VERSION = 3
 
@@ -184,23 +185,47 @@ class SearchFile:
     def __init__(self, path: Path, cache_postings: int = CACHE_POSTINGS) -> None:
         self.path = Path(path)
         self.cache_postings = cache_postings
+        # autocommit: each search reads inside its own transaction (see search), so a writer
+        # updating the file in place is seen whole or not at all
         self._conn = sqlite3.connect(
-            f"{self.path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False
+            f"{self.path.resolve().as_uri()}?mode=ro",
+            uri=True,
+            check_same_thread=False,
+            isolation_level=None,
+            timeout=10.0,
         )
         try:
+            self._conn.execute("BEGIN")
             meta = dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
             if int(meta.get("format", -1)) != FORMAT:
                 raise ValueError("another format")
             self.stamp: dict[str, Any] = json.loads(meta["stamp"])
             self.index_key: str = meta["index_key"]
-            # per whoosh segment: (first docnum, documents incl. deleted, live documents,
-            # has deletions), in docnum order
-            self.segments: list[tuple[int, int, int, bool]] = [
-                tuple(seg) for seg in json.loads(meta["segments"])
-            ]
-            self.nbits = sum(seg[1] for seg in self.segments)
+            # per whoosh segment, in docnum order: its id (the file's rows are by segment),
+            # (first docnum, documents incl. deleted, live documents, has deletions), and its
+            # deleted docnums (within the segment)
+            self.segment_ids: list[str] = []
+            self.segments: list[tuple[int, int, int, bool]] = []
+            self._deleted: list[frozenset[int]] = []
+            deleted = {
+                seg: frozenset(_ids(blob))
+                for seg, blob in self._conn.execute("SELECT seg, docs FROM deleted")
+            }
+            offset = 0
+            for seg, count in json.loads(meta["segments"]):
+                gone = deleted.get(seg, frozenset())
+                self.segment_ids.append(seg)
+                self._deleted.append(gone)
+                self.segments.append((offset, count, count - len(gone), bool(gone)))
+                offset += count
+            self.nbits = offset
+            self._starts = [seg[0] for seg in self.segments]
+            # whoosh's global statistics: documents incl. deleted, each field's summed length
+            self.doc_count_all = offset
+            self.field_lengths: dict[str, int] = json.loads(meta["field_lengths"])
             specs = json.loads(meta["analyzers"])
             self._analyzers = {name: _Analyzer(specs[name]) for name in FIELD_BOOSTS}
+            self._conn.execute("COMMIT")
         except Exception:
             self._conn.close()
             raise
@@ -212,6 +237,10 @@ class SearchFile:
         self._masks: dict[str, dict[str, int]] | None = None
         self._ids: list[int] | None = None
         self._lock = threading.Lock()
+        self._reading = threading.Lock()
+        self._length_bytes: dict[
+            tuple[int, str], bytes
+        ] = {}  # one search's read transaction at a time
 
     @classmethod
     def open(cls, path: Path, cache_postings: int = CACHE_POSTINGS) -> SearchFile | None:
@@ -268,31 +297,96 @@ class SearchFile:
 
     def _term(self, seg: int, fieldname: str, text: str) -> tuple[dict[int, float], int]:
         """(docnum -> whoosh's score of the posting, no boost; the word's document frequency
-        in segment `seg`, deleted documents included: whoosh's size estimate)."""
-        row = self._conn.execute(
-            "SELECT docs, scores, dfs FROM postings WHERE field = ? AND term = ?",
-            (fieldname, text),
-        ).fetchone()
-        docs, scores, dfs = array("I"), array("d"), array("I")
-        if row is not None:
-            docs.frombytes(row[0])
-            scores.frombytes(row[1])
-            dfs.frombytes(row[2])
-        start, count = self.segments[seg][0], self.segments[seg][1]
-        lo, hi = bisect_left(docs, start), bisect_left(docs, start + count)
-        table = dict(zip(docs[lo:hi], scores[lo:hi], strict=True))
-        return table, dfs[seg] if seg < len(dfs) else 0
+        in segment `seg`, deleted documents included: whoosh's size estimate).
+
+        The score is computed here from what it is made of, as whoosh's BM25F scorer does
+        (kb.bm25: the same operations on the same floats): the word's idf over every segment's
+        postings (deleted documents count until a merge, as in whoosh), the field's average
+        length over every document, the posting's weight and its document's length byte."""
+        mine: tuple[bytes, bytes] | None = None
+        df = 0
+        fetch = self._conn.execute
+        for n, sid in enumerate(self.segment_ids):
+            row = fetch(
+                "SELECT docs, weights FROM postings WHERE seg = ? AND field = ? AND term = ?",
+                (sid, fieldname, text),
+            ).fetchone()
+            if row is not None:
+                df += len(row[0]) >> 2
+                if n == seg:
+                    mine = row
+        if mine is None or not mine[0]:
+            return {}, 0
+        docs = _ids(mine[0])
+        weights = array("f")
+        weights.frombytes(mine[1])
+        lengths = self._lengths(seg, fieldname)
+        term_idf = bm25.idf(self.doc_count_all, df)
+        avgfl = self.field_lengths[fieldname] / (self.doc_count_all or 1) or 1
+        offset, deleted = self.segments[seg][0], self._deleted[seg]
+        if docs and docs[-1] >= len(lengths):  # past the column's end whoosh reads 0
+            lengths = lengths + bytes(docs[-1] + 1 - len(lengths))
+        # a score depends only on (weight, length byte): each distinct pair scored once, the
+        # per-posting work left to C (zip, map, dict)
+        lbs = bytes(map(lengths.__getitem__, docs))
+        w0 = weights[0]
+        scores: Any
+        if weights.count(w0) == len(weights):  # the usual case: one weight, scored per byte
+            by_lb = [0.0] * 256
+            for lb in set(lbs):
+                by_lb[lb] = bm25.bm25(term_idf, w0, _LENGTH_OF_BYTE[lb], avgfl)
+            scores = map(by_lb.__getitem__, lbs)
+        else:
+            keys = list(zip(weights, lbs, strict=True))
+            memo: dict[tuple[float, int], float] = {}
+            for key in set(keys):
+                memo[key] = bm25.bm25(term_idf, key[0], _LENGTH_OF_BYTE[key[1]], avgfl)
+            scores = map(memo.__getitem__, keys)
+        pairs = zip(map(offset.__add__, docs) if offset else docs, scores, strict=True)
+        table = dict(pairs)
+        for d in deleted.intersection(docs) if deleted else ():
+            del table[offset + d]
+        return table, len(docs)
+
+    def _lengths(self, seg: int, fieldname: str) -> bytes:
+        """Segment `seg`'s field-length bytes of `fieldname`, one per docnum in the segment."""
+        key = (seg, fieldname)
+        found = self._length_bytes.get(key)
+        if found is None:
+            row = self._conn.execute(
+                "SELECT bytes FROM lengths WHERE seg = ? AND field = ?",
+                (self.segment_ids[seg], fieldname),
+            ).fetchone()
+            found = self._length_bytes[key] = row[0] if row is not None else b""
+        return found
+
+    def _global(self, seg_ids: Iterable[tuple[str, int]]) -> list[int]:
+        """(segment id, docnum in it) pairs as whoosh's docnums, deleted ones left out."""
+        where = {sid: n for n, sid in enumerate(self.segment_ids)}
+        out = []
+        for sid, local in seg_ids:
+            n = where.get(sid)
+            if n is not None and local not in self._deleted[n]:
+                out.append(self.segments[n][0] + local)
+        return out
+
+    def _local(self, docnum: int) -> tuple[str, int]:
+        n = bisect_right(self._starts, docnum) - 1
+        return self.segment_ids[n], docnum - self.segments[n][0]
 
     def facet_docs(self) -> dict[str, dict[str, frozenset[int]]]:
         """facet field -> value -> the live documents with it."""
         if self._facets is None:
             facets: dict[str, dict[str, frozenset[int]]] = {f: {} for f in FACETS}
             marks = ",".join("?" * len(FACETS))
-            for fieldname, term, blob in self._conn.execute(
-                f"SELECT field, term, docs FROM postings WHERE field IN ({marks})", FACETS
+            found: dict[tuple[str, str], list[int]] = {}
+            for sid, fieldname, term, blob in self._conn.execute(
+                f"SELECT seg, field, term, docs FROM postings WHERE field IN ({marks})", FACETS
             ):
-                docs = array("I")
-                docs.frombytes(blob)
+                found.setdefault((fieldname, term), []).extend(
+                    self._global((sid, d) for d in _ids(blob))
+                )
+            for (fieldname, term), docs in found.items():
                 if docs:
                     facets[fieldname][term] = frozenset(docs)
             self._facets = facets
@@ -315,22 +409,30 @@ class SearchFile:
     def ids_in_order(self) -> list[int]:
         """Every live document, ordered by entry id (the listing order of an empty query)."""
         if self._ids is None:
-            self._ids = [d for (d,) in self._conn.execute("SELECT docnum FROM docs ORDER BY id")]
+            rows = self._conn.execute("SELECT seg, local FROM docs ORDER BY id, seg, local")
+            self._ids = self._global(rows)
         return self._ids
 
+    def _docs_column(self, docnums: list[int], column: str) -> dict[int, Any]:
+        by_seg: dict[str, dict[int, int]] = {}
+        for d in docnums:
+            sid, local = self._local(d)
+            by_seg.setdefault(sid, {})[local] = d
+        out = {}
+        for sid, locals_ in by_seg.items():
+            marks = ",".join("?" * len(locals_))
+            for local, value in self._conn.execute(
+                f"SELECT local, {column} FROM docs WHERE seg = ? AND local IN ({marks})",
+                (sid, *locals_),
+            ):
+                out[locals_[local]] = value
+        return out
+
     def stored(self, docnums: list[int]) -> dict[int, dict[str, Any]]:
-        marks = ",".join("?" * len(docnums))
-        rows = self._conn.execute(
-            f"SELECT docnum, stored FROM docs WHERE docnum IN ({marks})", docnums
-        ).fetchall()
-        return {d: json.loads(s) for d, s in rows}
+        return {d: json.loads(s) for d, s in self._docs_column(docnums, "stored").items()}
 
     def stored_ids(self, docnums: list[int]) -> dict[int, str]:
-        marks = ",".join("?" * len(docnums))
-        rows = self._conn.execute(
-            f"SELECT docnum, id FROM docs WHERE docnum IN ({marks})", docnums
-        ).fetchall()
-        return dict(rows)
+        return self._docs_column(docnums, "id")
 
     # -- the query ----------------------------------------------------------------------------
 
@@ -432,8 +534,34 @@ class SearchFile:
         limits: SearchLimits | None = None,
     ) -> Page | str | None:
         """One page of results, the same page SearchIndex._search_whoosh gives; None for a
-        query this does not answer (see the module's docstring), OR_FALLBACK when the words
-        are plain but no entry has them all (whoosh's OR of them answers)."""
+        query this does not answer (see the module's docstring) or when the file has moved on
+        to another commit since it was opened (a writer updates it in place), OR_FALLBACK when
+        the words are plain but no entry has them all (whoosh's OR of them answers)."""
+        with self._reading:
+            conn = self._conn
+            try:
+                conn.execute("BEGIN")  # one snapshot for the whole search
+                try:
+                    row = conn.execute("SELECT value FROM meta WHERE key = 'index_key'").fetchone()
+                    if row is None or row[0] != self.index_key:
+                        return None
+                    return self._search(parsed, page=page, per_page=per_page, limits=limits)
+                finally:
+                    if conn.in_transaction:
+                        conn.execute("COMMIT")
+            except sqlite3.Error:
+                # a writer holding the file past the busy timeout, a crashed writer's journal
+                # this read-only connection cannot roll back: whoosh answers this one
+                return None
+
+    def _search(
+        self,
+        parsed: ParsedQuery,
+        *,
+        page: int,
+        per_page: int,
+        limits: SearchLimits | None,
+    ) -> Page | str | None:
         limits = limits or SearchLimits()
         budget = Budget(limits.time_budget, search_cancelled.get())
         budget.check()
@@ -564,6 +692,14 @@ def top_k(scores: dict[int, float], k: int) -> list[tuple[int, float]]:
 
 
 _BIT = tuple(1 << i for i in range(8))
+# whoosh's field-length byte -> the length its scorer reads (kb.bm25's copy of the table)
+_LENGTH_OF_BYTE = bm25._LENGTHS
+
+
+def _ids(blob: bytes) -> array:
+    out = array("I")
+    out.frombytes(blob)
+    return out
 
 
 def mask_of(docs: Iterable[int], size: int) -> int:

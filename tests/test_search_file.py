@@ -234,3 +234,113 @@ def test_the_cli_reader_trusts_the_file_only_at_the_databases_newest_revision(tm
     (data / "index" / FILE_NAME).unlink()
     assert search_data_dir(data, parse_query("shmdt")) is None
     assert search_data_dir(tmp_path / "nothing-here", parse_query("shmdt")) is None
+
+
+def test_an_edit_sequence_updates_the_file_in_place_and_scores_as_whoosh_does(tmp_path):
+    """The file keeps what scores are made of (weights, length bytes, per-segment postings),
+    so an edit updates it in place (the same file, not a rewrite) and every score is computed
+    at query time: after single-entry adds, changes and deletes over several commits (new
+    segments, deletions in old ones, whoosh's merges of the small ones) every answer and every
+    score is still whoosh's."""
+    docs = synthetic_docs(260)
+    ix = _index(tmp_path, docs[:200])
+    path = ix.dir / FILE_NAME
+    inode = path.stat().st_ino
+    rng = random.Random(11)
+    live = {d.id: d for d in docs[:200]}
+    steps = []
+    for n, doc in enumerate(docs[200:212]):
+        steps.append(("add", doc))
+        if n % 2 == 0:
+            steps.append(("change", live[rng.choice(sorted(live))]))
+        if n % 3 == 0:
+            steps.append(("delete", live[rng.choice(sorted(live))]))
+    segment_counts = set()
+    for rev, (what, doc) in enumerate(steps, start=1):
+        stamp = Stamp(store_id="t", rev=200 + rev)
+        if what == "add":
+            ix.apply([doc], [], stamp)
+            live[doc.id] = doc
+        elif what == "change":
+            changed = doc.model_copy(update={"title": doc.title + " storm shmdt", "keywords": []})
+            ix.apply([changed], [], stamp)
+            live[doc.id] = changed
+        else:
+            ix.apply([], [doc.id], stamp)
+            del live[doc.id]
+        assert path.stat().st_ino == inode, "an edit rewrote the whole file"
+        segment_counts.add(len(ix._current_searcher().leaf_searchers()))
+        if rev % 4 == 0 or rev == len(steps):
+            assert _same_as_whoosh(ix, QUERIES + WEB_QUERIES[:6], pages=(1,)) > 0
+    found = _file(ix)
+    assert found.stamp["rev"] == 200 + len(steps)
+    assert sorted(found.stored_ids(found.ids_in_order()).values()) == sorted(live)
+    # several segments came and went (a merge happened: fewer segments than commits)
+    assert max(segment_counts) > 1 and max(segment_counts) < len(steps)
+    ix.close()
+
+
+def test_a_file_opened_before_an_edit_answers_nothing_after_it(tmp_path):
+    """A writer updates the file in place: an already open reader of the old commit sees that
+    the file moved on and answers None (its caller asks whoosh), never a mix of the two."""
+    docs = synthetic_docs(130)
+    ix = _index(tmp_path, docs[:120])
+    old = SearchFile.open(ix.dir / FILE_NAME)
+    assert old is not None and old.search(parse_query("shmdt")) is not None
+    ix.apply(docs[120:], [docs[0].id], Stamp(store_id="t", rev=130))
+    assert old.search(parse_query("shmdt")) is None
+    old.close()
+    assert _same_as_whoosh(ix, QUERIES[:8], pages=(1,)) > 0
+    ix.close()
+
+
+def test_a_rebuilds_documents_are_the_ones_whoosh_stored(starter, synth_1k):
+    """A rebuild writes the file's documents from what the bulk writer kept, not from the
+    stored column read back: they must be whoosh's stored fields exactly (less the digest)."""
+    for ix in (starter, synth_1k):
+        found = _file(ix)
+        reader = ix._current_searcher().reader()
+        theirs = {
+            d: {k: v for k, v in stored.items() if k != "digest"}
+            for d, stored in reader.iter_docs()
+        }
+        assert found.stored(sorted(theirs)) == theirs
+        assert found.stored_ids(sorted(theirs)) == {d: s["id"] for d, s in theirs.items()}
+
+
+def test_an_edit_whose_segment_lacks_a_field_keeps_the_file(tmp_path):
+    """A one-entry commit whose entry names no identifiers makes a whoosh segment with no
+    length column for the identifier fields (whoosh reads every length there as 0): the file
+    is still updated in place, and still answers as whoosh does."""
+    docs = synthetic_docs(140)
+    ix = _index(tmp_path, docs[:130])
+    path = ix.dir / FILE_NAME
+    inode = path.stat().st_ino
+    bare = docs[130].model_copy(update={"identifiers": [], "title": "shmdt storm without names"})
+    ix.apply([bare], [], Stamp(store_id="t", rev=131))
+    ix.apply(docs[131:133], [], Stamp(store_id="t", rev=133))
+    assert path.stat().st_ino == inode
+    assert _file(ix).stamp["rev"] == 133
+    assert _same_as_whoosh(ix, QUERIES + ("shmdt storm", "names"), pages=(1,)) > 0
+    ix.close()
+
+
+def test_a_file_a_writer_holds_answers_nothing_rather_than_failing(tmp_path):
+    """A writer holding the file (another process's edit, longer than the reader's busy
+    timeout) makes a search answer None, so whoosh answers it: never an error."""
+    import sqlite3
+
+    ix = _index(tmp_path, synthetic_docs(40))
+    found = SearchFile.open(ix.dir / FILE_NAME)
+    assert found is not None and found.search(parse_query("shmdt")) is not None
+    found._conn.execute("PRAGMA busy_timeout = 50")
+    writer = sqlite3.connect(ix.dir / FILE_NAME, isolation_level=None)
+    writer.execute("BEGIN EXCLUSIVE")
+    try:
+        assert found.search(parse_query("shmdt")) is None
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    assert found.search(parse_query("shmdt")) is not None
+    found.close()
+    ix.close()

@@ -24,14 +24,14 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # numpy, pydantic and kb.index_docs are imported where used: kb.search_file
-    # reads the constants and the scoring function below with the standard library only
+if TYPE_CHECKING:  # numpy is imported where used: kb.search_file reads the constants and the
+    # scoring function below with the standard library only. The keys come from the caller
+    # (kb.index_docs.entry_keys / query_keys, through kb.matcher): kb.index_docs imports
+    # kb.search_file, which imports this module, so importing it here would be a cycle.
     import numpy as np
-
-    from kb.models import Entry
 
 # whoosh's BM25F defaults and the `identifiers` field's boost (kb/index.py's schema)
 B = 0.75
@@ -105,12 +105,6 @@ class IdentifierStats:
             np.array(exact, dtype=np.int64),
         )
 
-    @classmethod
-    def of_entries(cls, entries: Sequence[Entry]) -> IdentifierStats:
-        from kb.index_docs import entry_keys
-
-        return cls.build([entry_keys(e) for e in entries])
-
     def parts(self) -> tuple[dict[str, np.ndarray], list[str]]:
         """What Matcher.save writes: arrays, and the sorted keys (JSON)."""
         arrays = {"ptr": self.ptr, "docs": self.docs, "tf": self.tf}
@@ -137,19 +131,16 @@ def similar(
     layers: Sequence[tuple[IdentifierStats, int]],
     live: np.ndarray | None,
     ids: Sequence[str],
-    identifiers: Iterable[str],
+    terms: Sequence[str],
     *,
     limit: int = 50,
 ) -> dict[str, float]:
     """entry id -> 0..1: the BM25 scores of the `limit` best entries (ties by id, the order of a
     rebuilt index), divided by the best. `layers` are statistics with the position of their
     first entry in `ids` (a saved KB, then an update's changed entries); `live` marks the
-    entries that count (None: all)."""
+    entries that count (None: all); `terms` are the evidence's keys (index_docs.query_keys)."""
     import numpy as np
 
-    from kb.index_docs import query_keys
-
-    terms = query_keys(identifiers)
     if not terms or not ids:
         return {}
     n_docs = len(ids) if live is None else int(live.sum())

@@ -38,6 +38,7 @@ from ingest.model import Block, Evidence
 from kb.bm25 import IdentifierStats
 from kb.bm25 import similar as _bm25_similar
 from kb.evaluate import evaluate, quick
+from kb.index_docs import entry_keys, query_keys
 from kb.literals import grams, probe, rarest_grams
 from kb.models import Entry
 from kb.results import ConditionOutcome, Match, SignatureOutcome
@@ -181,7 +182,7 @@ class Matcher:
         )
         self.term_ptr = np.cumsum([0] + [len(t) for t in self.entry_terms], dtype=np.int64)
         # the statistics of the BM25 similarity (kb.bm25): the index's answer without the index
-        self.bm25 = IdentifierStats.of_entries(self.entries)
+        self.bm25 = IdentifierStats.build([entry_keys(e) for e in self.entries])
         self.bm25_layers: list[tuple[IdentifierStats, int]] = [(self.bm25, 0)]
         self.bm25_live: np.ndarray | None = None
         self.sig_dead: np.ndarray | None = None  # signatures of entries an update replaced
@@ -788,7 +789,8 @@ class Matcher:
         `SearchIndex.similar` answers for a freshly built index of these entries, computed from
         the statistics compiled here (kb.bm25), so an analysis neither imports whoosh nor opens
         the index."""
-        return _bm25_similar(self.bm25_layers, self.bm25_live, self.ids, identifiers, limit=limit)
+        terms = query_keys(identifiers)
+        return _bm25_similar(self.bm25_layers, self.bm25_live, self.ids, terms, limit=limit)
 
     def _saved_sig(self, g: int) -> _Sig:
         """Signature g of a saved matcher, from its entry (read by id when first needed)."""

@@ -169,20 +169,20 @@ def _freeze() -> None:
     gc.freeze()
 
 
-def warm(store) -> Matcher:
+def warm(store, *, searches: bool = True) -> Matcher:
     """For long-lived processes (`perfkb serve`, `perfkb bot`): build the matcher for the
     store's current state, compile all its programs and freeze the result (and everything
     imported so far) out of the cyclic GC, so the first analysis after start costs what any
     other does and no request waits for a full collection. Later rebuilds (after an edit) are
-    compiled and frozen the same way. The search index is opened here too (analyses never
-    open it; searches would, the first one paying for it)."""
+    compiled and frozen the same way. A process that `searches` opens the search index here
+    too (analyses never open it; its first search would otherwise pay for it); the server's
+    analysis processes (kb/web/pool.py) only analyse, and leave whoosh unimported."""
     _long_lived.add(store)
     m = matcher_for(store)
     with _cache_lock:  # built by someone else before the flag was set: compile and freeze it
         m.index.compile_all()
-    # analyses never open the search index; a server's first search should not be the one
-    # that imports whoosh and opens it
-    store.open_index()
+    if searches:
+        store.open_index()
     _freeze()
     return m
 

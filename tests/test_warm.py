@@ -80,3 +80,18 @@ def test_the_web_app_warms_when_asked(settings, make_entry, unfrozen):
 
     asyncio.run(start_and_stop())
     assert gc.get_freeze_count() > 0
+
+
+def test_warm_opens_the_search_index_only_for_a_process_that_searches(
+    settings, make_entry, unfrozen
+):
+    with Store(settings) as writer:
+        writer.add(make_entry("warm-one"), author="t")  # a write opens the writer's index
+    with Store(settings) as analyses_only:
+        warm(analyses_only, searches=False)
+        assert not analyses_only.index_opened
+        assert [m.id for m in analyze_text(TRUSS, analyses_only).matches] == ["warm-one"]
+        assert not analyses_only.index_opened
+    with Store(settings) as serving:
+        warm(serving)
+        assert serving.index_opened

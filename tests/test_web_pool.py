@@ -7,6 +7,7 @@ connections, so one core idled while the other queued)."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import re
@@ -168,3 +169,24 @@ def _cmdline(pid: int) -> bytes:
         return Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return b""
+
+
+def test_an_analysis_process_warms_its_store_without_the_search_index(starter):
+    """The pool's initializer, run here: the compiled KB is ready, the index stays closed (each
+    analysis process would otherwise hold whoosh and the index, ~90 MB at 10k entries)."""
+    from kb.web import pool as pool_mod
+
+    class _NoBarrier:
+        def wait(self, timeout: float) -> None:
+            return None
+
+    try:
+        pool_mod._start(starter, _NoBarrier())
+        assert pool_mod._store is not None and not pool_mod._store.index_opened
+        assert _without_timing(pool_mod._analyze_json(SEED_TEXTS["001_truss_shmdt.txt"]))
+        assert not pool_mod._store.index_opened
+    finally:
+        if pool_mod._store is not None:
+            pool_mod._store.close()
+        pool_mod._store = None
+        gc.unfreeze()

@@ -10,7 +10,8 @@ whatever connection it came on, so both cores work whenever two analyses wait.
 
 Each pool process opens its own Store on the data dir (SQLite and the index lock are shared
 across processes already, as by uvicorn's workers) and warms it (kb.analysis.warm: the compiled
-KB loaded, compiled and frozen out of the cyclic GC) before it takes work; it sees edits made
+KB loaded, compiled and frozen out of the cyclic GC; the search index left closed, since it never
+searches) before it takes work; it sees edits made
 by any process because kb.analysis.matcher_for checks the store's data version on every
 analysis. It renders the API's JSON itself, so the HTTP process only moves the bytes.
 
@@ -53,7 +54,7 @@ def _start(settings: Settings, all_started: Any) -> None:
     logging.basicConfig(level=settings.log_level.upper())
     _all_started = all_started
     _store = Store(settings)
-    warm(_store)
+    warm(_store, searches=False)  # it only analyses: no whoosh, no index (~90 MB at 10k)
 
 
 def _ready() -> int:

@@ -228,6 +228,8 @@ DEFERRED = (
     "kb.index_docs.SnippetPart",
     "kb.index_docs.SearchHit",
     "kb.index_docs.SearchPage",
+    "kb.store.Revision",
+    "kb.store.CheckReport",
 )  # (kb.search_query's Filter and ParsedQuery are dataclasses now: nothing to build)
 
 

@@ -16,11 +16,11 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable, Iterable, Iterator
+from types import ModuleType
 from typing import BinaryIO
 
 from ingest.base import MAX_LINE, Parser
 from ingest.context import ContextExtractor
-from ingest.html_report import SNIFF, html_lines, looks_like_html
 from ingest.model import FORMATS, SHARED_TEXT_CAP, TEXT_CAP, Block, Evidence
 from ingest.parsers import REGISTRY, Registered, all_parsers, load, loaded
 
@@ -633,6 +633,15 @@ def _has_content(block: Block) -> bool:
     return False
 
 
+def _html() -> ModuleType:
+    """ingest.html_report, imported when an input may hold an HTML document (it has a "<"
+    where a document would start): its HTMLParser subclass pulls in html.parser and
+    html.entities, which a text capture never needs (issue #19: `perfkb analyze` start-up)."""
+    from ingest import html_report
+
+    return html_report
+
+
 def _with_html(lines: Iterable[str]) -> Iterator[str]:
     """The lines, except that from the first line opening an HTML document (an uploaded
     awrrpt_*.html, maybe under a message's own words) on, the text its tables lay out
@@ -640,11 +649,11 @@ def _with_html(lines: Iterable[str]) -> Iterator[str]:
     it = iter(lines)
     for line in it:
         first = line[:1]
-        if (first == "<" or (first in " \t" and line.lstrip()[:1] == "<")) and looks_like_html(
-            line
-        ):
+        if (
+            first == "<" or (first in " \t" and line.lstrip()[:1] == "<")
+        ) and _html().looks_like_html(line):
             rest = (x if x.endswith("\n") else x + "\n" for x in itertools.chain([line], it))
-            yield from html_lines(rest)
+            yield from _html().html_lines(rest)
             return
         yield line
 
@@ -667,7 +676,7 @@ def parse_text(text: str) -> Evidence:
         if m is not None:
             if m.start():
                 detector.feed_text(text[: m.start()])
-            detector.feed_lines(html_lines([text[m.start() :]]))
+            detector.feed_lines(_html().html_lines([text[m.start() :]]))
             return detector.finish()
     detector.feed_text(text)
     return detector.finish()
@@ -683,10 +692,14 @@ def parse_stream(raw: BinaryIO, advance: Callable[[int], None] | None = None) ->
     detector = Detector()
     tail = bytearray()  # the start of a line that has not ended yet
     first = raw.read(CHUNK)
-    if looks_like_html(first[:SNIFF].decode("utf-8", errors="replace")):
+    # a document starts with "<" (its doctype or <html>) in its first SNIFF characters, so an
+    # input with no "<" in its first block is text without importing the HTML reader
+    if b"<" in first and _html().looks_like_html(
+        first[: _html().SNIFF].decode("utf-8", errors="replace")
+    ):
         if advance is not None and first:
             advance(len(first))
-        detector.feed_lines(html_lines(_decoded_chunks(first, raw, advance)))
+        detector.feed_lines(_html().html_lines(_decoded_chunks(first, raw, advance)))
         return detector.finish()
     pending: bytes | None = first
     while True:
@@ -758,7 +771,7 @@ def parse_chunks(chunks: Iterable[str]) -> Evidence:
         if html >= 0:  # as parse_lines: from that line on, the text the document's tables lay out
             if html:
                 detector.feed_text(text[:html])
-            detector.feed_lines(html_lines(itertools.chain([text[html:], chunk[cut:]], it)))
+            detector.feed_lines(_html().html_lines(itertools.chain([text[html:], chunk[cut:]], it)))
             return detector.finish()
         detector.feed_text(text)
         if cut < len(chunk):
@@ -769,7 +782,7 @@ def parse_chunks(chunks: Iterable[str]) -> Evidence:
         if html >= 0:
             if html:
                 detector.feed_text(text[:html])
-            detector.feed_lines(html_lines([text[html:]]))
+            detector.feed_lines(_html().html_lines([text[html:]]))
             return detector.finish()
         detector.feed_text(text)
     return detector.finish()
@@ -786,7 +799,7 @@ def _html_line(text: str) -> int:
     for m in _TAG_LINE.finditer(text):
         start = m.start()
         end = text.find("\n", start)
-        if looks_like_html(text[start : len(text) if end < 0 else end + 1]):
+        if _html().looks_like_html(text[start : len(text) if end < 0 else end + 1]):
             return start
     return -1
 

@@ -109,6 +109,20 @@ def _on_first_value_class() -> type | None:
 _OnFirstValue = _on_first_value_class()
 
 
+def _no_pydantic_plugin_scan() -> None:
+    """Tell pydantic (its documented PYDANTIC_DISABLE_PLUGINS) not to look for plugins, unless
+    the user set that variable themselves.
+
+    Why: on the first model it builds, pydantic asks importlib.metadata for the `pydantic`
+    entry points, which reads the metadata of every installed distribution (2.5 ms with this
+    venv's 69; more in a crowded site-packages), on every `perfkb analyze` (issue #19). perfkb
+    ships no pydantic plugin and none is meant to watch its validation; a user who wants one
+    sets the variable (to a name list, or to an empty value) and perfkb leaves it alone. Set
+    here, in perfkb's own command, not on import: a program that imports kb keeps its plugins.
+    (pydantic still imports importlib.metadata: the scan is skipped, the import is not.)"""
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+
+
 class _OneLineErrors(TyperGroup):
     """Usage mistakes (an unknown option, a missing argument) get one line too."""
 
@@ -123,6 +137,7 @@ class _OneLineErrors(TyperGroup):
         return name, cmd, rest
 
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        _no_pydantic_plugin_scan()
         try:
             code = super().main(*args, standalone_mode=False, **kwargs)
         except ClickException as exc:

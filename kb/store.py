@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, Literal, TypeVar, cast
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticSerializationError
 
 from kb.errors import (
@@ -95,6 +95,9 @@ BUSY_TIMEOUT_MS = 30_000
 
 
 class Revision(BaseModel):
+    # built on first use (`perfkb history`, an edit): `perfkb analyze` never makes one (#19)
+    model_config = ConfigDict(defer_build=True)
+
     rev: int
     entry_id: str
     author: str
@@ -105,6 +108,8 @@ class Revision(BaseModel):
 
 
 class CheckReport(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # as Revision: only `perfkb check` makes one
+
     entries: int
     indexed: int
     missing: list[str] = Field(default_factory=list)  # in SQLite, not in the index

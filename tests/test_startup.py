@@ -228,6 +228,8 @@ DEFERRED = (
     "kb.index_docs.SnippetPart",
     "kb.index_docs.SearchHit",
     "kb.index_docs.SearchPage",
+    "kb.store.Revision",
+    "kb.store.CheckReport",
 )  # (kb.search_query's Filter and ParsedQuery are dataclasses now: nothing to build)
 
 
@@ -328,3 +330,81 @@ def test_search_keeps_typers_messages_for_bad_values(tmp_path):
         assert proc.returncode == 2 and message in proc.stderr, (args, proc.stderr)
     helped = _run(tmp_path, "search", "--help")
     assert helped.returncode == 0 and "--per-page" in helped.stdout and "1<=x<=100" in helped.stdout
+
+
+def test_analyze_of_text_imports_no_html_reader_but_an_html_report_is_still_read(tmp_path):
+    """ingest.detect imports ingest.html_report (html.parser, html.entities) only when an input
+    has a "<" where a document could start: a text capture never needs it (issue #19). A
+    saved AWR page given to the same command still goes through it."""
+    capture = _one_line_capture(tmp_path)
+    modules, stdout = _modules(tmp_path, "analyze", "--json", str(capture))
+    assert json.loads(stdout)["blocks"][0]["format"] == "truss"
+    assert [m for m in ("ingest.html_report", "html.parser", "html.entities") if m in modules] == []
+    page = tmp_path / "awrrpt_1_2.html"
+    page.write_text(
+        "<!DOCTYPE html>\n<html><body><h3>Top 10 Foreground Events by Total Wait Time</h3>\n"
+        "<table><tr><th>Event</th><th>Waits</th><th>Total Wait Time (sec)</th>"
+        "<th>Wait Avg(ms)</th><th>% DB time</th><th>Wait Class</th></tr>\n"
+        "<tr><td>log file sync</td><td>1,024</td><td>52.4</td><td>51.17</td><td>41.0</td>"
+        "<td>Commit</td></tr></table></body></html>\n"
+    )
+    modules, stdout = _modules(tmp_path, "analyze", "--json", str(page))
+    assert "ingest.html_report" in modules
+    from ingest.detect import parse_stream
+
+    with page.open("rb") as fh:
+        expected = parse_stream(fh).model_dump(mode="json")
+    assert json.loads(stdout)["blocks"] == expected["blocks"]
+    assert "log file sync" in json.dumps(expected["blocks"])  # the table's text was read
+
+
+# Runs `perfkb ARGS` with importlib.metadata.entry_points counted; prints the groups asked for.
+ENTRY_POINTS_PROBE = (
+    "import json, runpy, sys\n"
+    "import importlib.metadata as md\n"
+    "asked = []\n"
+    "real = md.entry_points\n"
+    "def counted(*a, **k):\n"
+    "    asked.append(k.get('group', '*'))\n"
+    "    return real(*a, **k)\n"
+    "md.entry_points = counted\n"
+    "sys.argv = ['perfkb', *sys.argv[1:]]\n"
+    "try:\n"
+    "    runpy.run_module('kb', run_name='__main__')\n"
+    "except SystemExit:\n"
+    "    pass\n"
+    "sys.stdout.flush()\n"
+    "sys.stderr.write('\\nASKED ' + json.dumps(asked) + '\\n')\n"
+)
+
+
+def _entry_point_groups(tmp_path: Path, *args: str, **env: str) -> tuple[list[str], str]:
+    full = dict(os.environ, PERFKB_DATA_DIR=str(tmp_path / "data"), PERFKB_LOG_LEVEL="WARNING")
+    full.pop("PYDANTIC_DISABLE_PLUGINS", None)
+    full.update(env)
+    proc = subprocess.run(
+        [sys.executable, "-c", ENTRY_POINTS_PROBE, *args],
+        cwd=ROOT,
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    marker = proc.stderr.rindex("ASKED ")
+    return json.loads(proc.stderr[marker + len("ASKED ") :]), proc.stdout
+
+
+def test_analyze_does_not_scan_for_pydantic_plugins_unless_the_user_asks(tmp_path):
+    """pydantic's plugin loader reads every installed distribution's metadata on the first
+    model build; `perfkb` sets PYDANTIC_DISABLE_PLUGINS when the user has not (kb/cli.py), so
+    an analysis makes no such scan. A user's own setting is left as it is: with it empty
+    (every plugin allowed) the scan happens, as pydantic documents."""
+    capture = _one_line_capture(tmp_path)
+    groups, stdout = _entry_point_groups(tmp_path, "analyze", "--json", str(capture))
+    assert json.loads(stdout)["blocks"][0]["format"] == "truss"
+    assert "pydantic" not in groups
+    groups, stdout = _entry_point_groups(
+        tmp_path, "analyze", "--json", str(capture), PYDANTIC_DISABLE_PLUGINS=""
+    )
+    assert json.loads(stdout)["blocks"][0]["format"] == "truss"
+    assert "pydantic" in groups

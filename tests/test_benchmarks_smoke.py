@@ -273,5 +273,12 @@ def test_serve_load_splits_latency_into_queue_and_analysis():
     note = _load_note(one, bare)
     assert "p50/p95/p99 149.5/" in note and f"floor {20.0 * CLIENTS} ms" in note
     assert "slot wait p50 109.5 ms" in note and "p50/p99 5.0/5.0 ms" in note
+    assert one["max_ms"] == 199.0 and "198.0 ms, max 199.0 ms" in note
+    assert "client_cpu_ms_per_request" not in one  # no client figure given, none made up
+    # the clients' own CPU (they share the box's cores with the server): 2 ms against 20 ms
+    timed = _load_extra(runs, 0.020, 2, wall=2.0, client_cpu=0.002)
+    assert timed["client_cpu_ms_per_request"] == 2.0 and timed["clients_cpu_share"] == 0.091
+    assert timed["client_cores_used"] == 0.1 and timed["server_cores_used"] == 1.0
+    assert "clients 2.0 ms CPU/request, 9% of the load's CPU" in _load_note(timed, bare)
     header = "queue;dur=12.5, analyze;dur=20.1"
     assert dict(TIMING.findall(header)) == {"queue": "12.5", "analyze": "20.1"}

@@ -22,6 +22,8 @@ user + system from wait4) is the steadier figure here; peak RSS is ru_maxrss of 
 
 from __future__ import annotations
 
+import http.client
+import json
 import os
 import re
 import statistics
@@ -31,6 +33,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import httpx
 
@@ -157,15 +160,13 @@ class Serve(Server):
             float(timing.get("analyze", "nan")) / 1000,
         )
 
-    def get(self, client: httpx.Client, path: str) -> tuple[float, float, float]:
-        started = time.perf_counter()
-        client.get(self.url + path, timeout=120).raise_for_status()
-        return time.perf_counter() - started, float("nan"), float("nan")
-
 
 TIMING = re.compile(r"(\w+);dur=([\d.]+)")
 REF_PATH = "/healthz"  # no store, no analysis: the HTTP floor of the same process
-REF_PER_CLIENT = 25
+# requests per client: CLIENTS x 125 = 1,000 POSTs a server in quick mode, so its p99 is the
+# 10th slowest request, not the slowest (80 requests made the p99 the maximum); GET /healthz alike
+POST_PER_CLIENT = {False: 125, True: 250}  # full mode?
+REF_PER_CLIENT = 126  # 3 rounds of 42
 IN_PROCESS = {"PERFKB_ANALYSIS_PROCESSES": "0"}  # the server before kb/web/pool.py
 
 
@@ -182,28 +183,77 @@ def _settle(pid: int, limit: float = 120.0) -> None:
         before = now
 
 
-def _concurrent(
-    server: Serve, texts: list[str], per_client: int, path: str | None = None
-) -> tuple[list[tuple[float, float, float]], float, float, float]:
+class Load(NamedTuple):
+    """One burst of CLIENTS clients against one server (_concurrent)."""
+
+    runs: list[tuple[float, float, float]]  # each request's (latency, slot wait, slot held) s
+    cpu: float  # the server's CPU seconds per request (its processes and their children)
+    wall: float  # the burst's wall seconds
+    busiest: float  # CPU seconds of the server's busiest process over the burst
+    client_cpu: float  # the clients' own CPU seconds per request (this process)
+
+
+def _post(conn: http.client.HTTPConnection, body: bytes) -> tuple[float, float, float]:
+    """Serve.post on the load's light client: (latency, slot wait, slot held) in seconds.
+
+    Why not httpx here: the clients run on the server's two cores, and httpx cost 1.7-1.9 ms of
+    CPU a request (8-10 % of all the CPU a load took), which the server did not get; the
+    standard library's keep-alive connection sends the same request for a fraction of that."""
+    started = time.perf_counter()
+    conn.request("POST", "/api/analyze", body, {"Content-Type": "application/json"})
+    resp = conn.getresponse()
+    resp.read()
+    took = time.perf_counter() - started
+    if resp.status != 200:
+        raise RuntimeError(f"POST /api/analyze answered {resp.status}")
+    timing = dict(TIMING.findall(resp.getheader("server-timing", "")))
+    return (
+        took,
+        float(timing.get("queue", "nan")) / 1000,
+        float(timing.get("analyze", "nan")) / 1000,
+    )
+
+
+def _get(conn: http.client.HTTPConnection, path: str) -> tuple[float, float, float]:
+    started = time.perf_counter()
+    conn.request("GET", path)
+    resp = conn.getresponse()
+    resp.read()
+    took = time.perf_counter() - started
+    if resp.status != 200:
+        raise RuntimeError(f"GET {path} answered {resp.status}")
+    return took, float("nan"), float("nan")
+
+
+def _concurrent(server: Serve, texts: list[str], per_client: int, path: str | None = None) -> Load:
     """CLIENTS threads, each on its own keep-alive connection, sending per_client requests back
     to back (a POST of the seed snippets in turn, client k starting at seed k, so the requests
     in flight carry different pastes; or a GET of `path`): every request's (latency, slot
     wait, slot held) in seconds, the server's CPU seconds per request over the run (its
-    processes and their children), the run's wall seconds, and the CPU seconds of the server's
-    busiest process over the run (how evenly its processes shared the work)."""
+    processes and their children), the run's wall seconds, the CPU seconds of the server's
+    busiest process over the run (how evenly its processes shared the work), and the clients'
+    own CPU seconds per request: they run in this process on the same cores as the server, so
+    what they take is CPU the server did not get, and their threads share one interpreter
+    lock, so a response can sit unread while another client thread holds it (hence the
+    standard library's client, _post: 0.4 ms of CPU a request where httpx took 1.7-1.9 ms)."""
     out: list[tuple[float, float, float]] = []
     lock = threading.Lock()
+    bodies = [json.dumps({"text": t}).encode() for t in texts]  # encoded once, sent many times
 
     def client(k: int) -> None:
-        with httpx.Client() as c:
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=120)
+        try:
             if path is None:
-                mine = [server.post(c, texts[(k + j) % len(texts)]) for j in range(per_client)]
+                mine = [_post(conn, bodies[(k + j) % len(bodies)]) for j in range(per_client)]
             else:
-                mine = [server.get(c, path) for _ in range(per_client)]
+                mine = [_get(conn, path) for _ in range(per_client)]
+        finally:
+            conn.close()
         with lock:
             out.extend(mine)
 
     before = _tree_cpu(server.proc.pid)
+    clients_before = time.process_time()
     started = time.perf_counter()
     threads = [threading.Thread(target=client, args=(k,)) for k in range(CLIENTS)]
     for t in threads:
@@ -211,9 +261,11 @@ def _concurrent(
     for t in threads:
         t.join()
     wall = time.perf_counter() - started
+    clients = time.process_time() - clients_before
     after = _tree_cpu(server.proc.pid)
     used = {p: after[p] - before.get(p, 0.0) for p in after}
-    return out, sum(used.values()) / max(1, len(out)), wall, max(used.values(), default=0.0)
+    n = max(1, len(out))
+    return Load(out, sum(used.values()) / n, wall, max(used.values(), default=0.0), clients / n)
 
 
 def _ms(samples: list[float], q: float) -> float:
@@ -225,17 +277,21 @@ def _load_extra(
     cpu: float,
     workers: int = 1,
     wall: float | None = None,
+    client_cpu: float | None = None,
 ) -> dict[str, float | int]:
     """Where a load's latency went: percentiles of the whole request, of the wait for an
     analysis slot and of the analysis holding it (Server-Timing), the server's CPU per request,
     and the queueing floor: CLIENTS x CPU per request / workers, what the last of CLIENTS
     requests that arrive together waits when `workers` interpreters run them (analysis threads
     in one process share its one interpreter lock); with the run's wall time, requests/s and
-    the cores the server used (its CPU seconds per second)."""
+    the cores the server used (its CPU seconds per second); with the clients' CPU per request,
+    their share of all the CPU the load took (theirs and the server's: both run on this box's
+    cores, so a client's share is CPU the server did not get)."""
     lat, queued, held = ([r[k] for r in runs] for k in range(3))
     extra: dict[str, float | int] = {"requests": len(runs)}
     for q in (50, 95, 99):
         extra[f"p{q}_ms"] = _ms(lat, q)
+    extra["max_ms"] = round(max(lat, default=0.0) * 1000, 1)
     if all(q == q for q in queued):  # NaN when the header is missing (an older server)
         extra |= {"queue_p50_ms": _ms(queued, 50), "queue_p99_ms": _ms(queued, 99)}
         extra |= {"analyze_p50_ms": _ms(held, 50), "analyze_p99_ms": _ms(held, 99)}
@@ -244,13 +300,18 @@ def _load_extra(
     if wall:
         extra["requests_per_s"] = round(len(runs) / wall, 1)
         extra["server_cores_used"] = round(cpu * len(runs) / wall, 2)
+    if client_cpu is not None:
+        extra["client_cpu_ms_per_request"] = round(client_cpu * 1000, 2)
+        extra["clients_cpu_share"] = round(client_cpu / (client_cpu + cpu), 3) if cpu else 0.0
+        if wall:
+            extra["client_cores_used"] = round(client_cpu * len(runs) / wall, 2)
     return extra
 
 
 def _load_note(load: dict[str, float | int], ref: dict[str, float | int]) -> str:
     """One line of where the latency went, for the printed report."""
     note = f"{load['requests']} requests, p50/p95/p99 {load['p50_ms']}/{load['p95_ms']}/"
-    note += f"{load['p99_ms']} ms"
+    note += f"{load['p99_ms']} ms, max {load.get('max_ms', load['p99_ms'])} ms"
     if "requests_per_s" in load:
         note += f", {load['requests_per_s']}/s on {load['server_cores_used']} cores"
     if "busiest_process_share" in load:
@@ -258,7 +319,11 @@ def _load_note(load: dict[str, float | int], ref: dict[str, float | int]) -> str
     if "queue_p50_ms" in load:
         note += f"; slot wait p50 {load['queue_p50_ms']} ms, held p50 {load['analyze_p50_ms']} ms"
     note += f"; server CPU {load['server_cpu_ms_per_request']} ms/request, queueing floor "
-    note += f"{load['floor_ms']} ms; GET {REF_PATH} p50/p99 {ref['p50_ms']}/{ref['p99_ms']} ms"
+    note += f"{load['floor_ms']} ms"
+    if "client_cpu_ms_per_request" in load:
+        note += f"; clients {load['client_cpu_ms_per_request']} ms CPU/request, "
+        note += f"{load['clients_cpu_share']:.0%} of the load's CPU"
+    note += f"; GET {REF_PATH} p50/p99 {ref['p50_ms']}/{ref['p99_ms']} ms"
     return note
 
 
@@ -275,7 +340,7 @@ def _rounds(
                 server.analyze(c, text)
     for server, _ in servers.values():
         _settle(server.proc.pid)
-    got: dict[str, dict[str, list]] = {name: {"post": [], "get": []} for name in servers}
+    got: dict[str, dict[str, list[Load]]] = {name: {"post": [], "get": []} for name in servers}
     for k in range(rounds):
         share = per_client // rounds + (k < per_client % rounds)
         for name, (server, _) in servers.items():
@@ -284,14 +349,16 @@ def _rounds(
     load, ref = {}, {}
     for name, (_, processes) in servers.items():
         for kind, out, workers in (("post", load, processes), ("get", ref, 1)):
-            parts = got[name][kind]
-            runs = [r for p in parts for r in p[0]]
-            total = sum(p[1] * len(p[0]) for p in parts)
-            wall = sum(p[2] for p in parts)
-            out[name] = _load_extra(runs, total / max(1, len(runs)), workers, wall)
+            parts: list[Load] = got[name][kind]
+            runs = [r for p in parts for r in p.runs]
+            n = max(1, len(runs))
+            total = sum(p.cpu * len(p.runs) for p in parts)
+            clients = sum(p.client_cpu * len(p.runs) for p in parts)
+            wall = sum(p.wall for p in parts)
+            out[name] = _load_extra(runs, total / n, workers, wall, clients / n)
             # how evenly the processes shared the work: 1/processes when even, 1 when one
             # process did all (a pool's HTTP process keeps a small share of its own)
-            busiest = sum(p[3] for p in parts) / total if total else 0.0
+            busiest = sum(p.busiest for p in parts) / total if total else 0.0
             out[name]["busiest_process_share"] = round(busiest, 2)
     return load, ref
 
@@ -508,5 +575,5 @@ def run(full: bool) -> list[Figure]:
                     extra=extra,
                 )
             )
-        figures += _serve_figures(dirs[sizes[0]], dirs[0], sizes[0], 25 if full else 10)
+        figures += _serve_figures(dirs[sizes[0]], dirs[0], sizes[0], POST_PER_CLIENT[full])
     return figures

@@ -273,5 +273,67 @@ def test_serve_load_splits_latency_into_queue_and_analysis():
     note = _load_note(one, bare)
     assert "p50/p95/p99 149.5/" in note and f"floor {20.0 * CLIENTS} ms" in note
     assert "slot wait p50 109.5 ms" in note and "p50/p99 5.0/5.0 ms" in note
+    assert one["max_ms"] == 199.0 and "198.0 ms, max 199.0 ms" in note
+    assert "client_cpu_ms_per_request" not in one  # no client figure given, none made up
+    # the clients' own CPU (they share the box's cores with the server): 2 ms against 20 ms
+    timed = _load_extra(runs, 0.020, 2, wall=2.0, client_cpu=0.002)
+    assert timed["client_cpu_ms_per_request"] == 2.0 and timed["clients_cpu_share"] == 0.091
+    assert timed["client_cores_used"] == 0.1 and timed["server_cores_used"] == 1.0
+    assert "clients 2.0 ms CPU/request, 9% of the load's CPU" in _load_note(timed, bare)
     header = "queue;dur=12.5, analyze;dur=20.1"
     assert dict(TIMING.findall(header)) == {"queue": "12.5", "analyze": "20.1"}
+
+
+def test_serve_load_client_reads_server_timing_and_refuses_errors():
+    """benchmarks/scale.py's light load client (http.client, one keep-alive connection): the
+    POST's latency and its Server-Timing split, several requests on one connection, and an
+    error status raised rather than timed as an answer."""
+    import http.client
+    import json as jsonlib
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from benchmarks.scale import _get, _post
+
+    seen: list[tuple[str, str, dict]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, as uvicorn
+
+        def log_message(self, *args) -> None:
+            return None
+
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            seen.append(("POST", self.headers["Content-Type"], jsonlib.loads(body)))
+            status = 503 if seen[-1][2]["text"] == "busy" else 200
+            self.send_response(status)
+            self.send_header("Server-Timing", "queue;dur=12.5, analyze;dur=20.1")
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        def do_GET(self) -> None:
+            self.send_response(200 if self.path == "/healthz" else 404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    conn = http.client.HTTPConnection("127.0.0.1", server.server_address[1], timeout=10)
+    try:
+        for _ in range(2):  # the same connection twice
+            took, queued, held = _post(conn, jsonlib.dumps({"text": "a paste"}).encode())
+            assert took > 0 and queued == pytest.approx(0.0125) and held == pytest.approx(0.0201)
+        assert seen == [("POST", "application/json", {"text": "a paste"})] * 2
+        took, queued, held = _get(conn, "/healthz")
+        assert took > 0 and queued != queued and held != held  # NaN: no Server-Timing
+        with pytest.raises(RuntimeError, match="503"):
+            _post(conn, jsonlib.dumps({"text": "busy"}).encode())
+        with pytest.raises(RuntimeError, match="404"):
+            _get(conn, "/nowhere")
+    finally:
+        conn.close()
+        server.shutdown()
+        server.server_close()

@@ -252,9 +252,11 @@ def _check(check: Check, figures: list[Figure]) -> IssueCheck:
         if not check.bound.holds(v)
     ]
     out.met = not out.missed
-    if len(read) < len(found):  # a figure with no number (a tool missing) is not a pass
+    # a figure with no number (a tool missing, a format not run at 1 GB) is not a pass
+    unread = [f for f in found if _reading(f, check.bound) is None]
+    if unread:
         out.met = False
-        out.missed.append(f"{len(found) - len(read)} figure(s) without a number")
+        out.missed += [f"{f.case} without a number" for f in unread]
     return out
 
 

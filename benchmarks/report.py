@@ -358,10 +358,11 @@ def emit(figures: list[Figure]) -> list[Figure]:
     with a target is printed as a progress line, and `python -m benchmarks` writes them to the
     results file at once (on_figures), so a run stopped in a long bench keeps them."""
     for f in figures:
-        if f.target:
+        if f.target or f.metric.startswith("throughput"):
             ratio_s = f", {f.ratio:.2f}× {f.reference}" if f.ratio is not None else ""
-            met = {True: "met", False: "NOT met", None: ""}[f.met]
-            progress(f"  {f.case}: {f.metric} {fmt(f.value, f.unit)}{ratio_s} ({f.target} {met})")
+            met = {True: " met", False: " NOT met", None: ""}[f.met]
+            goal = f" ({f.target}{met})" if f.target else ""
+            progress(f"  {f.case}: {f.metric} {fmt(f.value, f.unit)}{ratio_s}{goal}")
     for sink in _SINK:
         sink(figures)
     return figures

@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # benchmarks/ is not an installed package: run from the checkout
     sys.path.insert(0, str(REPO))
 
-from benchmarks import gen_os_tables, gen_trace10046, gen_traces  # noqa: E402
+from benchmarks import gen_os_tables, gen_stacks, gen_trace10046, gen_traces  # noqa: E402
 from benchmarks.report import Figure, Run, machine, now, write_json  # noqa: E402
 from benchmarks.search import QUERIES, build_fts5, build_whoosh, fts_match, fts_page, whoosh_page  # noqa: E402
 from benchmarks.synth_kb import real_entries, synthetic_docs, synthetic_entries  # noqa: E402
@@ -580,3 +580,82 @@ def test_report_prints_the_issue19_summary_as_markdown(tmp_path, capsys):
     assert main([str(path)]) == 0
     whole = capsys.readouterr().out
     assert "| startup |" in whole and "0.50 0.40 0.30" in whole  # the bench and its load
+
+
+def test_streaming_leaves_out_of_1gb_only_a_format_its_10mb_run_says_is_3x_too_slow(monkeypatch):
+    """too_slow reads the 10 MB throughput figure's CPU time (made-up numbers here): 6.4 s for
+    10 MB after 0.3 s of start-up is ~1.6 MB/s, so 1 GB would take ~630 s; 0.5 s is fine."""
+    from benchmarks.issue19 import summarise
+    from benchmarks.streaming import ONE_GB_CAP_S, not_measured, too_slow
+
+    def small(case: str, cpu: float) -> Figure:
+        extra = {"perfkb_cpu_s": cpu, "bytes": 10 * gen_traces.MB}
+        return Figure(
+            bench="streaming", case=case, metric="throughput (wall)", value=1.0, extra=extra
+        )
+
+    figures = [small("awr 10MB", 6.4), small("tkprof 10MB", 0.5)]
+    monkeypatch.delenv("PERFKB_BENCH_ALL", raising=False)
+    reason = too_slow(figures, "awr", "1GB", 0.3)
+    assert "not run at 1 GB" in reason and "1.6 MB/s" in reason and "~625 s" in reason
+    assert pytest.approx(61.44) == ONE_GB_CAP_S
+    assert too_slow(figures, "tkprof", "1GB", 0.3) == ""
+    assert too_slow(figures, "awr", "10MB", 0.3) == ""  # only 1 GB is ever left out
+    assert too_slow(figures, "vmstat", "1GB", 0.3) == ""  # no 10 MB figure: measure it
+    monkeypatch.setenv("PERFKB_BENCH_ALL", "1")
+    assert too_slow(figures, "awr", "1GB", 0.3) == ""
+    row = next(r for r in summarise([not_measured("awr 1GB", reason)]) if r.row.startswith("other"))
+    assert row.met is False and row.checks[0].missed == ["awr 1GB without a number"]
+
+
+def test_streaming_full_run_order_and_what_it_leaves_out(monkeypatch):
+    """streaming.run(full=True) with every measurement replaced by made-up figures (nothing runs
+    or is timed): 10 MB before 1 GB, every format at 10 MB, the OS tables at both sizes, and at
+    1 GB the formats whose 10 MB CPU time says they are 3x too slow (AWR, vmstat here) left out
+    with a figure saying so; every step's figures are handed to the run as they finish."""
+    from benchmarks import report, streaming
+
+    calls: list[str] = []
+    cpu = {"awr": 6.4, "vmstat": 2.0}
+
+    def figs(size: str, *cases: str) -> list[Figure]:
+        calls.extend(f"{c} {size}" for c in cases)
+        extra = lambda c: {"perfkb_cpu_s": cpu.get(c, 0.4), "bytes": 10 * gen_traces.MB}  # noqa: E731
+        return [
+            Figure(bench="streaming", case=f"{c} {size}", metric="throughput (wall)", value=1.0,
+                   extra=extra(c))
+            for c in cases
+        ]  # fmt: skip
+
+    monkeypatch.delenv("PERFKB_BENCH_ALL", raising=False)
+    monkeypatch.delenv("PERFKB_BENCH_SIZES", raising=False)
+    monkeypatch.setattr(streaming, "init_data_dir", lambda d: None)
+    monkeypatch.setattr(
+        streaming, "timed_run", lambda argv, env=None: streaming.Timed(0.3, 0.3, 60.0, "", 0)
+    )
+    monkeypatch.setattr(streaming, "_trace_figures", lambda k, size, *a: figs(size, k))
+    monkeypatch.setattr(streaming, "trace10046_figures", lambda size, *a: figs(size, "trace10046"))
+    monkeypatch.setattr(
+        streaming,
+        "stack_figures",
+        lambda size, *a: figs(size, *(f"stack {k}" for k in gen_stacks.KINDS)),
+    )
+    monkeypatch.setattr(streaming, "summary_figures", lambda size, *a: figs(size, "strace -c"))
+    monkeypatch.setattr(streaming, "oracle_figures", lambda size, *a: figs(size, "tkprof"))
+    monkeypatch.setattr(streaming, "os_table_figures", lambda size, d, r, kinds: figs(size, *kinds))
+    monkeypatch.setattr(streaming, "awr_figures", lambda size, *a: figs(size, "awr"))
+    handed: list[str] = []
+    report.on_figures(lambda fs: handed.extend(f.case for f in fs))
+    try:
+        figures = streaming.run(True)
+    finally:
+        report.on_figures(None)
+    ten = [c for c in calls if c.endswith(" 10MB")]
+    assert calls[: len(ten)] == ten and len(ten) == 3 + 4 + 2 + len(gen_os_tables.KINDS) + 1
+    gb = calls[len(ten) :]
+    assert gb[:2] == ["truss 1GB", "strace 1GB"] and "awr 1GB" not in gb and "vmstat 1GB" not in gb
+    assert {f"{k} 1GB" for k in gen_os_tables.KINDS if k != "vmstat"} <= set(gb)
+    left_out = [f for f in figures if f.extra.get("skipped")]
+    assert sorted(f.case for f in left_out) == ["awr 1GB", "vmstat 1GB"]
+    assert all(f.value is None and f.met is False and "not run at 1 GB" in f.note for f in left_out)
+    assert handed == [f.case for f in figures if f.case != "startup"]

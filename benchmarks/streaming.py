@@ -357,9 +357,10 @@ def jc_figures(path: Path, p: Timed, case: str, exp: gen_os_tables.Expected) -> 
 # issue's 1 GB; 100 MB, which answers no row of issue 19 and cost ~10 % of the 1 GB figures,
 # only when asked for (PERFKB_BENCH_SIZES=10MB,100MB,1GB).
 FULL_SIZES = ("10MB", "1GB")
-# A format whose 10 MB run says 1 GB would take longer than this is not run at 1 GB (its
-# throughput figure says why, without a number, so the issue row is not met): 3x the time the
-# 50 MB/s target allows. PERFKB_BENCH_ALL=1 runs every format at 1 GB whatever it costs.
+# A format whose 10 MB run says 1 GB would take longer than this is run at 1 GB only until
+# then (perfkb stopped; its throughput figure says "under N MB/s", without a number, so the
+# issue row is not met) instead of for minutes: 3x the time the 50 MB/s target allows; one that
+# finishes in time is measured as usual. PERFKB_BENCH_ALL=1 measures every format in full.
 ONE_GB_CAP_S = 3 * 1024 / TARGET_MBPS
 
 
@@ -412,7 +413,8 @@ def run(full: bool, data_root: Path | None = None) -> list[Figure]:
     """Every capture through `perfkb analyze`: 10 MB, then (--full) 1 GB, and within a size the
     quick formats before the slow ones (AWR last), each reported as it finishes (emit: a
     progress line and the results file), so a run stopped early still holds what it measured.
-    At 1 GB a format too_slow says would take minutes is left out with a figure saying why."""
+    At 1 GB a format too_slow says would take minutes is stopped at ONE_GB_CAP_S (capped) and
+    reported without a number, with the reason."""
     measured = sizes(full, data_root)
     table_size = os_table_size(full, data_root)
     figures: list[Figure] = []
@@ -451,13 +453,28 @@ def run(full: bool, data_root: Path | None = None) -> list[Figure]:
             return too_slow(figures, case, size, start_cpu)
 
         def skipped(cases: list[str], size: str) -> bool:
-            """True (and a figure without a number for each) when every case is too slow."""
+            """True (and a figure without a number for each) when every case is too slow: its
+            10 MB run says so, and perfkb on its capture of `size`, stopped at ONE_GB_CAP_S,
+            confirms it; a case that finishes in time is measured as usual."""
             reasons = [slow(c, size) for c in cases]
             if not all(reasons):
                 return False
+            stopped = []
             for case, reason in zip(cases, reasons, strict=True):
-                progress(f"streaming: {case} {size} {reason}")
-                figures.extend(emit([not_measured(f"{case} {size}", reason)]))
+                progress(f"streaming: {case} {size}: {reason}")
+                path = capture(case, size, data_root)
+                took = capped(path, data_dir, ONE_GB_CAP_S)
+                if took is not None:
+                    progress(f"streaming: {case} {size} finished in {took:.0f} s: measured")
+                    return False
+                mbps = path.stat().st_size / MB / ONE_GB_CAP_S
+                stopped.append(
+                    not_measured(
+                        f"{case} {size}",
+                        f"stopped after {ONE_GB_CAP_S:.0f} s: under {mbps:.1f} MB/s ({reason})",
+                    )
+                )
+            figures.extend(emit(stopped))
             return True
 
         for size in measured:
@@ -521,15 +538,50 @@ def too_slow(figures: list[Figure], case: str, size: str, start_cpu: float) -> s
     if estimate <= ONE_GB_CAP_S:
         return ""
     return (
-        f"not run at 1 GB: at 10 MB it parsed {1 / per_mb:.1f} MB/s of CPU after start-up, "
+        f"at 10 MB it parsed {1 / per_mb:.1f} MB/s of CPU after start-up, "
         f"so 1 GB would take ~{estimate:.0f} s, over {ONE_GB_CAP_S:.0f} s (3x what "
-        f"{TARGET_MBPS:g} MB/s allows); PERFKB_BENCH_ALL=1 runs it"
+        f"{TARGET_MBPS:g} MB/s allows); PERFKB_BENCH_ALL=1 measures it in full"
     )
 
 
+def capture(case: str, size: str, data_root: Path | None = None) -> Path:
+    """The generated capture of a streaming case label ("awr", "stack gdb", "vmstat", ...)."""
+    kw: dict = {"data_dir": data_root} if data_root else {}
+    if case == "trace10046":
+        return gen_trace10046.ensure(size, **kw)[0]
+    if case == "strace -c":
+        return gen_traces.ensure_summary(size, **kw)[0]
+    if case == "awr":
+        return gen_awr.ensure(size, **kw)[0]
+    if case.startswith("stack "):
+        return gen_stacks.ensure(case.removeprefix("stack "), size, **kw)[0]
+    if case in gen_oracle.GENERATORS:
+        return gen_oracle.ensure(case, size, **kw)[0]
+    return gen_os_tables.ensure(case, size, **kw)[0]  # type: ignore[arg-type]
+
+
+def capped(path: Path, data_dir: Path, limit: float) -> float | None:
+    """Seconds `perfkb analyze --json path` took, or None when it was stopped at `limit`: the
+    1 GB capture of a format too_slow flagged is still read, for as long as a format meeting
+    the target 3x over would need."""
+    started = time.perf_counter()
+    try:
+        subprocess.run(
+            [str(VENV_BIN / "perfkb"), "analyze", "--json", str(path)],
+            env=perfkb_env(data_dir),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=limit,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return None
+    return time.perf_counter() - started
+
+
 def not_measured(case: str, reason: str) -> Figure:
-    """The throughput figure of a capture too_slow left out: no number, the reason as note, so
-    issue 19's summary counts the row as not met and says which format and why."""
+    """The throughput figure of a capture stopped at ONE_GB_CAP_S: no number, the reason as
+    note, so issue 19's summary counts the row as not met and says which format and why."""
     return Figure(
         bench=BENCH,
         case=case,

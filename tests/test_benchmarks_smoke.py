@@ -597,7 +597,7 @@ def test_streaming_leaves_out_of_1gb_only_a_format_its_10mb_run_says_is_3x_too_s
     figures = [small("awr 10MB", 6.4), small("tkprof 10MB", 0.5)]
     monkeypatch.delenv("PERFKB_BENCH_ALL", raising=False)
     reason = too_slow(figures, "awr", "1GB", 0.3)
-    assert "not run at 1 GB" in reason and "1.6 MB/s" in reason and "~625 s" in reason
+    assert "at 10 MB it parsed 1.6 MB/s" in reason and "~625 s" in reason
     assert pytest.approx(61.44) == ONE_GB_CAP_S
     assert too_slow(figures, "tkprof", "1GB", 0.3) == ""
     assert too_slow(figures, "awr", "10MB", 0.3) == ""  # only 1 GB is ever left out
@@ -608,15 +608,21 @@ def test_streaming_leaves_out_of_1gb_only_a_format_its_10mb_run_says_is_3x_too_s
     assert row.met is False and row.checks[0].missed == ["awr 1GB without a number"]
 
 
-def test_streaming_full_run_order_and_what_it_leaves_out(monkeypatch):
+def test_streaming_full_run_order_and_what_it_leaves_out(monkeypatch, tmp_path):
     """streaming.run(full=True) with every measurement replaced by made-up figures (nothing runs
     or is timed): 10 MB before 1 GB, every format at 10 MB, the OS tables at both sizes, and at
-    1 GB the formats whose 10 MB CPU time says they are 3x too slow (AWR, vmstat here) left out
-    with a figure saying so; every step's figures are handed to the run as they finish."""
+    1 GB the formats whose 10 MB CPU time says they are 3x too slow (AWR, vmstat, sar here) run
+    until the cap only: stopped there (AWR, vmstat) they get a figure saying so, finished in
+    time (sar) they are measured as usual; every step's figures reach the run as they finish."""
     from benchmarks import report, streaming
 
     calls: list[str] = []
-    cpu = {"awr": 6.4, "vmstat": 2.0}
+    cpu = {"awr": 6.4, "vmstat": 2.0, "sar": 2.0}
+    probed: list[str] = []
+
+    def capped(path, data_dir, limit):
+        probed.append(path.name)
+        return None if "sar" not in path.name else 30.0
 
     def figs(size: str, *cases: str) -> list[Figure]:
         calls.extend(f"{c} {size}" for c in cases)
@@ -644,6 +650,12 @@ def test_streaming_full_run_order_and_what_it_leaves_out(monkeypatch):
     monkeypatch.setattr(streaming, "oracle_figures", lambda size, *a: figs(size, "tkprof"))
     monkeypatch.setattr(streaming, "os_table_figures", lambda size, d, r, kinds: figs(size, *kinds))
     monkeypatch.setattr(streaming, "awr_figures", lambda size, *a: figs(size, "awr"))
+    monkeypatch.setattr(streaming, "capped", capped)
+    monkeypatch.setattr(
+        streaming, "capture", lambda case, size, root=None: tmp_path / f"{case}-{size}"
+    )
+    for case in ("awr", "vmstat", "sar"):
+        (tmp_path / f"{case}-1GB").write_bytes(b"x" * 1024)
     handed: list[str] = []
     report.on_figures(lambda fs: handed.extend(f.case for f in fs))
     try:
@@ -655,7 +667,9 @@ def test_streaming_full_run_order_and_what_it_leaves_out(monkeypatch):
     gb = calls[len(ten) :]
     assert gb[:2] == ["truss 1GB", "strace 1GB"] and "awr 1GB" not in gb and "vmstat 1GB" not in gb
     assert {f"{k} 1GB" for k in gen_os_tables.KINDS if k != "vmstat"} <= set(gb)
+    assert sorted(probed) == ["awr-1GB", "sar-1GB", "vmstat-1GB"]
     left_out = [f for f in figures if f.extra.get("skipped")]
     assert sorted(f.case for f in left_out) == ["awr 1GB", "vmstat 1GB"]
-    assert all(f.value is None and f.met is False and "not run at 1 GB" in f.note for f in left_out)
+    assert all(f.value is None and f.met is False for f in left_out)
+    assert all(f.note.startswith("stopped after 61 s: under 0.0 MB/s (at 10 MB") for f in left_out)
     assert handed == [f.case for f in figures if f.case != "startup"]

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Literal
 
@@ -90,7 +90,7 @@ class Row:
 
     row: str
     checks: tuple[Check, ...]
-    full_only: bool = field(default=False)  # measured at its size only by --full
+    full_only: bool = False  # measured at its size only by --full
 
 
 def _cpu_wall(bench: str, case: str, bound: Bound, reference: str = "*") -> tuple[Check, ...]:

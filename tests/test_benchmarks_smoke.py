@@ -673,3 +673,59 @@ def test_streaming_full_run_order_and_what_it_leaves_out(monkeypatch, tmp_path):
     assert all(f.value is None and f.met is False for f in left_out)
     assert all(f.note.startswith("stopped after 61 s: under 0.0 MB/s (at 10 MB") for f in left_out)
     assert handed == [f.case for f in figures if f.case != "startup"]
+
+
+def test_prepare_writes_every_capture_a_full_streaming_run_reads(monkeypatch, tmp_path):
+    """--prepare and streaming.run read the same list: each generator's ensure is replaced by
+    one that records (what, size), and a full run with every measurement stubbed records the
+    cases it measures; the two sets are the same, so the timed run generates nothing."""
+    from benchmarks import gen_awr, gen_oracle, streaming
+
+    made: set[str] = set()
+
+    class Exp:
+        bytes = 1024
+
+    def rec(label: str):
+        def ensure(*args, **kw):
+            *kind, size = args
+            made.add(f"{label or kind[0]} {size}".replace("stack-", "stack "))
+            return tmp_path / "x", Exp()
+
+        return ensure
+
+    monkeypatch.setattr(streaming, "ensure", rec(""))
+    monkeypatch.setattr(gen_trace10046, "ensure", rec("trace10046"))
+    monkeypatch.setattr(gen_oracle, "ensure", rec(""))
+    monkeypatch.setattr(gen_stacks, "ensure", lambda k, size, **kw: rec(f"stack {k}")(size))
+    monkeypatch.setattr(gen_traces, "ensure_summary", rec("strace -c"))
+    monkeypatch.setattr(gen_awr, "ensure", rec("awr"))
+    monkeypatch.setattr(gen_os_tables, "ensure", rec(""))
+    monkeypatch.delenv("PERFKB_BENCH_SIZES", raising=False)
+    assert len(streaming.prepare(True)) == len(made) == 2 * 17
+
+    measured: set[str] = set()
+
+    def figs(size: str, *cases: str) -> list[Figure]:
+        measured.update(f"{c} {size}" for c in cases)
+        return []
+
+    monkeypatch.setattr(streaming, "init_data_dir", lambda d: None)
+    monkeypatch.setattr(
+        streaming, "timed_run", lambda argv, env=None: streaming.Timed(0.3, 0.3, 60.0, "", 0)
+    )
+    monkeypatch.setattr(streaming, "_trace_figures", lambda k, size, *a: figs(size, k))
+    monkeypatch.setattr(streaming, "trace10046_figures", lambda size, *a: figs(size, "trace10046"))
+    monkeypatch.setattr(
+        streaming,
+        "stack_figures",
+        lambda size, *a: figs(size, *(f"stack {k}" for k in gen_stacks.KINDS)),
+    )
+    monkeypatch.setattr(streaming, "summary_figures", lambda size, *a: figs(size, "strace -c"))
+    monkeypatch.setattr(
+        streaming, "oracle_figures", lambda size, *a: figs(size, *gen_oracle.GENERATORS)
+    )
+    monkeypatch.setattr(streaming, "os_table_figures", lambda size, d, r, kinds: figs(size, *kinds))
+    monkeypatch.setattr(streaming, "awr_figures", lambda size, *a: figs(size, "awr"))
+    streaming.run(True)
+    assert measured == made

@@ -689,7 +689,7 @@ def test_prepare_writes_every_capture_a_full_streaming_run_reads(monkeypatch, tm
     def rec(label: str):
         def ensure(*args, **kw):
             *kind, size = args
-            made.add(f"{label or kind[0]} {size}".replace("stack-", "stack "))
+            made.add(f"{label or kind[0]} {size}")
             return tmp_path / "x", Exp()
 
         return ensure

@@ -37,7 +37,7 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks --quick
 
 # the captures first (~17 GB under benchmarks/data, generated once, untimed), then the timed
-# run (~45 minutes here; its JSON is rewritten as it goes, so a stopped run keeps its figures)
+# run (~47 minutes here; its JSON is rewritten as it goes, so a stopped run keeps its figures)
 bench-prepare: $(STAMP)
 	$(BIN)/python -m benchmarks --full --prepare
 

@@ -9,11 +9,17 @@ run, alternating, best of N each; and the imports of `python -X importtime -m kb
 Each tree runs in its own interpreter (its `ingest` imported from its own directory); both
 read the same files, and the evidence each gives is compared by hash (the prefilter must
 change no block). Prints one JSON line per input with the ratio reference / this tree.
+
+`python -m benchmarks --only prefilter` (run() below) measures the same inputs in one process
+against the reference that needs no second tree: a Detector given every parser class, which
+asks each of them about every line (ingest/detect.py `_Everyone`, what tests/test_prefilter.py
+compares the prefilter to), alternating the two, best of N, evidence compared by hash.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import random
@@ -22,7 +28,10 @@ import resource
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
+
+from benchmarks.report import Figure, ratio
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -202,6 +211,82 @@ def main() -> None:
                 old = runs.get(label)
                 runs[label] = got if old is None or got["cpu_s"] < old["cpu_s"] else old
         print(json.dumps({"input": "perfkb analyze --json, 1-line truss file", **runs}))
+
+
+BENCH = "prefilter"
+NO_PREFILTER = "no prefilter: every parser asked about every line"
+
+
+def _detect(texts: list[str], parsers: tuple | None, rounds: int) -> tuple[float, str]:
+    """(CPU seconds a round, evidence hash) of detecting each text with its own Detector."""
+    from ingest.detect import Detector
+
+    digest = hashlib.sha256()
+    t = time.process_time()
+    for r in range(rounds):
+        for text in texts:
+            d = Detector(parsers)
+            d.feed_text(text)
+            ev = d.finish()
+            if r == 0:
+                digest.update(ev.model_dump_json().encode())
+    return (time.process_time() - t) / rounds, digest.hexdigest()[:16]
+
+
+def run(full: bool) -> list[Figure]:
+    """Detection CPU of each input with the prefilter (Detector()) against the same Detector
+    asking every parser (Detector(PARSERS)), in this process, alternating, best of reps; the
+    10 MB tkprof and AWR captures are the streaming bench's (cached in benchmarks/data)."""
+    from benchmarks.gen_awr import ensure as ensure_awr
+    from benchmarks.gen_oracle import ensure as ensure_oracle
+    from ingest.parsers import PARSERS
+
+    lines = 100_000 if full else 20_000
+    reps = 3 if full else 1
+    seeds = REPO / "tests" / "fixtures" / "seeds"
+    inputs = {
+        f"unclaimed text, {lines:,} lines": ([unclaimed(lines)], 1),
+        "tkprof 10MB": ([ensure_oracle("tkprof", "10MB")[0].read_text(encoding="utf-8")], 1),
+        "21 seed snippets, one by one": (
+            [f.read_text(encoding="utf-8") for f in sorted(seeds.iterdir()) if f.is_file()],
+            20,
+        ),
+    }
+    if full:  # ~14 s of CPU a round (its parser's own time, not detection's): full mode only
+        inputs["awr 10MB"] = ([ensure_awr("10MB")[0].read_text(encoding="utf-8")], 1)
+    figures = []
+    for case, (texts, rounds) in inputs.items():
+        best: dict[str, float] = {}
+        digests: set[str] = set()
+        for _ in range(reps):
+            for side, parsers in (("reference", PARSERS), ("prefilter", None)):
+                cpu, digest = _detect(texts, parsers, rounds)
+                best[side] = min(best.get(side, cpu), cpu)
+                digests.add(digest)
+        same = len(digests) == 1
+        r = ratio(best["prefilter"], best["reference"])
+        figures.append(
+            Figure(
+                bench=BENCH,
+                case=case,
+                metric="detection CPU" + (" a round" if rounds > 1 else ""),
+                value=round(best["prefilter"] * 1000, 1),
+                unit="ms",
+                reference=NO_PREFILTER,
+                ref_value=round(best["reference"] * 1000, 1),
+                ratio=r,
+                target="≤ 1×, same evidence",
+                met=same and r is not None and r <= 1.0,
+                note="" if same else "the evidence differs from the reference's",
+                extra={
+                    "reps": reps,
+                    "rounds": rounds,
+                    "bytes": sum(len(t.encode()) for t in texts),
+                    "same_evidence": same,
+                },
+            )
+        )
+    return figures
 
 
 if __name__ == "__main__":

@@ -1,10 +1,11 @@
-"""pidstat and prstat rows read in C (table.c's proc mode, ostable.ProcTable's store) against the
-Python readers, the reference: the evidence must be identical with the core on and off
+"""pidstat and prstat rows read in C (table.c's proc mode, ostable.ProcTable's store) and top's
+process rows (table.c's top mode, one store per frame) against the Python readers, the reference: the evidence must be identical with the core on and off
 (ostable.NATIVE), line by line, streamed in two read sizes and as one text, on generated
 captures, every fixture and corpus snippet of the two formats (also repeated into long
 captures), the members of each family written here (pidstat -t threads with blanks in their
 names, -l command lines, -h, old layouts without UID, 24 h clocks, Average rows; prstat plain
-with sizes and `%`, -L, -m, -Z summaries) and captures whose rows were made hostile the ways
+with sizes and `%`, -L, -m, -Z summaries; top of procps 3.2 and 3.3+, -H, -c and Solaris top)
+and captures whose rows were made hostile the ways
 pastes make them. Each test checks that the core read rows, so a core that silently never ran
 fails them."""
 
@@ -20,7 +21,7 @@ import pytest
 
 from ingest import detect
 from ingest.detect import Detector, parse_stream, parse_text
-from ingest.parsers import ostable
+from ingest.parsers import ostable, top
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "snippets"
@@ -45,6 +46,27 @@ def rows_read(monkeypatch):
         return got
 
     monkeypatch.setattr(ostable.ProcTable, "run", counting)
+    real_store = top._Frame.store
+
+    class Counting:  # top's frame store: count what its run() took
+        def __init__(self, table) -> None:
+            self.table = table
+
+        def run(self, *args):
+            got = self.table.run(*args)
+            count[0] += got[1]
+            return got
+
+        def __getattr__(self, name):
+            return getattr(self.table, name)
+
+    def store(self):
+        got = real_store(self)
+        if got is not None and not isinstance(got[0], Counting):
+            self.core = got = (Counting(got[0]), got[1])
+        return got
+
+    monkeypatch.setattr(top._Frame, "store", store)
     return count
 
 
@@ -76,7 +98,7 @@ def _capture(kind: str, tmp_path: Path) -> bytes:
 
 
 def _files() -> list[Path]:
-    globs = ("*pidstat*.txt", "*prstat*.txt")
+    globs = ("*pidstat*.txt", "*prstat*.txt", "top_*.txt", "*_top.txt")
     paths = [p for g in globs for p in (FIXTURES / "os").glob(g)]
     paths += [p for g in globs for p in (FIXTURES / "os_profiles").glob(g)]
     paths += [p for g in globs for p in CORPUS.glob(g)]
@@ -89,7 +111,7 @@ def test_the_core_is_built_and_has_the_proc_mode():
     assert ostable.ProcTable().core is None  # no metrics: the Python store (pidstat's Average)
 
 
-@pytest.mark.parametrize("kind", ["pidstat", "prstat"])
+@pytest.mark.parametrize("kind", ["pidstat", "prstat", "top"])
 def test_generated_captures(tmp_path, monkeypatch, rows_read, kind):
     data = _capture(kind, tmp_path)
     _same(data, monkeypatch)
@@ -102,7 +124,7 @@ def test_generated_captures(tmp_path, monkeypatch, rows_read, kind):
 def test_every_fixture_and_corpus_snippet(monkeypatch):
     paths = _files()
     assert CORPUS.is_dir(), f"the corpus is missing: {CORPUS}"
-    assert len(paths) >= 7
+    assert len(paths) >= 9
     for path in paths:
         _same(path.read_bytes(), monkeypatch)
 
@@ -176,7 +198,47 @@ PRSTAT_M = """\
   1733 root      45 1.6 0.0 0.0 0.0 4.0  38  11 897 905 1.2M   0 nscd/7
 Total: 182 processes, 1210 lwps, load averages: 9.19, 15.10, 11.90
 """
+TOP_PROCPS33_H = """\
+top - 14:00:05 up 10 days,  3:04,  2 users,  load average: 17.76, 7.50, 6.90
+Threads: 912 total,   5 running, 907 sleeping,   0 stopped,   0 zombie
+%Cpu0  : 27.9 us, 10.8 sy,  0.0 ni, 61.3 id,  0.0 wa,  0.0 hi,  0.0 si,  0.0 st
+%Cpu1  : 14.5 us, 17.2 sy,  0.0 ni, 68.3 id,  0.0 wa,  0.0 hi,  0.0 si,  0.0 st
+MiB Mem :  64263.9 total,   1234.5 free,  40123.4 used,  22906.0 buff/cache
+MiB Swap:   8192.0 total,   8000.0 free,    192.0 used.  20345.6 avail Mem
+
+    PID USER      PR  NI    VIRT    RES    SHR S  %CPU  %MEM     TIME+ COMMAND
+   4433 oracle    20   0 7106795 600457  49561 R  97.5   1.0   56:27.97 java -Xmx8g -jar app.jar
+   4434 oracle    20   0 7106795 600457  49561 S  27.5   1.0   16:48.80 java -Xmx8g -jar app.jar
+    908 root      20   0       0      0      0 I   0.3   0.0    0:27.97 [kworker/8:1-events]
+   2037 oracle    -2   0 6676038 631385   4944 D   1.3   5.2   55:09.47 ora_lgwr_orcl
+   2037 oracle    rt   0 6676038 631385   4944 S   0.0   5.2   55:09.47 ora_lgwr_orcl
+"""
+TOP_PROCPS32 = """\
+top - 09:01:02 up 3 days,  1:02,  1 user,  load average: 1.50, 1.20, 1.00
+Tasks: 120 total,   1 running, 119 sleeping,   0 stopped,   2 zombie
+Cpu(s): 10.0%us,  5.0%sy,  0.0%ni, 80.0%id,  5.0%wa,  0.0%hi,  0.0%si,  0.0%st
+Mem:   8000000k total,  7000000k used,  1000000k free,   200000k buffers
+Swap:  2000000k total,   500000k used,  1500000k free,  3000000k cached
+
+  PID USER      PR  NI  VIRT  RES  SHR S %CPU %MEM    TIME+  COMMAND
+ 3001 oracle    15   0 2100m 1.9g 1.8g R 99.9 24.0  10:01.00 oracle
+ 3002 oracle    15   0 2100m 1.9g 1.8g S  5.0 24.0   1:01.00 oracle
+ 3100 root      16   0     0    0    0 S  0.0  0.0   0:00.10 kswapd0
+"""
+TOP_SOLARIS = """\
+last pid: 12345;  load avg:  3.10,  2.45,  1.67;  up 12+03:04:05   14:23:01
+123 processes: 120 sleeping, 2 running, 1 on cpu
+CPU states: 70.0% idle, 20.0% user, 10.0% kernel,  0.0% iowait,  0.0% swap
+Memory: 32G phys mem, 4G free mem, 16G total swap, 12G free swap
+
+   PID USERNAME LWP PRI NICE  SIZE   RES STATE    TIME    CPU COMMAND
+  2001 oracle     1  59    0   10G  9.8G cpu/3   10:01 12.50% oracle
+  2002 oracle     1  59    0   10G  9.8G sleep    5:01  6.25% oracle
+"""
 FAMILY = {
+    "top procps 3.3 -H -c": TOP_PROCPS33_H,
+    "top procps 3.2": TOP_PROCPS32,
+    "top Solaris": TOP_SOLARIS,
     "pidstat -t -l": PIDSTAT_T_L,
     "pidstat old layout and Average": PIDSTAT_OLD,
     "pidstat -h": PIDSTAT_H,
@@ -201,7 +263,7 @@ def _repeat(text: str, times: int, tick: bool = True) -> str:
 @pytest.mark.parametrize("name", sorted(FAMILY))
 def test_every_member_of_the_families(monkeypatch, rows_read, name):
     _same(_repeat(FAMILY[name], 30).encode(), monkeypatch)
-    if name != "pidstat -h":  # -h rows have no clock: the Python reader reads them all
+    if name not in ("pidstat -h", "top Solaris"):  # no clock; no %MEM: read in Python
         assert rows_read[0] > 0
 
 
@@ -340,6 +402,42 @@ def _hostile_prstat(line: str, rng: random.Random) -> list[str]:
     return [" ".join(tokens)]
 
 
+def _hostile_top(line: str, rng: random.Random) -> list[str]:
+    tokens = line.split()
+    if len(tokens) < 12 or not tokens[0].isdigit():
+        return [line]
+    pick = rng.randrange(14)
+    if pick == 0:
+        tokens[8] = rng.choice([*_NOT_NUMBERS, "1.234%", "12%", "-1", "1" * 17])  # %CPU
+    elif pick == 1:
+        tokens[9] = rng.choice([*_NOT_NUMBERS, "0,5"])  # %MEM
+    elif pick == 2:
+        return [" ".join(tokens[: rng.randrange(2, 11)])]
+    elif pick == 3:
+        tokens[1] = rng.choice(["54321", "processes:", "processes:x"])
+    elif pick == 4:
+        tokens[-1] = rng.choice(["x" * 300, "j\u00e9ava", "[kworker/0:1H]", "a b c"])
+    elif pick == 5:
+        return ["\t".join(tokens)]
+    elif pick == 6:
+        return ["# " + line]
+    elif pick == 7:
+        return [line + "\r"]
+    elif pick == 8:
+        return [line, line]
+    elif pick == 9:
+        return [line.replace(" ", "\u00a0", 2)]
+    elif pick == 10:
+        tokens[7] = rng.choice(["R", "S", "D", "Z", "I", "t"])
+    elif pick == 11:
+        tokens[0] = rng.choice(["12a", "-5"])
+    elif pick == 12:
+        return ["Nov 25 14:00:05 db01 top[77]: " + line]
+    else:
+        return ["  " + " ".join(tokens) + "  "]
+    return [" ".join(tokens)]
+
+
 def _make_hostile(data: bytes, hostile, seed: int, share: float) -> bytes:
     rng = random.Random(seed)
     out: list[str] = []
@@ -350,9 +448,9 @@ def _make_hostile(data: bytes, hostile, seed: int, share: float) -> bytes:
 
 @pytest.mark.parametrize("share", [0.05, 0.2, 0.5])
 @pytest.mark.parametrize("seed", range(3))
-@pytest.mark.parametrize("kind", ["pidstat", "prstat"])
+@pytest.mark.parametrize("kind", ["pidstat", "prstat", "top"])
 def test_hostile_rows(tmp_path, monkeypatch, rows_read, kind, seed, share):
-    hostile = _hostile_pidstat if kind == "pidstat" else _hostile_prstat
+    hostile = {"pidstat": _hostile_pidstat, "prstat": _hostile_prstat, "top": _hostile_top}[kind]
     data = _make_hostile(_capture(kind, tmp_path)[: 48 * 1024], hostile, seed, share)
     _same(data, monkeypatch)
     if share < 0.5:  # at one in two, prstat's blocks end before the detector's context is full
@@ -362,14 +460,20 @@ def test_hostile_rows(tmp_path, monkeypatch, rows_read, kind, seed, share):
 @pytest.mark.parametrize("seed", range(3))
 def test_hostile_family_members(monkeypatch, rows_read, seed):
     for name, text in FAMILY.items():
-        hostile = _hostile_pidstat if name.startswith("pidstat") else _hostile_prstat
+        kind = name.split()[0]
+        hostile = {"pidstat": _hostile_pidstat, "prstat": _hostile_prstat, "top": _hostile_top}[
+            kind
+        ]
         _same(_make_hostile(_repeat(text, 20).encode(), hostile, seed, 0.3), monkeypatch)
     assert rows_read[0] > 0
 
 
 def test_more_processes_than_kept(tmp_path, monkeypatch, rows_read):
-    """Past MAX_PROCS keys rows are counted as dropped, by the core as by the Python store."""
+    """Past MAX_PROCS keys rows are counted as dropped, by the core as by the Python store (top:
+    past MAX_KEYS commands a frame's rows are counted only)."""
     monkeypatch.setattr(ostable, "MAX_PROCS", 7)
+    monkeypatch.setattr(top, "MAX_KEYS", 5)
+    _same(_capture("top", tmp_path)[: 32 * 1024], monkeypatch)
     for kind in ("pidstat", "prstat"):
         want = _same(_capture(kind, tmp_path)[: 32 * 1024], monkeypatch)
         if kind == "pidstat":

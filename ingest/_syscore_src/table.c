@@ -83,6 +83,7 @@ typedef struct {
     int proc, pmode, ptok, cpu_m, usr_c, sys_c;
     int pcode[64], pcol[64];
     long long dropped;
+    int topm; /* top mode: see top_run */
 } Table;
 
 /* -- keys ------------------------------------------------------------------------------------- */
@@ -1025,6 +1026,112 @@ static PyObject *Table_procs(Table *t, PyObject *unused)
     return Py_BuildValue("(NL)", names, t->dropped);
 }
 
+/* -- top mode: a top frame's process rows (top.py's _Frame) --------------------------------------
+ *
+ * One Table per frame: per command (the first word of COMMAND, 200 characters at most) column 0
+ * folds %CPU (its total is _Frame.proc_cpu, max(0.0, its high) proc_cpu_max) and column 1 %MEM
+ * (proc_mem); a second Table (`states`, one column) counts the rows per state. The layout comes
+ * with each run: the header's column count, where %CPU, %MEM and the state are. A row top's
+ * claims would not take, or that its feed would read otherwise (a number pasted.number reads
+ * differently, a cut row, `N processes:`, text beyond ASCII) stops the run; the parser then
+ * reads the rest of the frame in Python, from the sums read back (export). */
+
+static PyTypeObject TableType;
+
+/* run(text, pos, endpos, states, ncols, at_cpu, at_mem, at_state) -> (pos, rows taken) */
+static PyObject *top_run(Table *t, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 8 || !PyUnicode_Check(args[0]) || Py_TYPE(args[3]) != &TableType) {
+        PyErr_SetString(PyExc_TypeError,
+                        "run(text, pos, endpos, states, ncols, at_cpu, at_mem, at_state)");
+        return NULL;
+    }
+    PyObject *text = args[0];
+    Table *st = (Table *)args[3];
+    Py_ssize_t pos = PyLong_AsSsize_t(args[1]), endpos = PyLong_AsSsize_t(args[2]);
+    long ncols = PyLong_AsLong(args[4]), at_cpu = PyLong_AsLong(args[5]),
+         at_mem = PyLong_AsLong(args[6]), at_state = PyLong_AsLong(args[7]);
+    if (PyErr_Occurred())
+        return NULL;
+    if (ncols < 1 || ncols > 64 || at_cpu < 0 || at_cpu >= ncols || at_mem < 0 ||
+        at_mem >= ncols || at_state >= ncols || t->ncols != 2 || st->ncols < 1) {
+        PyErr_SetString(PyExc_ValueError, "top run: a bad layout");
+        return NULL;
+    }
+    Py_ssize_t len = PyUnicode_GET_LENGTH(text);
+    if (endpos > len)
+        endpos = len;
+    if (PyUnicode_KIND(text) != PyUnicode_1BYTE_KIND || pos < 0 || pos >= endpos)
+        return Py_BuildValue("(ni)", pos, 0);
+    const unsigned char *s = PyUnicode_1BYTE_DATA(text);
+    long long taken = 0;
+    while (pos < endpos) {
+        const unsigned char *nl = memchr(s + pos, '\n', (size_t)(endpos - pos));
+        Py_ssize_t e = nl ? nl - s : endpos;
+        if (e - pos > t->max_line)
+            break;
+        Py_ssize_t n = e;
+        while (n > pos && s[n - 1] == '\r')
+            n--;
+        const unsigned char *l = s + pos;
+        n -= pos;
+        int ok = n > 0;
+        for (Py_ssize_t i = 0; i < n && ok; i++)
+            ok = plain_byte(l[i]);
+        if (!ok)
+            break;
+        Py_ssize_t ts[64], te[64];
+        int nt = 0;
+        Py_ssize_t i = skip_ws(l, 0, n);
+        while (i < n && nt < ncols) {
+            ts[nt] = i;
+            i = skip_tok(l, i, n);
+            te[nt++] = i;
+            i = skip_ws(l, i, n);
+        }
+        /* claims (_ROW): the pid, a user that is no number, one token more; feed: not Solaris's
+         * `N processes:`, at least the header's columns */
+        if (nt < ncols || nt < 3 || !all_digits(l + ts[0], te[0] - ts[0]) ||
+            all_digits(l + ts[1], te[1] - ts[1]) ||
+            (te[1] - ts[1] >= 10 && memcmp(l + ts[1], "processes:", 10) == 0))
+            break;
+        double v[2];
+        if (!proc_num(l, ts[at_cpu], te[at_cpu], 1, &v[0]) ||
+            !proc_num(l, ts[at_mem], te[at_mem], 1, &v[1]))
+            break;
+        Py_ssize_t kn = te[ncols - 1] - ts[ncols - 1];
+        if (kn > PROC_CMD)
+            kn = PROC_CMD;
+        int ki = key_get(t, (const char *)l + ts[ncols - 1], kn, 1);
+        if (ki == -1)
+            return PyErr_NoMemory();
+        if (ki >= 0) {
+            key_add(t, ki, v, NULL);
+            if (at_state >= 0) {
+                int si = key_get(st, (const char *)l + ts[at_state], te[at_state] - ts[at_state], 1);
+                if (si == -1)
+                    return PyErr_NoMemory();
+                if (si >= 0)
+                    key_add(st, si, v, NULL);
+            }
+        }
+        taken++;
+        pos = e + 1;
+    }
+    return Py_BuildValue("(nL)", pos, taken);
+}
+
+/* top(): makes this Table a top frame's store (two columns: %CPU, %MEM) */
+static PyObject *Table_top(Table *t, PyObject *unused)
+{
+    if (t->ncols != 2 || t->rows || t->grouped || t->proc) {
+        PyErr_SetString(PyExc_ValueError, "top: a plain Table of two columns");
+        return NULL;
+    }
+    t->topm = 1;
+    Py_RETURN_NONE;
+}
+
 /* -- Table.run ---------------------------------------------------------------------------------- */
 
 /* run(text, pos, endpos) -> (pos, lines taken, first label or None, last label or None) */
@@ -1032,6 +1139,8 @@ static PyObject *Table_run(Table *t, PyObject *const *args, Py_ssize_t nargs)
 {
     if (t->proc)
         return proc_run(t, args, nargs);
+    if (t->topm)
+        return top_run(t, args, nargs);
     if (nargs != 3 || !PyUnicode_Check(args[0])) {
         PyErr_SetString(PyExc_TypeError, "run(text, pos, endpos)");
         return NULL;
@@ -1694,6 +1803,8 @@ static PyMethodDef Table_methods[] = {
      "proc(codes, cols, mode, cpu_m, usr, sys): proc mode, the layout of a pidstat/prstat header"},
     {"padd", (PyCFunction)(void (*)(void))Table_padd, METH_FASTCALL,
      "padd(key, shown, ident, cols, values): proc mode, a row the Python reader read"},
+    {"top", (PyCFunction)Table_top, METH_NOARGS,
+     "top(): top mode, a frame's process rows (run(text, pos, endpos, states, ...))"},
     {"procs", (PyCFunction)Table_procs, METH_NOARGS,
      "procs() -> ([(shown, ident) per key], dropped rows): proc mode"},
     {NULL}};

@@ -23,6 +23,7 @@ from typing import ClassVar
 
 from ingest.base import Parser
 from ingest.model import Format, Platform
+from ingest.parsers import ostable
 from ingest.parsers.pasted import number, sample_mark, unpaste
 
 MAX_LINE = 4096
@@ -81,6 +82,43 @@ class _Frame:
         self.proc_mem: dict[str, float] = {}
         self.states: dict[str, float] = {}
         self.rows = 0
+        # the C store of this frame's rows (table.c's top mode: per command and per state),
+        # read back into the dicts above before Python reads a row or the facts are made;
+        # None with `python` False: not made yet; `python` True: the dicts are the store
+        self.core: tuple | None = None
+        self.python = False
+
+    def store(self) -> tuple | None:
+        """The frame's C tables (made on first use), or None: the Python dicts are the store."""
+        if self.core is None and not self.python:
+            cpu = ostable.native_table(
+                ["cpu", "mem"], keyed=True, bounds={}, max_keys=MAX_KEYS, max_line=MAX_LINE
+            )
+            states = ostable.native_table(["n"], keyed=True, bounds={}, max_keys=1 << 30)
+            if cpu is None or states is None:
+                self.python = True
+                return None
+            cpu.top()
+            self.core = (cpu, states)
+        return self.core
+
+    def settle(self) -> None:
+        """The C store read back into the dicts (in the order its keys came: a C row adds a
+        command to proc_cpu, proc_cpu_max and proc_mem at once), which are the store from here
+        on."""
+        if self.core is not None:
+            cpu, states = self.core
+            for key, cols in cpu.export()[0]:
+                for c, st in cols:
+                    if c == 0:
+                        self.proc_cpu[key] = st[1]
+                        self.proc_cpu_max[key] = max(0.0, st[3])
+                    else:
+                        self.proc_mem[key] = st[1]
+            for key, cols in states.export()[0]:
+                self.states[key] = float(cols[0][1][0])
+            self.core = None
+        self.python = True
 
 
 def _cells(columns: list[str]) -> tuple[int | None, int | None, int | None]:
@@ -100,6 +138,7 @@ class TopParser(Parser):
         self.frames = 0
         self.columns: list[str] | None = None
         self._cells: tuple[int | None, int | None, int | None] = (None, None, None)
+        self._layout: tuple[int, int, int, int] | None = None  # for the C reader (top_run)
         self.solaris = False
 
     def claims(self, line: str) -> bool:
@@ -112,7 +151,28 @@ class TopParser(Parser):
         return m is not None and not m.group(1).isdigit()
 
     fast = True
-    feed_run = Parser.feed_lines  # rows through feed, without the detector's per-line work
+
+    def feed_run(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int]:
+        """Base.feed_lines, with a frame's process rows read in C (table.c's top mode) while
+        the frame's rows have all been read there; every other line goes through feed."""
+        taken = 0
+        feed_one = self.feed_one
+        while pos < endpos:
+            f = self.frame
+            if self.columns is not None and not f.python and self._layout is not None:
+                core = f.store()
+                if core is not None:
+                    pos, n = core[0].run(text, pos, endpos, core[1], *self._layout)
+                    f.rows += n
+                    taken += n
+                    if pos >= endpos:
+                        break
+            nxt = feed_one(text, pos, endpos, plain)
+            if nxt < 0:
+                break
+            pos = nxt
+            taken += 1
+        return pos, taken
 
     @classmethod
     def start_score(cls, line: str) -> int:
@@ -188,6 +248,12 @@ class TopParser(Parser):
         if _HEADER.match(text):
             self.columns = text.split()
             self._cells = _cells(self.columns)
+            cpu, mem, state = self._cells
+            ok = cpu is not None and mem is not None and len(self.columns) <= 64
+            self._layout = (len(self.columns), cpu, mem, -1 if state is None else state)
+            if not ok:
+                self._layout = None
+                self.frame.settle()  # no C reader for this layout: the dicts from here on
             return True
         if self.columns is not None:
             return self._row(text)
@@ -229,6 +295,8 @@ class TopParser(Parser):
             return True
         at_cpu, at_mem, at_state = self._cells
         f = self.frame
+        if not f.python:
+            f.settle()  # this frame's rows read in C so far: the dicts are the store from here
         f.rows += 1
         cpu = None if at_cpu is None else number(tokens[at_cpu])
         mem = None if at_mem is None else number(tokens[at_mem])
@@ -248,6 +316,7 @@ class TopParser(Parser):
 
     def facts(self) -> tuple[dict, dict, list[str], Platform | None]:
         f = self.frame
+        f.settle()
         facts: dict = {}
         if f.load:
             facts["load.avg1"], facts["load.avg5"], facts["load.avg15"] = f.load

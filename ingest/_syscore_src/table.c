@@ -1,5 +1,6 @@
 /* ingest/_syscore_src/table.c: Table, the one row reader of the sysstat column tables (mpstat,
- * sar, iostat's device rows): the hot loop of a long capture, in C.
+ * sar, iostat's device rows) and of the process tables (pidstat, prstat: proc mode; top: top
+ * mode): the hot loop of a long capture, in C.
  *
  * A sysstat data row is `clock [AM|PM] [key] value value ...`: the Python parser reads the
  * table's header and gives a Table the layout it found (how many values, whether a key column

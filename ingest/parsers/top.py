@@ -64,6 +64,9 @@ _CPU_NAMES = {
     "st": "steal",
     "steal": "steal",
 }
+# what a CPU or memory line's numbers read as, by its text (pure; a capture repeats lines)
+_MEMO: dict = {}
+_MEMO_MAX = 4096
 _UNIT_MB = {"KiB": 1 / 1024, "MiB": 1.0, "GiB": 1024.0, "TiB": 1048576.0}
 _SUFFIX_MB = {"k": 1 / 1024, "K": 1 / 1024, "M": 1.0, "G": 1024.0, "T": 1048576.0}
 
@@ -139,6 +142,7 @@ class TopParser(Parser):
         self.columns: list[str] | None = None
         self._cells: tuple[int | None, int | None, int | None] = (None, None, None)
         self._layout: tuple[int, int, int, int] | None = None  # for the C reader (top_run)
+        self._headers: dict[str, list[str]] = {}  # a header line as pasted -> its columns
         self.solaris = False
 
     def claims(self, line: str) -> bool:
@@ -157,6 +161,7 @@ class TopParser(Parser):
         the frame's rows have all been read there; every other line goes through feed."""
         taken = 0
         feed_one = self.feed_one
+        me = type(self)
         while pos < endpos:
             f = self.frame
             if self.columns is not None and not f.python and self._layout is not None:
@@ -167,12 +172,36 @@ class TopParser(Parser):
                     taken += n
                     if pos >= endpos:
                         break
+            nl = text.find("\n", pos, endpos)
+            end = endpos if nl < 0 else nl
+            line = text[pos:end].rstrip("\r")
+            if not line:  # the blank line before the table: feed takes it once lines came
+                if plain.get((me, line)) is False and self.lines:
+                    pos = end + 1
+                    taken += 1
+                    continue
+                break
+            columns = self._headers.get(line)
+            if columns is not None:  # a header read before: feed reads it so again
+                self._set_columns(columns)
+                pos = end + 1
+                taken += 1
+                continue
             nxt = feed_one(text, pos, endpos, plain)
             if nxt < 0:
                 break
             pos = nxt
             taken += 1
         return pos, taken
+
+    def _set_columns(self, columns: list[str]) -> None:
+        self.columns = columns
+        self._cells = _cells(columns)
+        cpu, mem, state = self._cells
+        self._layout = (len(columns), cpu, mem, -1 if state is None else state)
+        if cpu is None or mem is None or len(columns) > 64:
+            self._layout = None
+            self.frame.settle()  # no C reader for this layout: the dicts from here on
 
     @classmethod
     def start_score(cls, line: str) -> int:
@@ -227,11 +256,16 @@ class TopParser(Parser):
                 self.frame.tasks[p["name"].strip()] = number(p["n"]) or 0.0
             return True
         if m := _CPU.match(text):
-            values = {
-                _CPU_NAMES[p["name"].strip()]: number(p["n"]) or 0.0
-                for p in _PAIR.finditer(m["rest"])
-                if p["name"].strip() in _CPU_NAMES
-            }
+            values = _MEMO.get(rest := m["rest"])
+            if values is None:
+                values = {
+                    _CPU_NAMES[p["name"].strip()]: number(p["n"]) or 0.0
+                    for p in _PAIR.finditer(rest)
+                    if p["name"].strip() in _CPU_NAMES
+                }
+                if len(_MEMO) < _MEMO_MAX:
+                    _MEMO[rest] = values
+            values = dict(values)  # the frame's own: per-CPU lines add to it
             if m["n"] is not None:
                 self.frame.per_cpu += 1
                 if not self.frame.cpu:
@@ -246,43 +280,25 @@ class TopParser(Parser):
             self._memory(m)
             return True
         if _HEADER.match(text):
-            self.columns = text.split()
-            self._cells = _cells(self.columns)
-            cpu, mem, state = self._cells
-            ok = cpu is not None and mem is not None and len(self.columns) <= 64
-            self._layout = (len(self.columns), cpu, mem, -1 if state is None else state)
-            if not ok:
-                self._layout = None
-                self.frame.settle()  # no C reader for this layout: the dicts from here on
+            columns = text.split()
+            self._set_columns(columns)
+            if len(self._headers) < 64:
+                self._headers[line] = columns
             return True
         if self.columns is not None:
             return self._row(text)
         return False
 
     def _memory(self, m: re.Match) -> None:
-        scale = _UNIT_MB.get(m["unit"] or "", 1 / 1024)  # old procps: 'k' suffixed kB
-        target = self.frame.swap if m["what"] == "Swap" else self.frame.mem
-        for p in _PAIR.finditer(m["rest"]):
-            value = number(p["n"]) or 0.0
-            unit = p["u"]
-            mb = value * (_SUFFIX_MB[unit] if unit else scale)
-            name = p["name"].strip()
-            if m["what"] == "Memory":  # Solaris: '32G phys mem, 4G free mem, 16G total swap'
-                key = {
-                    "phys mem": "total",
-                    "free mem": "free",
-                    "total swap": "swap total",
-                    "free swap": "swap free",
-                }.get(name)
-                if key and key.startswith("swap "):
-                    self.frame.swap[key[5:]] = mb
-                elif key:
-                    self.frame.mem[key] = mb
-                continue
-            if name.startswith("avail"):
-                self.frame.mem["available"] = mb
-            else:
-                target[name.split()[0]] = mb
+        key = (m["unit"], m["what"], m["rest"])
+        writes = _MEMO.get(key)
+        if writes is None:
+            writes = _memory_writes(m)
+            if len(_MEMO) < _MEMO_MAX:
+                _MEMO[key] = writes
+        f = self.frame
+        for swap, name, mb in writes:
+            (f.swap if swap else f.mem)[name] = mb
 
     def _row(self, text: str) -> bool:
         cols = self.columns
@@ -381,3 +397,32 @@ class TopParser(Parser):
         identifiers = [k for k, _ in ranked]
         platform: Platform = "solaris" if self.solaris else "linux"
         return facts, details, identifiers, platform
+
+
+def _memory_writes(m: re.Match) -> list[tuple[bool, str, float]]:
+    """What a memory line sets, in order: (to the swap dict, name, MiB). Pure: remembered."""
+    out: list[tuple[bool, str, float]] = []
+    scale = _UNIT_MB.get(m["unit"] or "", 1 / 1024)  # old procps: 'k' suffixed kB
+    to_swap = m["what"] == "Swap"
+    for p in _PAIR.finditer(m["rest"]):
+        value = number(p["n"]) or 0.0
+        unit = p["u"]
+        mb = value * (_SUFFIX_MB[unit] if unit else scale)
+        name = p["name"].strip()
+        if m["what"] == "Memory":  # Solaris: '32G phys mem, 4G free mem, 16G total swap'
+            key = {
+                "phys mem": "total",
+                "free mem": "free",
+                "total swap": "swap total",
+                "free swap": "swap free",
+            }.get(name)
+            if key and key.startswith("swap "):
+                out.append((True, key[5:], mb))
+            elif key:
+                out.append((False, key, mb))
+            continue
+        if name.startswith("avail"):
+            out.append((False, "available", mb))
+        else:
+            out.append((to_swap, name.split()[0], mb))
+    return out

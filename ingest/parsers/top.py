@@ -187,6 +187,14 @@ class TopParser(Parser):
                 pos = end + 1
                 taken += 1
                 continue
+            if len(line) <= MAX_LINE and _TOP_HINT.search(line):
+                got = unpaste(line)
+                if _score(got) == 2:  # handed over; feed reads it as _read does (not blank,
+                    if not self._read(got, line):  # no marker, no row: none of those scores)
+                        break
+                    pos = end + 1
+                    taken += 1
+                    continue
             nxt = feed_one(text, pos, endpos, plain)
             if nxt < 0:
                 break
@@ -207,16 +215,7 @@ class TopParser(Parser):
     def start_score(cls, line: str) -> int:
         if len(line) > MAX_LINE or not _TOP_HINT.search(line):
             return 0
-        text = unpaste(line)
-        if _TOP.match(text) or _SOL_TOP.match(text) or _HEADER.match(text):
-            return 2
-        if (m := _TASKS.match(text)) and "total" in m["rest"]:
-            return 2
-        if (m := _CPU.match(text)) and m["label"] != "CPU states" or (m and "idle" in m["rest"]):
-            return 2
-        if (m := _MEM.match(text)) and m["unit"]:
-            return 2
-        return 0
+        return _score(unpaste(line))
 
     def feed(self, line: str) -> bool:
         if len(line) > MAX_LINE:
@@ -231,6 +230,11 @@ class TopParser(Parser):
         first = text.lstrip()[:1]
         if "0" <= first <= "9" and self.columns is not None and not _SOL_PROCS.match(text):
             return self._row(text)
+        return self._read(text, line)
+
+    def _read(self, text: str, line: str) -> bool:
+        """feed of a line that is not blank, not OSWatcher's marker and no process row (as
+        unpasted: `text`): every line start_score scores 2 is one."""
         if _TOP.match(text) or _SOL_TOP.match(text):
             if self.frames and self.solaris != bool(_SOL_TOP.match(text)):
                 return False  # another system's top: its own block
@@ -426,3 +430,16 @@ def _memory_writes(m: re.Match) -> list[tuple[bool, str, float]]:
         else:
             out.append((to_swap, name.split()[0], mb))
     return out
+
+
+def _score(text: str) -> int:
+    """start_score of an unpasted line holding one of the hint words."""
+    if _TOP.match(text) or _SOL_TOP.match(text) or _HEADER.match(text):
+        return 2
+    if (m := _TASKS.match(text)) and "total" in m["rest"]:
+        return 2
+    if (m := _CPU.match(text)) and m["label"] != "CPU states" or (m and "idle" in m["rest"]):
+        return 2
+    if (m := _MEM.match(text)) and m["unit"]:
+        return 2
+    return 0

@@ -7,7 +7,8 @@
  *   truss.c       Core.truss_run, the scanner of common truss lines
  *   strace.c      Core.strace_run, the scanner of common strace lines
  *   first_bad.c   first_bad(), the SIMD scan ingest/detect.py uses
- *   table.c       Table, the row reader of the sysstat column tables (mpstat, sar, iostat)
+ *   table.c       Table, the row reader of the column tables (mpstat, sar, iostat, pidstat,
+ *                 prstat, top)
  *   stacks.c      stack_frames(), the frame reader of the stack formats (stack.py, dtrace.py)
  *   trace10046.c  trace10046_waits(), the runs of WAIT lines of a raw 10046 trace
  *

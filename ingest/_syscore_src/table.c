@@ -1,5 +1,6 @@
 /* ingest/_syscore_src/table.c: Table, the one row reader of the sysstat column tables (mpstat,
- * sar, iostat's device rows): the hot loop of a long capture, in C.
+ * sar, iostat's device rows) and of the process tables (pidstat, prstat: proc mode; top: top
+ * mode): the hot loop of a long capture, in C.
  *
  * A sysstat data row is `clock [AM|PM] [key] value value ...`: the Python parser reads the
  * table's header and gives a Table the layout it found (how many values, whether a key column
@@ -50,6 +51,7 @@ typedef struct {
     unsigned char *seen;
     int in_group;     /* grouped: 1 + its place in the open group, 0: not in it */
     long long stamp;  /* rows mode: the report this key last had a row in (0: none) */
+    PyObject *names;  /* proc mode: (command shown, pid[/tid]) of the key's first row */
 } TKey;
 
 typedef struct {
@@ -78,6 +80,11 @@ typedef struct {
     double *fac;           /* nin: the factor to the canonical unit */
     int *ops;              /* ncols * 5: how each stored column is made from the row */
     unsigned char *colpts; /* ncols: the column keeps chart points */
+    /* proc mode (pidstat and prstat rows into ostable.ProcTable): see proc_layout */
+    int proc, pmode, ptok, cpu_m, usr_c, sys_c;
+    int pcode[64], pcol[64];
+    long long dropped;
+    int topm; /* top mode: see top_run */
 } Table;
 
 /* -- keys ------------------------------------------------------------------------------------- */
@@ -521,11 +528,620 @@ static PyObject *rows_run(Table *t, const unsigned char *s, Py_ssize_t pos, Py_s
     return Py_BuildValue("(nLOO)", pos, taken, Py_None, Py_None);
 }
 
+/* -- proc mode: pidstat and prstat rows (ostable.ProcTable) ----------------------------------------
+ *
+ * The per-process tables: each row is a process (or thread/LWP) with its values, folded into the
+ * key's series (ostable.ProcTable.add: no chart points, the columns in the order the key first
+ * had them) and the key's first (command, pid) kept. The parser gives the header's layout with
+ * proc(): per token its code (0 text, not read; 1 the pid, 2 pidstat's TID, 3 a number as
+ * pasted.number reads it, 4 a size as ostable.size_kb reads it, 5 a microstate count as
+ * prstat's _count reads it) and its stored column (-1: read only to check it), and the mode:
+ *   1 pidstat: `clock [AM|PM] tokens... command words`, key p<pid> or t<tid> (`|__` thread rows)
+ *   2/3 prstat: `pid tokens... name/lwp`, key pid (2) or pid/lwp (3, -L)
+ * Rows the parser's claims() would not take, or that its feed would read otherwise (a decimal
+ * comma, a thousands group, a value out of range, a cut row, text beyond ASCII) stop the run;
+ * the Python reader, the reference, reads them and adds them with padd(). */
+
+/* pasted.number of s[i..e), the subset read here: -?\d{1,15}(.\d{1,15})? and, when pct, a `%`
+ * after it (not `\d{1,3}.\d{3}%`, which number reads as a thousands group). 1: read. */
+static int proc_num(const unsigned char *s, Py_ssize_t i, Py_ssize_t e, int pct, double *v)
+{
+    if (pct && e - i > 1 && s[e - 1] == '%') {
+        e--;
+        Py_ssize_t dot = -1;
+        for (Py_ssize_t j = i; j < e; j++)
+            if (s[j] == '.')
+                dot = j;
+        Py_ssize_t lead = dot - i - (s[i] == '-');
+        if (dot >= 0 && e - dot - 1 == 3 && lead >= 1 && lead <= 3)
+            return 0;
+    }
+    return read_num(s, i, e, 0, 15, 15, v) == e;
+}
+
+static const char SIZE_UNITS[] = "KMGTP";
+static const double SIZE_KB[] = {1.0, 1024.0, 1024.0 * 1024.0, 1024.0 * 1024.0 * 1024.0,
+                                 1024.0 * 1024.0 * 1024.0 * 1024.0};
+
+static int proc_cell(int code, const unsigned char *s, Py_ssize_t i, Py_ssize_t e, double *v)
+{
+    if (code == 3)
+        return proc_num(s, i, e, 1, v);
+    if (code == 4) { /* size_kb: \d+(.\d+)?[KMGTP]?B? (upper case here), times its factor */
+        if (e > i && s[e - 1] == 'B')
+            e--;
+        double f = 1.0;
+        if (e > i) {
+            const char *u = memchr(SIZE_UNITS, s[e - 1], 5);
+            if (u != NULL) {
+                f = SIZE_KB[u - SIZE_UNITS];
+                e--;
+            }
+        }
+        if (e <= i || s[i] == '-' || read_num(s, i, e, 0, 15, 15, v) != e)
+            return 0;
+        *v = *v * f;
+        return 1;
+    }
+    if (code == 5) { /* _count: a number, or one with K or M after it */
+        if (e - i > 1 && (s[e - 1] == 'K' || s[e - 1] == 'M')) {
+            double f = s[e - 1] == 'K' ? 1e3 : 1e6;
+            if (read_num(s, i, e - 1, 0, 15, 15, v) != e - 1)
+                return 0;
+            *v = *v * f;
+            return 1;
+        }
+        return read_num(s, i, e, 0, 15, 15, v) == e;
+    }
+    return 0;
+}
+
+static int all_digits(const unsigned char *s, Py_ssize_t n)
+{
+    if (n < 1)
+        return 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!is_digit(s[i]))
+            return 0;
+    return 1;
+}
+
+/* a key's values in the row's order (ProcTable.add: the dict's order), no chart points */
+static int proc_put(Table *t, int ki, const int *cols, const double *vals, int n)
+{
+    TKey *k = &t->keys[ki];
+    for (int j = 0; j < n; j++) {
+        int c = cols[j];
+        if (!k->seen[c]) {
+            k->seen[c] = 1;
+            k->order[k->norder++] = c;
+        }
+        ser_add(&k->ser[c], vals[j], 0);
+    }
+    return 0;
+}
+
+/* the key's index, its names set when it is new; -2: dropped (past max_keys); -1: error */
+static int proc_key(Table *t, const char *key, Py_ssize_t kn, const char *shown, Py_ssize_t sn,
+                    const char *ident, Py_ssize_t in)
+{
+    int ki = key_get(t, key, kn, 1);
+    if (ki == -1) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (ki == -2) {
+        t->dropped++;
+        return -2;
+    }
+    if (t->keys[ki].names == NULL) {
+        t->keys[ki].names = Py_BuildValue("(s#s#)", shown, sn, ident, in);
+        if (t->keys[ki].names == NULL)
+            return -1;
+    }
+    return ki;
+}
+
+#define PROC_ID 200 /* a pid or tid longer than this is left to the Python reader */
+#define PROC_CMD 200 /* pidstat keeps the command's first 200 characters */
+
+/* One row at l[0..n); 1: read and added, 0: not one the core vouches for, -1: error.
+ * label/lab_n: pidstat's clock label (out). */
+static int proc_row(Table *t, const unsigned char *l, Py_ssize_t n, Py_ssize_t *lab_n)
+{
+    Py_ssize_t ts[66], te[66];
+    int nt = 0;
+    Py_ssize_t i = 0;
+    if (t->pmode == 1) {
+        /* pidstat's claims (_ROW): `\d\d:\d\d:\d\d( [AP]M)?\s+\d+\s+\S.*\s(?!\d+\s*$)\S+\s*$` */
+        if (!clock_at(l, n) || n < 10 || !is_ws(l[8]))
+            return 0;
+        if (n > 10 && l[10] == 'T')
+            return 0; /* ostable.clean would read an ISO stamp there */
+        int h = two(l), mi = two(l + 3), sec = two(l + 6);
+        *lab_n = 8;
+        i = 8;
+        if (n > 11 && l[8] == ' ' && (l[9] == 'A' || l[9] == 'P') && l[10] == 'M' &&
+            is_ws(l[11])) {
+            h = (h % 12) + (l[9] == 'P' ? 12 : 0);
+            *lab_n = 11;
+            i = 11;
+        }
+        if (h > 23 || mi > 59 || sec > 60)
+            return 0;
+    } else {
+        /* prstat's claims (_ROW): the pid first, two tokens more, the last ending in a slash
+         * and digits; clean() keeps the line */
+        i = skip_ws(l, 0, n);
+        if (n - i > 10 && l[i + 10] == 'T')
+            return 0;
+    }
+    i = skip_ws(l, i, n);
+    while (i < n) {
+        if (nt == 66)
+            return 0;
+        ts[nt] = i;
+        i = skip_tok(l, i, n);
+        te[nt++] = i;
+        i = skip_ws(l, i, n);
+    }
+    int need = t->ptok + 1;
+    if (t->pmode == 1 ? nt < need : nt != need)
+        return 0;
+    if (nt < 3 || !all_digits(l + ts[0], te[0] - ts[0]))
+        return 0; /* claims: a number first (after the clock), then two tokens at least */
+    const unsigned char *last = l + ts[nt - 1];
+    Py_ssize_t lastn = te[nt - 1] - ts[nt - 1];
+    if (t->pmode == 1 && all_digits(last, lastn))
+        return 0; /* claims: the command does not end in a number */
+    double vals[66];
+    int cols[66], nv = 0, usr = -1, sys = -1;
+    Py_ssize_t pid_s = -1, pid_n = 0, tid_s = -1, tid_n = 0;
+    for (int j = 0; j < t->ptok; j++) {
+        int code = t->pcode[j];
+        const unsigned char *p = l + ts[j];
+        Py_ssize_t pn = te[j] - ts[j];
+        if (code == 0)
+            continue;
+        if (code == 1 || code == 2) {
+            if (pn > PROC_ID || !(all_digits(p, pn) || (t->pmode == 1 && pn == 1 && p[0] == '-')))
+                return 0;
+            if (code == 1)
+                pid_s = ts[j], pid_n = pn;
+            else
+                tid_s = ts[j], tid_n = pn;
+            continue;
+        }
+        double v;
+        if (!proc_cell(code, l, ts[j], te[j], &v))
+            return 0;
+        int c = t->pcol[j];
+        if (c < 0)
+            continue;
+        if (!(v >= t->lo[c] && v <= t->hi[c]))
+            return 0;
+        if (c == t->usr_c)
+            usr = nv;
+        if (c == t->sys_c)
+            sys = nv;
+        cols[nv] = c;
+        vals[nv++] = v;
+    }
+    if (t->cpu_m >= 0 && usr >= 0 && sys >= 0) {
+        cols[nv] = t->cpu_m;
+        vals[nv] = vals[usr] + vals[sys];
+        nv++;
+    }
+    char key[PROC_ID + 2 + PROC_ID + 1], shown[2 * PROC_CMD + 4];
+    Py_ssize_t kn, sn;
+    const char *ident;
+    Py_ssize_t in;
+    if (t->pmode == 1) {
+        if (pid_s < 0)
+            return 0;
+        char cmd[PROC_CMD + 1];
+        Py_ssize_t cn = 0;
+        for (int j = t->ptok; j < nt && cn < PROC_CMD; j++) {
+            if (j > t->ptok)
+                cmd[cn++] = ' ';
+            for (Py_ssize_t q = ts[j]; q < te[j] && cn < PROC_CMD; q++)
+                cmd[cn++] = (char)l[q];
+        }
+        int thread = tid_s >= 0 && !(tid_n == 1 && l[tid_s] == '-') && cn >= 3 &&
+                     memcmp(cmd, "|__", 3) == 0;
+        Py_ssize_t a = cn >= 3 && memcmp(cmd, "|__", 3) == 0 ? 3 : 0, b = cn;
+        while (a < b && cmd[a] == ' ')
+            a++;
+        while (b > a && cmd[b - 1] == ' ')
+            b--;
+        if (a == b) {
+            cmd[0] = '?';
+            a = 0;
+            b = 1;
+        }
+        memcpy(shown, cmd + a, (size_t)(b - a));
+        sn = b - a;
+        if (thread) {
+            shown[sn++] = '/';
+            memcpy(shown + sn, l + tid_s, (size_t)tid_n);
+            sn += tid_n;
+            key[0] = 't';
+            memcpy(key + 1, l + tid_s, (size_t)tid_n);
+            kn = tid_n + 1;
+            ident = (const char *)l + tid_s;
+            in = tid_n;
+        } else {
+            key[0] = 'p';
+            memcpy(key + 1, l + pid_s, (size_t)pid_n);
+            kn = pid_n + 1;
+            ident = (const char *)l + pid_s;
+            in = pid_n;
+        }
+    } else {
+        /* prstat: `name/lwp` last (claims: it ends in /digits), rpartition at the last slash */
+        Py_ssize_t sl = lastn - 1;
+        while (sl >= 0 && last[sl] != '/')
+            sl--;
+        if (sl < 0 || sl == lastn - 1 || !all_digits(last + sl + 1, lastn - sl - 1) ||
+            lastn > PROC_CMD)
+            return 0;
+        pid_s = ts[0];
+        pid_n = te[0] - ts[0];
+        if (pid_n > PROC_ID)
+            return 0;
+        Py_ssize_t name_n = sl, lwp_s = sl + 1, lwp_n = lastn - sl - 1;
+        if (name_n == 0) { /* `/5`: name, lwp = last, "" */
+            name_n = lastn;
+            lwp_s = lastn;
+            lwp_n = 0;
+        }
+        memcpy(key, l + pid_s, (size_t)pid_n);
+        kn = pid_n;
+        if (t->pmode == 3) {
+            key[kn++] = '/';
+            memcpy(key + kn, last + lwp_s, (size_t)lwp_n);
+            kn += lwp_n;
+            memcpy(shown, last, (size_t)name_n);
+            shown[name_n] = '/';
+            memcpy(shown + name_n + 1, last + lwp_s, (size_t)lwp_n);
+            sn = name_n + 1 + lwp_n;
+            ident = key;
+            in = kn;
+        } else {
+            memcpy(shown, last, (size_t)name_n);
+            sn = name_n;
+            ident = key;
+            in = kn;
+        }
+    }
+    int ki = proc_key(t, key, kn, shown, sn, ident, in);
+    if (ki == -1)
+        return -1;
+    if (ki >= 0)
+        proc_put(t, ki, cols, vals, nv);
+    return 1;
+}
+
+/* run(text, pos, endpos, last label) in proc mode -> (pos, rows taken, new sample labels,
+ * the last label or None) */
+static PyObject *proc_run(Table *t, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4 || !PyUnicode_Check(args[0]) || !PyUnicode_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "run(text, pos, endpos, last_label)");
+        return NULL;
+    }
+    PyObject *text = args[0];
+    Py_ssize_t pos = PyLong_AsSsize_t(args[1]), endpos = PyLong_AsSsize_t(args[2]);
+    if (PyErr_Occurred())
+        return NULL;
+    Py_ssize_t len = PyUnicode_GET_LENGTH(text);
+    if (endpos > len)
+        endpos = len;
+    if (t->pmode == 0 || PyUnicode_KIND(text) != PyUnicode_1BYTE_KIND || pos < 0 ||
+        pos >= endpos)
+        return Py_BuildValue("(niiO)", pos, 0, 0, Py_None);
+    char label[LABEL_MAX + 1];
+    Py_ssize_t label_n;
+    const char *lp = PyUnicode_AsUTF8AndSize(args[3], &label_n);
+    if (lp == NULL)
+        return NULL;
+    if (label_n > LABEL_MAX)
+        label_n = -1; /* no row's label is that long: the first row is a new sample */
+    else
+        memcpy(label, lp, (size_t)label_n);
+    const unsigned char *s = PyUnicode_1BYTE_DATA(text);
+    long long taken = 0, samples = 0;
+    int moved = 0;
+    while (pos < endpos) {
+        const unsigned char *nl = memchr(s + pos, '\n', (size_t)(endpos - pos));
+        Py_ssize_t e = nl ? nl - s : endpos;
+        if (e - pos > t->max_line)
+            break;
+        Py_ssize_t le = e;
+        while (le > pos && s[le - 1] == '\r')
+            le--;
+        const unsigned char *l = s + pos;
+        Py_ssize_t n = le - pos, lab_n = 0;
+        int ok = n > 0;
+        for (Py_ssize_t i = 0; i < n && ok; i++)
+            ok = plain_byte(l[i]);
+        if (!ok)
+            break;
+        int r = proc_row(t, l, n, &lab_n);
+        if (r < 0)
+            return NULL;
+        if (r == 0)
+            break;
+        if (t->pmode == 1 && (lab_n != label_n || memcmp(l, label, (size_t)lab_n) != 0)) {
+            memcpy(label, l, (size_t)lab_n);
+            label_n = lab_n;
+            samples++;
+            moved = 1;
+        }
+        taken++;
+        pos = e + 1;
+    }
+    if (!moved)
+        return Py_BuildValue("(nLLO)", pos, taken, samples, Py_None);
+    return Py_BuildValue("(nLLs#)", pos, taken, samples, label, label_n);
+}
+
+static int int_seq(PyObject *seq, int n, int *out)
+{
+    PyObject *fast = PySequence_Fast(seq, "a sequence of int");
+    if (fast == NULL)
+        return -1;
+    if (PySequence_Fast_GET_SIZE(fast) != n) {
+        Py_DECREF(fast);
+        PyErr_SetString(PyExc_ValueError, "codes and cols: one per token");
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        out[i] = (int)PyLong_AsLong(PySequence_Fast_GET_ITEM(fast, i));
+        if (out[i] == -1 && PyErr_Occurred()) {
+            Py_DECREF(fast);
+            return -1;
+        }
+    }
+    Py_DECREF(fast);
+    return 0;
+}
+
+/* proc(codes, cols, mode, cpu_m, usr, sys): makes this Table a proc table (run() reads rows of
+ * the layout; mode 0: none, the Python reader reads every row); cpu_m: the column usr + sys
+ * goes to (prstat -m), or -1 */
+static PyObject *Table_proc(Table *t, PyObject *const *args, Py_ssize_t nargs)
+{
+    int mode, cpu_m, usr, sys;
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "proc(codes, cols, mode, cpu_m, usr, sys)");
+        return NULL;
+    }
+    Py_ssize_t n = PyObject_Length(args[0]);
+    if (n < 0)
+        return NULL;
+    mode = (int)PyLong_AsLong(args[2]);
+    cpu_m = (int)PyLong_AsLong(args[3]);
+    usr = (int)PyLong_AsLong(args[4]);
+    sys = (int)PyLong_AsLong(args[5]);
+    if (PyErr_Occurred())
+        return NULL;
+    if (n > 64 || mode < 0 || mode > 3 || t->rows || t->grouped) {
+        PyErr_SetString(PyExc_ValueError, "proc: at most 64 tokens, mode 0-3, not rows/grouped");
+        return NULL;
+    }
+    int codes[64], cols[64];
+    if (int_seq(args[0], (int)n, codes) < 0 || int_seq(args[1], (int)n, cols) < 0)
+        return NULL;
+    for (int i = 0; i < n; i++)
+        if (codes[i] < 0 || codes[i] > 5 || cols[i] >= t->ncols ||
+            (codes[i] >= 3 && cols[i] < -1)) {
+            PyErr_SetString(PyExc_ValueError, "proc: a bad code or column");
+            return NULL;
+        }
+    if (cpu_m >= t->ncols || usr >= t->ncols || sys >= t->ncols) {
+        PyErr_SetString(PyExc_ValueError, "proc: a bad column");
+        return NULL;
+    }
+    memcpy(t->pcode, codes, sizeof(int) * (size_t)n);
+    memcpy(t->pcol, cols, sizeof(int) * (size_t)n);
+    t->ptok = (int)n;
+    t->pmode = mode;
+    t->cpu_m = cpu_m;
+    t->usr_c = usr;
+    t->sys_c = sys;
+    t->proc = 1;
+    Py_RETURN_NONE;
+}
+
+/* padd(key, shown, ident, cols, values): a row the Python reader read -> kept (bool) */
+static PyObject *Table_padd(Table *t, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5 || !PyUnicode_Check(args[0]) || !PyUnicode_Check(args[1]) ||
+        !PyUnicode_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "padd(key, shown, ident, cols, values)");
+        return NULL;
+    }
+    Py_ssize_t n = PyObject_Length(args[3]);
+    if (n < 0)
+        return NULL;
+    if (n > t->ncols) {
+        PyErr_SetString(PyExc_ValueError, "padd: more values than columns");
+        return NULL;
+    }
+    int cols[64];
+    double vals[64];
+    if (int_seq(args[3], (int)n, cols) < 0)
+        return NULL;
+    PyObject *fast = PySequence_Fast(args[4], "values");
+    if (fast == NULL)
+        return NULL;
+    if (PySequence_Fast_GET_SIZE(fast) != n) {
+        Py_DECREF(fast);
+        PyErr_SetString(PyExc_ValueError, "padd: one value per column");
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        vals[i] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(fast, i));
+        if ((vals[i] == -1.0 && PyErr_Occurred()) || cols[i] < 0 || cols[i] >= t->ncols) {
+            Py_DECREF(fast);
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "padd: a bad column");
+            return NULL;
+        }
+    }
+    Py_DECREF(fast);
+    Py_ssize_t kn, sn, in;
+    const char *k = PyUnicode_AsUTF8AndSize(args[0], &kn);
+    const char *sh = k ? PyUnicode_AsUTF8AndSize(args[1], &sn) : NULL;
+    const char *id = sh ? PyUnicode_AsUTF8AndSize(args[2], &in) : NULL;
+    if (id == NULL)
+        return NULL;
+    int ki = key_get(t, k, kn, 1);
+    if (ki == -1)
+        return PyErr_NoMemory();
+    if (ki == -2) {
+        t->dropped++;
+        Py_RETURN_FALSE;
+    }
+    if (t->keys[ki].names == NULL) {
+        t->keys[ki].names = PyTuple_Pack(2, args[1], args[2]);
+        if (t->keys[ki].names == NULL)
+            return NULL;
+    }
+    proc_put(t, ki, cols, vals, (int)n);
+    Py_RETURN_TRUE;
+}
+
+/* procs() -> ([(shown, ident) per key, in key order], rows dropped past max_keys) */
+static PyObject *Table_procs(Table *t, PyObject *unused)
+{
+    PyObject *names = PyList_New(t->nkeys);
+    if (names == NULL)
+        return NULL;
+    for (int ki = 0; ki < t->nkeys; ki++) {
+        PyObject *nm = t->keys[ki].names ? t->keys[ki].names : Py_None;
+        Py_INCREF(nm);
+        PyList_SET_ITEM(names, ki, nm);
+    }
+    return Py_BuildValue("(NL)", names, t->dropped);
+}
+
+/* -- top mode: a top frame's process rows (top.py's _Frame) --------------------------------------
+ *
+ * One Table per frame: per command (the first word of COMMAND, 200 characters at most) column 0
+ * folds %CPU (its total is _Frame.proc_cpu, max(0.0, its high) proc_cpu_max) and column 1 %MEM
+ * (proc_mem); a second Table (`states`, one column) counts the rows per state. The layout comes
+ * with each run: the header's column count, where %CPU, %MEM and the state are. A row top's
+ * claims would not take, or that its feed would read otherwise (a number pasted.number reads
+ * differently, a cut row, `N processes:`, text beyond ASCII) stops the run; the parser then
+ * reads the rest of the frame in Python, from the sums read back (export). */
+
+static PyTypeObject TableType;
+
+/* run(text, pos, endpos, states, ncols, at_cpu, at_mem, at_state) -> (pos, rows taken) */
+static PyObject *top_run(Table *t, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 8 || !PyUnicode_Check(args[0]) || Py_TYPE(args[3]) != &TableType) {
+        PyErr_SetString(PyExc_TypeError,
+                        "run(text, pos, endpos, states, ncols, at_cpu, at_mem, at_state)");
+        return NULL;
+    }
+    PyObject *text = args[0];
+    Table *st = (Table *)args[3];
+    Py_ssize_t pos = PyLong_AsSsize_t(args[1]), endpos = PyLong_AsSsize_t(args[2]);
+    long ncols = PyLong_AsLong(args[4]), at_cpu = PyLong_AsLong(args[5]),
+         at_mem = PyLong_AsLong(args[6]), at_state = PyLong_AsLong(args[7]);
+    if (PyErr_Occurred())
+        return NULL;
+    if (ncols < 1 || ncols > 64 || at_cpu < 0 || at_cpu >= ncols || at_mem < 0 ||
+        at_mem >= ncols || at_state >= ncols || t->ncols != 2 || st->ncols < 1) {
+        PyErr_SetString(PyExc_ValueError, "top run: a bad layout");
+        return NULL;
+    }
+    Py_ssize_t len = PyUnicode_GET_LENGTH(text);
+    if (endpos > len)
+        endpos = len;
+    if (PyUnicode_KIND(text) != PyUnicode_1BYTE_KIND || pos < 0 || pos >= endpos)
+        return Py_BuildValue("(ni)", pos, 0);
+    const unsigned char *s = PyUnicode_1BYTE_DATA(text);
+    long long taken = 0;
+    while (pos < endpos) {
+        const unsigned char *nl = memchr(s + pos, '\n', (size_t)(endpos - pos));
+        Py_ssize_t e = nl ? nl - s : endpos;
+        if (e - pos > t->max_line)
+            break;
+        Py_ssize_t n = e;
+        while (n > pos && s[n - 1] == '\r')
+            n--;
+        const unsigned char *l = s + pos;
+        n -= pos;
+        int ok = n > 0;
+        for (Py_ssize_t i = 0; i < n && ok; i++)
+            ok = plain_byte(l[i]);
+        if (!ok)
+            break;
+        Py_ssize_t ts[64], te[64];
+        int nt = 0;
+        Py_ssize_t i = skip_ws(l, 0, n);
+        while (i < n && nt < ncols) {
+            ts[nt] = i;
+            i = skip_tok(l, i, n);
+            te[nt++] = i;
+            i = skip_ws(l, i, n);
+        }
+        /* claims (_ROW): the pid, a user that is no number, one token more; feed: not Solaris's
+         * `N processes:`, at least the header's columns */
+        if (nt < ncols || nt < 3 || !all_digits(l + ts[0], te[0] - ts[0]) ||
+            all_digits(l + ts[1], te[1] - ts[1]) ||
+            (te[1] - ts[1] >= 10 && memcmp(l + ts[1], "processes:", 10) == 0))
+            break;
+        double v[2];
+        if (!proc_num(l, ts[at_cpu], te[at_cpu], 1, &v[0]) ||
+            !proc_num(l, ts[at_mem], te[at_mem], 1, &v[1]))
+            break;
+        Py_ssize_t kn = te[ncols - 1] - ts[ncols - 1];
+        if (kn > PROC_CMD)
+            kn = PROC_CMD;
+        int ki = key_get(t, (const char *)l + ts[ncols - 1], kn, 1);
+        if (ki == -1)
+            return PyErr_NoMemory();
+        if (ki >= 0) {
+            key_add(t, ki, v, NULL);
+            if (at_state >= 0) {
+                int si = key_get(st, (const char *)l + ts[at_state], te[at_state] - ts[at_state], 1);
+                if (si == -1)
+                    return PyErr_NoMemory();
+                if (si >= 0)
+                    key_add(st, si, v, NULL);
+            }
+        }
+        taken++;
+        pos = e + 1;
+    }
+    return Py_BuildValue("(nL)", pos, taken);
+}
+
+/* top(): makes this Table a top frame's store (two columns: %CPU, %MEM) */
+static PyObject *Table_top(Table *t, PyObject *unused)
+{
+    if (t->ncols != 2 || t->rows || t->grouped || t->proc) {
+        PyErr_SetString(PyExc_ValueError, "top: a plain Table of two columns");
+        return NULL;
+    }
+    t->topm = 1;
+    Py_RETURN_NONE;
+}
+
 /* -- Table.run ---------------------------------------------------------------------------------- */
 
 /* run(text, pos, endpos) -> (pos, lines taken, first label or None, last label or None) */
 static PyObject *Table_run(Table *t, PyObject *const *args, Py_ssize_t nargs)
 {
+    if (t->proc)
+        return proc_run(t, args, nargs);
+    if (t->topm)
+        return top_run(t, args, nargs);
     if (nargs != 3 || !PyUnicode_Check(args[0])) {
         PyErr_SetString(PyExc_TypeError, "run(text, pos, endpos)");
         return NULL;
@@ -1152,6 +1768,7 @@ static void Table_dealloc(Table *t)
         PyMem_Free(k->order);
         PyMem_Free(k->seen);
         PyMem_Free(k->name);
+        Py_XDECREF(k->names);
     }
     PyMem_Free(t->keys);
     PyMem_Free(t->tab);
@@ -1183,6 +1800,14 @@ static PyMethodDef Table_methods[] = {
     {"export", (PyCFunction)Table_export, METH_NOARGS, "the state, for the Python reader"},
     {"report", (PyCFunction)Table_report, METH_NOARGS, "report(): rows mode, a new report"},
     {"seen", (PyCFunction)Table_seen, METH_O, "seen(key): rows mode, a row in this report?"},
+    {"proc", (PyCFunction)(void (*)(void))Table_proc, METH_FASTCALL,
+     "proc(codes, cols, mode, cpu_m, usr, sys): proc mode, the layout of a pidstat/prstat header"},
+    {"padd", (PyCFunction)(void (*)(void))Table_padd, METH_FASTCALL,
+     "padd(key, shown, ident, cols, values): proc mode, a row the Python reader read"},
+    {"top", (PyCFunction)Table_top, METH_NOARGS,
+     "top(): top mode, a frame's process rows (run(text, pos, endpos, states, ...))"},
+    {"procs", (PyCFunction)Table_procs, METH_NOARGS,
+     "procs() -> ([(shown, ident) per key], dropped rows): proc mode"},
     {NULL}};
 
 static PyTypeObject TableType = {

@@ -294,26 +294,111 @@ MAX_PROCS = 4096  # processes/threads tracked; more are counted, not kept
 
 class ProcTable:
     """Per-process (or per-thread) means over samples for pidstat and prstat: key -> metric ->
-    Series, with the command name and pid kept for display. Bounded by MAX_PROCS keys."""
+    Series, with the command name and pid kept for display. Bounded by MAX_PROCS keys.
 
-    def __init__(self) -> None:
-        self.rows: dict[str, dict[str, Series]] = {}
-        self.names: dict[str, tuple[str, str]] = {}  # key -> (command, pid[/tid])
-        self.dropped = 0
+    Given its parser's `metrics` (and the C core built), the store is a C Table in proc mode
+    (table.c): `run` reads rows of the header `layout` gave it in C, and the rows the Python
+    reader reads go to the same store through `add`, so keys keep one order and each series
+    one sum; `rows`, `names` and `dropped` are read back from it. Without the core the dicts
+    below are the store, and they stay the reference."""
+
+    def __init__(
+        self,
+        metrics: tuple[str, ...] = (),
+        bounds: dict[str, tuple[float, float]] | None = None,
+    ) -> None:
+        self._rows: dict[str, dict[str, Series]] = {}
+        self._names: dict[str, tuple[str, str]] = {}  # key -> (command, pid[/tid])
+        self._dropped = 0
+        self.metrics = metrics
+        self.index = {m: i for i, m in enumerate(metrics)}
+        self.core = (
+            native_table(list(metrics), keyed=True, bounds=bounds or {}, max_keys=MAX_PROCS)
+            if metrics
+            else None
+        )
+        if self.core is not None:
+            self.core.proc((), (), 0, -1, -1, -1)
+        self._stale = False
+        self._layouts: dict[tuple, tuple] = {}  # a layout -> core.proc's arguments
+
+    def layout(self, codes: list[int], metrics: list[str | None], mode: int) -> None:
+        """The C reader's layout for a header: per token its code (table.c's proc mode: 0 text,
+        1 the pid, 2 a TID, 3 a number, 4 a size, 5 a prstat count) and its metric (None: read
+        only to check it); mode 1 pidstat, 2 prstat, 3 prstat -L, 0 none (the Python reader
+        reads every row). A metric named twice leaves the rows to the Python reader (its dict
+        keeps one value per metric)."""
+        if self.core is None:
+            return
+        memo = (tuple(codes), tuple(metrics), mode)
+        args = self._layouts.get(memo)
+        if args is None:
+            args = self._layouts[memo] = self._proc_args(codes, metrics, mode)
+        self.core.proc(*args)
+
+    def _proc_args(self, codes: list[int], metrics: list[str | None], mode: int) -> tuple:
+        named = [m for m in metrics if m is not None]
+        if len(set(named)) != len(named) or any(m not in self.index for m in named):
+            mode = 0
+        cols = [-1 if m is None else self.index.get(m, -1) for m in metrics]
+        usr, sys = self.index.get("usr", -1), self.index.get("sys", -1)
+        both = "usr" in named and "sys" in named and "cpu_m" in self.index
+        return codes, cols, mode, self.index["cpu_m"] if both else -1, usr, sys
+
+    def run(self, text: str, pos: int, endpos: int, label: str) -> tuple[int, int, int, str]:
+        """C: rows from `pos` until one it cannot vouch for -> (where it stopped, rows read,
+        new sample labels among them, the last label)."""
+        pos, n, new, last = self.core.run(text, pos, endpos, label)  # type: ignore[union-attr]
+        if n:
+            self._stale = True
+        return pos, n, new, label if last is None else last
 
     def add(self, key: str, command: str, ident: str, values: dict[str, float]) -> None:
-        cols = self.rows.get(key)
+        if self.core is not None:
+            index = self.index
+            self.core.padd(key, command, ident, [index[m] for m in values], list(values.values()))
+            self._stale = True
+            return
+        cols = self._rows.get(key)
         if cols is None:
-            if len(self.rows) >= MAX_PROCS:
-                self.dropped += 1
+            if len(self._rows) >= MAX_PROCS:
+                self._dropped += 1
                 return
-            cols = self.rows[key] = {}
-            self.names[key] = (command, ident)
+            cols = self._rows[key] = {}
+            self._names[key] = (command, ident)
         for name, value in values.items():
             s = cols.get(name)
             if s is None:
                 s = cols[name] = Series(points=False)
             s.add(value)
+
+    def _sync(self) -> None:
+        """The C store read back into the dicts (once after each change)."""
+        if self.core is None or not self._stale:
+            return
+        keys = self.core.export()[0]
+        names, self._dropped = self.core.procs()
+        metrics = self.metrics
+        self._rows = {
+            key: {metrics[c]: series_of(st, False) for c, st in cols} for key, cols in keys
+        }
+        self._names = {key: nm for (key, _), nm in zip(keys, names, strict=True)}
+        self._stale = False
+
+    @property
+    def rows(self) -> dict[str, dict[str, Series]]:
+        self._sync()
+        return self._rows
+
+    @property
+    def names(self) -> dict[str, tuple[str, str]]:
+        self._sync()
+        return self._names
+
+    @property
+    def dropped(self) -> int:
+        self._sync()
+        return self._dropped
 
     def means(self) -> dict[str, dict[str, float]]:
         return {

@@ -11,10 +11,11 @@ command name (the busiest process of that name) so a signature can name `ora_lgw
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import ClassVar
 
-from ingest.base import Parser
+from ingest.base import MAX_LINE, Parser
 from ingest.model import Format, Platform
 from ingest.parsers.ostable import (
     ProcTable,
@@ -56,10 +57,41 @@ _METRICS = {
     "fd-nr": None,
 }
 _IDS = ("UID", "USER", "PID", "TGID", "TID", "Time", "Time:")
+# the ProcTable's metrics (the C store's columns) and the ranges a row must keep (see _row)
+_PROC_METRICS = tuple(dict.fromkeys(m for m in _METRICS.values() if m is not None))
+_BOUNDS = {m: (0.0, 100.0 * 4096) for m in ("cpu", "usr", "sys")}
+_HEADERS_MAX = 64  # header lines remembered as pasted (a capture repeats a few)
+# a clock split_clock reads, at the start of a line as printed (minutes checked here, hours and
+# seconds by _memo), then a blank
+_CLOCK8 = re.compile(r"(\d\d):[0-5]\d:(\d\d)[ \t]").match
 _EPOCH = re.compile(r"^\d{9,11}$")
 # a row as pidstat prints it: the clock (12 h with AM/PM or 24 h), a number, then anything up to
 # a command name that does not end in a digit-only token (what claims takes as this block's)
 _ROW = re.compile(r"\d\d:\d\d:\d\d(?: [AP]M)?\s+\d+\s+\S.*\s(?!\d+\s*$)\S+\s*$").match
+
+
+@functools.lru_cache(maxsize=64)
+def _layout(names: tuple[str, ...]) -> tuple[list[int], list[str | None], int]:
+    """The C reader's layout of a header (ProcTable.layout): the tokens after the clock up to
+    the command, as _row reads them. `-h` (a Time column, rows without a clock) is left to the
+    Python reader."""
+    fixed = names[:-1]
+    if names[0] == "Time":
+        return [], [], 0
+    pid = "PID" if "PID" in fixed else "TGID"
+    codes: list[int] = []
+    metrics: list[str | None] = []
+    for name in fixed:
+        if name in _IDS:
+            codes.append(1 if name == pid else 2 if name == "TID" else 0)
+            metrics.append(None)
+        elif (metric := _METRICS.get(name)) is None:
+            codes.append(0)  # CPU, prio, policy: not read
+            metrics.append(None)
+        else:
+            codes.append(3)
+            metrics.append(metric)
+    return codes, metrics, 1
 
 
 def _header(tokens: list[str]) -> list[str] | None:
@@ -82,8 +114,10 @@ class PidstatParser(Parser):
         super().__init__()
         self.banner: dict | None = None
         self.names: list[str] | None = None
-        self.procs = ProcTable()
+        self.procs = ProcTable(_PROC_METRICS, _BOUNDS)
         self.average = ProcTable()
+        # a header line as pasted, after its clock -> (its names, AM/PM after the clock)
+        self._headers: dict[str, tuple[list[str], bool]] = {}
         self.samples = 0  # reports: a new time label starts one (a set of labels would grow)
         self.last_label = ""
         self.threads = False
@@ -116,9 +150,60 @@ class PidstatParser(Parser):
         return banner_line(line)
 
     fast = True
-    feed_run = Parser.feed_lines  # rows through feed, without the detector's per-line work
+
+    def feed_run(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int]:
+        """Base.feed_lines, with timed rows read by the ProcTable's C reader (table.c's proc
+        mode) and a header seen before read from memory; every other line (and any row the C
+        reader does not vouch for) goes through feed as before."""
+        taken = 0
+        procs = self.procs
+        core = procs.core
+        feed_one = self.feed_one
+        while pos < endpos:
+            if core is not None and self.names is not None:
+                pos, n, new, self.last_label = procs.run(text, pos, endpos, self.last_label)
+                if n:
+                    taken += n
+                    self.samples += new
+                if pos >= endpos:
+                    break
+            nl = text.find("\n", pos, endpos)
+            end = endpos if nl < 0 else nl
+            if end == pos or text[pos] == "\r" and not text[pos:end].strip("\r"):
+                break  # a blank line: feed refuses it (the detector waits for the next)
+            names = self._memo(text[pos:end].rstrip("\r")) if end - pos <= MAX_LINE else None
+            if names is not None:  # feed reads it as this header, whatever came before
+                self._set_header(names)
+                pos = end + 1
+                taken += 1
+                continue
+            nxt = feed_one(text, pos, endpos, plain)
+            if nxt < 0:
+                break
+            pos = nxt
+            taken += 1
+        return pos, taken
+
+    def _memo(self, line: str) -> list[str] | None:
+        """The names of a header line read before, clock aside (pidstat stamps its headers):
+        feed reads a line that starts with a clock split_clock takes as a header exactly when
+        the text after the clock is one, so the text after the clock is the memo's key."""
+        m = _CLOCK8(line)
+        if m is None or (got := self._headers.get(line[8:])) is None:
+            return None
+        names, ampm = got
+        if int(m[2]) > 60 or (not ampm and int(m[1]) > 23):
+            return None
+        return names
+
+    def _set_header(self, names: list[str]) -> None:
+        self.names = names
+        self.threads |= "TID" in names
+        self.procs.layout(*_layout(tuple(names)))
 
     def feed(self, line: str) -> bool:
+        if not line:
+            return False  # what cleaned says of it, without the cleaning (one a report)
         got = cleaned(line)
         if got is None:
             return False
@@ -132,8 +217,9 @@ class PidstatParser(Parser):
             return True
         label, secs, rest = split_clock(tokens)
         if names := _header(rest):
-            self.names = names
-            self.threads |= "TID" in names
+            self._set_header(names)
+            if len(self._headers) < _HEADERS_MAX and _CLOCK8(line) and line[10:11] != "T":
+                self._headers[line[8:]] = (names, tokens[1] in ("AM", "PM", "am", "pm"))
             return True
         if self.names is None:
             return False

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from typing import ClassVar
 
-from ingest.base import Parser
+from ingest.base import MAX_LINE, Parser
 from ingest.model import Format, Platform
 from ingest.parsers.ostable import (
     ProcTable,
@@ -64,6 +64,33 @@ def _count(token: str) -> float | None:
     return num(token)
 
 
+# the ProcTable's metrics (the C store's columns) and the ranges a row must keep (see _row)
+_PROC_METRICS = (*_MICRO.values(), "size_kb", "rss_kb", "cpu", "cpu_m")
+_BOUNDS = {m: (0.0, 100.5) for m in ("usr", "sys", "lck", "lat", "slp")}
+_HEADERS_MAX = 64  # header lines remembered as pasted
+
+
+def _layout(names: list[str], per_lwp: bool) -> tuple[list[int], list[str | None], int]:
+    """The C reader's layout of a header (ProcTable.layout): the pid, then each column as
+    _plan reads it (text columns not read; PRI and NICE read only to check them)."""
+    codes, metrics = [1], [None]
+    for name in names[1:]:
+        if name in _TEXT:
+            codes.append(0)
+            metrics.append(None)
+        elif name in _MICRO:
+            codes.append(5)
+            metrics.append(_MICRO[name])
+        else:
+            metric = _PLAIN[name]
+            codes.append(4 if metric in ("size_kb", "rss_kb") else 3)
+            metrics.append(metric)
+    return codes, metrics, 3 if per_lwp else 2
+
+
+# a header's names and -L -> (its _plan, its _layout): both pure, made once per header
+_PLANS: dict[tuple[tuple[str, ...], bool], tuple[list, tuple]] = {}
+
 _UNREAD = object()
 _MEMO_MAX = 4096  # distinct cells remembered per reader (a screen's values repeat: 0.0, 36, 14K)
 # what each reader made of a cell: the readers are pure, so one memo per reader for every block
@@ -106,7 +133,8 @@ class PrstatParser(Parser):
         self.names: list[str] | None = None
         self.per_lwp = False
         self.in_summary = False
-        self.procs = ProcTable()
+        self.procs = ProcTable(_PROC_METRICS, _BOUNDS)
+        self._headers: dict[str, tuple[list[str], str]] = {}  # a header as pasted -> _header
         self.screens = 0
         self.load = Series(points=False)
         self.total_procs: float | None = None
@@ -115,13 +143,62 @@ class PrstatParser(Parser):
         self._plan: list[tuple[int, str | None, Callable, dict]] = []
 
     def claims(self, line: str) -> bool:
-        """Once a header is read, a row (a pid first, PROCESS/LWPID or PROCESS/NLWP last) is
-        this block's: no other format starts on one, and asking them all about each row was
-        most of the time a long capture took."""
-        return self.names is not None and _ROW(line) is not None
+        """Once a header is read, a row (a pid first, PROCESS/LWPID or PROCESS/NLWP last) and
+        the `Total:` line are this block's: no other format starts on one, and asking them all
+        about each row was most of the time a long capture took."""
+        if self.names is None:
+            return False
+        if line.startswith("Total:"):  # a screen's last line (its load averages change)
+            return _TOTAL.match(line) is not None
+        return _ROW(line) is not None
 
     fast = True
-    feed_run = Parser.feed_lines  # rows through feed, without the detector's per-line work
+
+    def feed_run(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int]:
+        """Base.feed_lines, with rows read by the ProcTable's C reader (table.c's proc mode)
+        and a header seen before read from memory; every other line (`Total:`, summaries, any
+        row the C reader does not vouch for) goes through feed as before."""
+        taken = 0
+        procs = self.procs
+        core = procs.core
+        headers = self._headers
+        feed_one = self.feed_one
+        while pos < endpos:
+            if core is not None and self.names is not None and not self.in_summary:
+                pos, n, _, _ = procs.run(text, pos, endpos, "")
+                taken += n
+                if pos >= endpos:
+                    break
+            nl = text.find("\n", pos, endpos)
+            end = endpos if nl < 0 else nl
+            if end == pos or text[pos] == "\r" and not text[pos:end].strip("\r"):
+                break  # a blank line: feed refuses it (the detector waits for the next)
+            header = headers.get(text[pos:end].rstrip("\r")) if end - pos <= MAX_LINE else None
+            if header is not None:  # feed reads it as this header, whatever came before
+                self._set_header(header)
+                pos = end + 1
+                taken += 1
+                continue
+            nxt = feed_one(text, pos, endpos, plain)
+            if nxt < 0:
+                break
+            pos = nxt
+            taken += 1
+        return pos, taken
+
+    def _set_header(self, header: tuple[list[str], str]) -> None:
+        self.names, after = header
+        self.per_lwp = after in ("LWPID", "LWP")
+        self.microstates |= "LCK" in self.names
+        self.in_summary = False
+        self.screens += 1
+        made = _PLANS.get(key := (tuple(self.names), self.per_lwp))
+        if made is None:  # each screen repeats its header: the plan and layout are made once
+            made = (_plan(self.names), _layout(self.names, self.per_lwp))
+            if len(_PLANS) < _HEADERS_MAX:
+                _PLANS[key] = made
+        self._plan = made[0]
+        self.procs.layout(*made[1])
 
     @classmethod
     def start_score(cls, line: str) -> int:
@@ -148,12 +225,9 @@ class PrstatParser(Parser):
             if cmd := command(text):
                 return cmd[0] == "prstat"
             if header := _header(tokens):
-                self.names, after = header
-                self.per_lwp = after in ("LWPID", "LWP")
-                self.microstates |= "LCK" in self.names
-                self.in_summary = False
-                self.screens += 1
-                self._plan = _plan(self.names)
+                self._set_header(header)
+                if len(self._headers) < _HEADERS_MAX:
+                    self._headers[line] = header
                 return True
             if m := _TOTAL.match(text):
                 self.total_procs = float(m["procs"])

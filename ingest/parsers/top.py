@@ -23,6 +23,7 @@ from typing import ClassVar
 
 from ingest.base import Parser
 from ingest.model import Format, Platform
+from ingest.parsers import ostable
 from ingest.parsers.pasted import number, sample_mark, unpaste
 
 MAX_LINE = 4096
@@ -63,6 +64,9 @@ _CPU_NAMES = {
     "st": "steal",
     "steal": "steal",
 }
+# what a CPU or memory line's numbers read as, by its text (pure; a capture repeats lines)
+_MEMO: dict = {}
+_MEMO_MAX = 4096
 _UNIT_MB = {"KiB": 1 / 1024, "MiB": 1.0, "GiB": 1024.0, "TiB": 1048576.0}
 _SUFFIX_MB = {"k": 1 / 1024, "K": 1 / 1024, "M": 1.0, "G": 1024.0, "T": 1048576.0}
 
@@ -81,6 +85,43 @@ class _Frame:
         self.proc_mem: dict[str, float] = {}
         self.states: dict[str, float] = {}
         self.rows = 0
+        # the C store of this frame's rows (table.c's top mode: per command and per state),
+        # read back into the dicts above before Python reads a row or the facts are made;
+        # None with `python` False: not made yet; `python` True: the dicts are the store
+        self.core: tuple | None = None
+        self.python = False
+
+    def store(self) -> tuple | None:
+        """The frame's C tables (made on first use), or None: the Python dicts are the store."""
+        if self.core is None and not self.python:
+            cpu = ostable.native_table(
+                ["cpu", "mem"], keyed=True, bounds={}, max_keys=MAX_KEYS, max_line=MAX_LINE
+            )
+            states = ostable.native_table(["n"], keyed=True, bounds={}, max_keys=1 << 30)
+            if cpu is None or states is None:
+                self.python = True
+                return None
+            cpu.top()
+            self.core = (cpu, states)
+        return self.core
+
+    def settle(self) -> None:
+        """The C store read back into the dicts (in the order its keys came: a C row adds a
+        command to proc_cpu, proc_cpu_max and proc_mem at once), which are the store from here
+        on."""
+        if self.core is not None:
+            cpu, states = self.core
+            for key, cols in cpu.export()[0]:
+                for c, st in cols:
+                    if c == 0:
+                        self.proc_cpu[key] = st[1]
+                        self.proc_cpu_max[key] = max(0.0, st[3])
+                    else:
+                        self.proc_mem[key] = st[1]
+            for key, cols in states.export()[0]:
+                self.states[key] = float(cols[0][1][0])
+            self.core = None
+        self.python = True
 
 
 def _cells(columns: list[str]) -> tuple[int | None, int | None, int | None]:
@@ -100,6 +141,8 @@ class TopParser(Parser):
         self.frames = 0
         self.columns: list[str] | None = None
         self._cells: tuple[int | None, int | None, int | None] = (None, None, None)
+        self._layout: tuple[int, int, int, int] | None = None  # for the C reader (top_run)
+        self._headers: dict[str, list[str]] = {}  # a header line as pasted -> its columns
         self.solaris = False
 
     def claims(self, line: str) -> bool:
@@ -112,22 +155,67 @@ class TopParser(Parser):
         return m is not None and not m.group(1).isdigit()
 
     fast = True
-    feed_run = Parser.feed_lines  # rows through feed, without the detector's per-line work
+
+    def feed_run(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int]:
+        """Base.feed_lines, with a frame's process rows read in C (table.c's top mode) while
+        the frame's rows have all been read there; every other line goes through feed."""
+        taken = 0
+        feed_one = self.feed_one
+        me = type(self)
+        while pos < endpos:
+            f = self.frame
+            if self.columns is not None and not f.python and self._layout is not None:
+                core = f.store()
+                if core is not None:
+                    pos, n = core[0].run(text, pos, endpos, core[1], *self._layout)
+                    f.rows += n
+                    taken += n
+                    if pos >= endpos:
+                        break
+            nl = text.find("\n", pos, endpos)
+            end = endpos if nl < 0 else nl
+            line = text[pos:end].rstrip("\r")
+            if not line:  # the blank line before the table: feed takes it once lines came
+                if plain.get((me, line)) is False and self.lines:
+                    pos = end + 1
+                    taken += 1
+                    continue
+                break
+            columns = self._headers.get(line)
+            if columns is not None:  # a header read before: feed reads it so again
+                self._set_columns(columns)
+                pos = end + 1
+                taken += 1
+                continue
+            if len(line) <= MAX_LINE and _TOP_HINT.search(line):
+                got = unpaste(line)
+                if _score(got) == 2:  # handed over; feed reads it as _read does (not blank,
+                    if not self._read(got, line):  # no marker, no row: none of those scores)
+                        break
+                    pos = end + 1
+                    taken += 1
+                    continue
+            nxt = feed_one(text, pos, endpos, plain)
+            if nxt < 0:
+                break
+            pos = nxt
+            taken += 1
+        return pos, taken
+
+    def _set_columns(self, columns: list[str]) -> None:
+        self.columns = columns
+        self._cells = _cells(columns)
+        cpu, mem, state = self._cells
+        self._layout = (len(columns), cpu, mem, -1 if state is None else state)
+        if cpu is None or mem is None or len(columns) > 64:
+            self._layout = None
+            self.frame.settle()  # no C reader for this layout: the dicts from here on
 
     @classmethod
     def start_score(cls, line: str) -> int:
         if len(line) > MAX_LINE or not _TOP_HINT.search(line):
             return 0
-        text = unpaste(line)
-        if _TOP.match(text) or _SOL_TOP.match(text) or _HEADER.match(text):
-            return 2
-        if (m := _TASKS.match(text)) and "total" in m["rest"]:
-            return 2
-        if (m := _CPU.match(text)) and m["label"] != "CPU states" or (m and "idle" in m["rest"]):
-            return 2
-        if (m := _MEM.match(text)) and m["unit"]:
-            return 2
-        return 0
+        return _score(unpaste(line))
 
     def feed(self, line: str) -> bool:
         if len(line) > MAX_LINE:
@@ -142,6 +230,11 @@ class TopParser(Parser):
         first = text.lstrip()[:1]
         if "0" <= first <= "9" and self.columns is not None and not _SOL_PROCS.match(text):
             return self._row(text)
+        return self._read(text, line)
+
+    def _read(self, text: str, line: str) -> bool:
+        """feed of a line that is not blank, not OSWatcher's marker and no process row (as
+        unpasted: `text`): every line start_score scores 2 is one."""
         if _TOP.match(text) or _SOL_TOP.match(text):
             if self.frames and self.solaris != bool(_SOL_TOP.match(text)):
                 return False  # another system's top: its own block
@@ -167,11 +260,16 @@ class TopParser(Parser):
                 self.frame.tasks[p["name"].strip()] = number(p["n"]) or 0.0
             return True
         if m := _CPU.match(text):
-            values = {
-                _CPU_NAMES[p["name"].strip()]: number(p["n"]) or 0.0
-                for p in _PAIR.finditer(m["rest"])
-                if p["name"].strip() in _CPU_NAMES
-            }
+            values = _MEMO.get(rest := m["rest"])
+            if values is None:
+                values = {
+                    _CPU_NAMES[p["name"].strip()]: number(p["n"]) or 0.0
+                    for p in _PAIR.finditer(rest)
+                    if p["name"].strip() in _CPU_NAMES
+                }
+                if len(_MEMO) < _MEMO_MAX:
+                    _MEMO[rest] = values
+            values = dict(values)  # the frame's own: per-CPU lines add to it
             if m["n"] is not None:
                 self.frame.per_cpu += 1
                 if not self.frame.cpu:
@@ -186,37 +284,25 @@ class TopParser(Parser):
             self._memory(m)
             return True
         if _HEADER.match(text):
-            self.columns = text.split()
-            self._cells = _cells(self.columns)
+            columns = text.split()
+            self._set_columns(columns)
+            if len(self._headers) < 64:
+                self._headers[line] = columns
             return True
         if self.columns is not None:
             return self._row(text)
         return False
 
     def _memory(self, m: re.Match) -> None:
-        scale = _UNIT_MB.get(m["unit"] or "", 1 / 1024)  # old procps: 'k' suffixed kB
-        target = self.frame.swap if m["what"] == "Swap" else self.frame.mem
-        for p in _PAIR.finditer(m["rest"]):
-            value = number(p["n"]) or 0.0
-            unit = p["u"]
-            mb = value * (_SUFFIX_MB[unit] if unit else scale)
-            name = p["name"].strip()
-            if m["what"] == "Memory":  # Solaris: '32G phys mem, 4G free mem, 16G total swap'
-                key = {
-                    "phys mem": "total",
-                    "free mem": "free",
-                    "total swap": "swap total",
-                    "free swap": "swap free",
-                }.get(name)
-                if key and key.startswith("swap "):
-                    self.frame.swap[key[5:]] = mb
-                elif key:
-                    self.frame.mem[key] = mb
-                continue
-            if name.startswith("avail"):
-                self.frame.mem["available"] = mb
-            else:
-                target[name.split()[0]] = mb
+        key = (m["unit"], m["what"], m["rest"])
+        writes = _MEMO.get(key)
+        if writes is None:
+            writes = _memory_writes(m)
+            if len(_MEMO) < _MEMO_MAX:
+                _MEMO[key] = writes
+        f = self.frame
+        for swap, name, mb in writes:
+            (f.swap if swap else f.mem)[name] = mb
 
     def _row(self, text: str) -> bool:
         cols = self.columns
@@ -229,6 +315,8 @@ class TopParser(Parser):
             return True
         at_cpu, at_mem, at_state = self._cells
         f = self.frame
+        if not f.python:
+            f.settle()  # this frame's rows read in C so far: the dicts are the store from here
         f.rows += 1
         cpu = None if at_cpu is None else number(tokens[at_cpu])
         mem = None if at_mem is None else number(tokens[at_mem])
@@ -248,6 +336,7 @@ class TopParser(Parser):
 
     def facts(self) -> tuple[dict, dict, list[str], Platform | None]:
         f = self.frame
+        f.settle()
         facts: dict = {}
         if f.load:
             facts["load.avg1"], facts["load.avg5"], facts["load.avg15"] = f.load
@@ -312,3 +401,45 @@ class TopParser(Parser):
         identifiers = [k for k, _ in ranked]
         platform: Platform = "solaris" if self.solaris else "linux"
         return facts, details, identifiers, platform
+
+
+def _memory_writes(m: re.Match) -> list[tuple[bool, str, float]]:
+    """What a memory line sets, in order: (to the swap dict, name, MiB). Pure: remembered."""
+    out: list[tuple[bool, str, float]] = []
+    scale = _UNIT_MB.get(m["unit"] or "", 1 / 1024)  # old procps: 'k' suffixed kB
+    to_swap = m["what"] == "Swap"
+    for p in _PAIR.finditer(m["rest"]):
+        value = number(p["n"]) or 0.0
+        unit = p["u"]
+        mb = value * (_SUFFIX_MB[unit] if unit else scale)
+        name = p["name"].strip()
+        if m["what"] == "Memory":  # Solaris: '32G phys mem, 4G free mem, 16G total swap'
+            key = {
+                "phys mem": "total",
+                "free mem": "free",
+                "total swap": "swap total",
+                "free swap": "swap free",
+            }.get(name)
+            if key and key.startswith("swap "):
+                out.append((True, key[5:], mb))
+            elif key:
+                out.append((False, key, mb))
+            continue
+        if name.startswith("avail"):
+            out.append((False, "available", mb))
+        else:
+            out.append((to_swap, name.split()[0], mb))
+    return out
+
+
+def _score(text: str) -> int:
+    """start_score of an unpasted line holding one of the hint words."""
+    if _TOP.match(text) or _SOL_TOP.match(text) or _HEADER.match(text):
+        return 2
+    if (m := _TASKS.match(text)) and "total" in m["rest"]:
+        return 2
+    if (m := _CPU.match(text)) and m["label"] != "CPU states" or (m and "idle" in m["rest"]):
+        return 2
+    if (m := _MEM.match(text)) and m["unit"]:
+        return 2
+    return 0

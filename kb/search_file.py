@@ -473,7 +473,7 @@ class SearchFile:
 
     def _node(self, seg: int, q: Any, budget: Budget) -> tuple[dict[int, float], int, int]:
         """(docnum -> score, whoosh's size estimate, the kind of matcher whoosh makes) of q in
-        segment `seg`, as kb.index_fast.Evaluator computes them from whoosh's own matchers.
+        segment `seg`, as whoosh's own matchers compute them.
 
         whoosh joins an Or's (And's) children two at a time, smallest size estimate (largest)
         first, by make_weighted_tree: a sort and insort of (estimate, matcher) pairs, in which

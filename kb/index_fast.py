@@ -560,7 +560,8 @@ class BulkWriter:
                 ids, weights, values = zip(*plist, strict=True)
                 if kept is not None:
                     kept[tbytes] = (ids, weights)
-                values = [b"" if v is None else v for v in values]
+                if None in values:  # whoosh's pool writes b"" for no value
+                    values = [b"" if v is None else v for v in values]
                 if not (blocks and _fill_blocks(fw._postwriter, ids, weights, values, lengths)):
                     for docnum, weight, vbytes in zip(ids, weights, values, strict=True):
                         add(docnum, weight, vbytes, lengths[docnum])
@@ -611,8 +612,9 @@ def _fill_blocks(pw: Any, ids: Any, weights: Any, values: list[bytes], lengths: 
         pw._weights = array("f", w)
         top = max(w)
         pw._maxweight = top if top > 0 else 0
-        pw._values = [v for v in values[start : start + limit] if v]
-        lens = [n for n in map(lengths.__getitem__, chunk) if n]
+        # add_posting keeps only values and lengths that are not empty or 0 (filter: in C)
+        pw._values = list(filter(None, values[start : start + limit]))
+        lens = list(filter(None, map(lengths.__getitem__, chunk)))
         pw._minlength = min(lens) if lens else None
         pw._maxlength = max(lens) if lens else 0
     return True

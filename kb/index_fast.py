@@ -307,6 +307,15 @@ def _positions(spec: _ChainSpec, value: str) -> dict[str, list[int]]:
     return poses
 
 
+def _encode_positions(poslist: list[int]) -> bytes:
+    """whoosh's Positions.encode (2.7.5): the count, then the pickled list of deltas between
+    positions, the same bytes with the deltas taken in C (its loop is a Python step per
+    position: ~5 % of a 10k rebuild)."""
+    return pack_uint(len(poslist)) + dumps(
+        list(map(operator.sub, poslist, chain((0,), poslist))), 2
+    )
+
+
 class _Tails(dict):
     """position -> what Positions.encode([position]) writes after its 4-byte count."""
 
@@ -461,7 +470,7 @@ class BulkWriter:
             tails = self._tails.get(id(fmt))
             if tails is None:
                 tails = self._tails[id(fmt)] = _Tails(fmt.encode)
-            encode = fmt.encode
+            encode = _encode_positions if type(fmt) is Positions else fmt.encode
             for word, poslist in poses.items():
                 if len(poslist) == 1:
                     terms[word].append((docnum, 1.0, _ONE + tails[poslist[0]]))

@@ -412,7 +412,7 @@ class SearchIndex:
         # collector, left on, would walk them again and again (~10% of a 10k build).
         bulk = BulkWriter(writer, self._bulk_postings) if self.bulk else None
         if bulk is not None:  # what the search file is made of, kept from the commit
-            bulk.keep_fields = frozenset(SCORED_FIELDS)
+            bulk.keep_fields = frozenset((*SCORED_FIELDS, *FACETS))
         collecting = gc.isenabled()
         gc.disable()
         count = 0

@@ -982,16 +982,15 @@ def _insert_segment(
             ),
         )
     for name in FACETS:
+        if held is not None and name in held:  # a rebuild's, still in memory
+            docs_of: Any = ((t, ids) for t, (ids, _w) in held[name].items())
+        else:
+            docs_of = ((t, _raw_postings(reader, name, t)[0]) for t in reader.lexicon(name))
         conn.executemany(
             "INSERT INTO postings VALUES (?, ?, ?, ?, '')",
             (
-                (
-                    seg,
-                    name,
-                    tbytes.decode("utf-8"),
-                    array("I", _raw_postings(reader, name, tbytes)[0]).tobytes(),
-                )
-                for tbytes in reader.lexicon(name)
+                (seg, name, tbytes.decode("utf-8"), array("I", ids).tobytes())
+                for tbytes, ids in docs_of
             ),
         )
 

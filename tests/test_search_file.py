@@ -380,3 +380,33 @@ def test_a_page_becomes_the_api_model_field_for_field(synth_1k):
         assert got.model_dump() == dataclasses.asdict(page), q
         checked += sum(1 for h in got.results if h.snippet)
     assert checked > 50
+
+
+def test_a_rebuilds_file_holds_the_rows_the_segment_gives(tmp_path):
+    """The rebuild writes the search file from the postings it still holds (scored fields and
+    facets); written from whoosh's segment instead, the file has the very same rows."""
+    import sqlite3
+
+    from kb.index_fast import write_search_file
+
+    ix = _index(tmp_path, synthetic_docs(300))
+    searcher = ix._current_searcher()
+    other = tmp_path / "from-segment"
+    other.mkdir()
+    assert write_search_file(searcher, other, "{}")
+
+    def rows(path: Path) -> dict[str, list[tuple]]:
+        conn = sqlite3.connect(path)
+        try:
+            return {
+                t: conn.execute(f"SELECT * FROM {t} ORDER BY 1, 2, 3").fetchall()
+                for t in ("postings", "lengths", "docs")
+            }
+        finally:
+            conn.close()
+
+    held, read = rows(ix.dir / FILE_NAME), rows(other / FILE_NAME)
+    facets = [r for r in held["postings"] if r[1] in ("platform", "source", "product", "tag")]
+    assert len(facets) > 10
+    assert held == read
+    ix.close()

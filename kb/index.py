@@ -42,13 +42,10 @@ from kb.index_fast import (
     Budget,
     BudgetCollector,
     BulkWriter,
-    Evaluator,
     SearchState,
-    Unsupported,
     binary_unions,
     index_key,
     literal_prefix,
-    mask_of,
     term_docs,
     write_search_file,
 )
@@ -62,7 +59,6 @@ from kb.search_file import (
     OR_FALLBACK,
     SCORED_FIELDS,
     SearchFile,
-    top_k,
 )
 from kb.search_file import ident_key as _ident_key
 from kb.search_query import (
@@ -81,9 +77,9 @@ __all__ = ["EXACT_IDENTIFIER_BOOST", "FACETS", "FIELD_BOOSTS", "SearchIndex"]
 # index is small (cheap), and merge segments of similar size in groups once it is large.
 SMALL_INDEX_DOCS = 100
 MERGE_FANOUT = 4
-# How many postings the per-word tables may hold in all before the least recently used are
-# dropped. Measured ~180 bytes a posting (score dict, docnum frozenset, bit mask), so ~55 MB; the
-# benchmark's 16 queries use ~113k postings at 10k entries.
+# How many postings the search file's per-word tables (kb/search_file.py) may hold in all before
+# the least recently used are dropped; the benchmark's 16 queries use ~113k postings at 10k
+# entries.
 POSTINGS_BUDGET = 300_000
 # How many postings a rebuild holds in memory before handing them to whoosh's pool (which spills
 # sorted runs to disk, at its old speed): ~70 bytes each (a tuple of docnum, weight and encoded
@@ -200,7 +196,7 @@ class SearchIndex:
         self._ix: Any = None
         self._searcher: Any = None
         # fast=False answers every search with whoosh's own scoring of every match (the reference
-        # the tests compare the in-memory evaluator with)
+        # the tests compare the search file's answers with)
         self.fast = fast
         self._postings_budget = postings_budget
         # bulk=False rebuilds with whoosh's own add_document and commit (the reference the
@@ -416,7 +412,7 @@ class SearchIndex:
         # collector, left on, would walk them again and again (~10% of a 10k build).
         bulk = BulkWriter(writer, self._bulk_postings) if self.bulk else None
         if bulk is not None:  # what the search file is made of, kept from the commit
-            bulk.keep_fields = frozenset(SCORED_FIELDS)
+            bulk.keep_fields = frozenset((*SCORED_FIELDS, *FACETS))
         collecting = gc.isenabled()
         gc.disable()
         count = 0
@@ -458,11 +454,7 @@ class SearchIndex:
             return {}
         searcher = self._current_searcher()
         q = query.Or([query.Term("identifiers", t) for t in terms])
-        if self.fast:  # the per-word tables: the same scores as whoosh's, without its matchers
-            scores, _ = self._match(searcher, q, None, None)
-            top = [(searcher.stored_fields(d)["id"], sc) for d, sc in top_k(scores, limit)]
-        else:
-            top = [(h["id"], h.score) for h in searcher.search(q, limit=limit)]
+        top = [(h["id"], h.score) for h in searcher.search(q, limit=limit)]
         best = max((sc for _, sc in top), default=0.0)
         if best <= 0:
             return {}
@@ -495,15 +487,13 @@ class SearchIndex:
         reopened the index must neither use nor fill the new generation's caches)."""
         state = self._state
         if state is None or state.searcher is not searcher:
-            state = SearchState(searcher, self._postings_budget)
+            state = SearchState(searcher)
             if searcher is self._searcher:
                 self._state = state
         return state
 
     def drop_word_tables(self) -> None:
-        """Forget the per-word posting tables (the benchmark's cold figure; memory)."""
-        if self._state is not None:
-            self._state.postings.clear()
+        """Forget the search file's per-word tables (the benchmark's cold figure; memory)."""
         if self._file is not None:
             self._file.drop_cache()
 
@@ -636,29 +626,6 @@ class SearchIndex:
                         searcher, parsed, page=page, per_page=per_page, or_only=True
                     )
         return self._search_whoosh(searcher, parsed, page=page, per_page=per_page)
-
-    def _match(
-        self,
-        searcher: Any,
-        q: Any,
-        allowed: set[int] | None,
-        allowed_mask: int | None,
-        budget: Budget | None = None,
-    ) -> tuple[dict[int, float], int]:
-        """(docnum -> score, bit mask of those docnums) of every document matching q and passing
-        `allowed`: exactly the documents and scores whoosh's own search(q, limit=None) gives,
-        computed from cached per-word tables; query shapes the evaluator does not mirror go to
-        whoosh itself. Over `budget` it stops with QueryError."""
-        try:
-            scores, mask = Evaluator(self, searcher, budget).run(q)
-        except Unsupported:
-            results = self._timed_search(searcher, q, budget, filter=allowed, limit=None)
-            scores = {docnum: score for score, docnum in results.top_n}
-            return scores, mask_of(scores, searcher.reader().doc_count_all())
-        if allowed is not None and allowed_mask is not None:
-            scores = {d: sc for d, sc in scores.items() if d in allowed}
-            mask &= allowed_mask
-        return scores, mask
 
     def _check_words(self, text: str) -> None:
         self.limits.check_words(text)

@@ -284,20 +284,42 @@ class SearchFile:
             return found
 
     def _cached_put(self, key: Any, value: tuple[Any, ...]) -> None:
-        """value[0] is a dict: its length is what the entry counts against cache_postings."""
+        """value[0] is a dict: its length is what the entry counts against cache_postings.
+
+        Past the budget the least recently used word tables go first and whole answers
+        ("answer" keys: a query's matches, a few hundred postings each) only when no other
+        word table is left: a query's word tables, 10-50x the size of its answer, would
+        otherwise push the answers of recent queries out (at 10k entries the benchmark's 16
+        queries fill 300k postings with word tables, and 5 of the 16 answers were dropped each
+        round, so a repeated query was scored again)."""
         with self._lock:
-            old = self._cache.pop(key, None)
+            cache = self._cache
+            old = cache.pop(key, None)
             if old is not None:
                 self._cached -= len(old[0]) + 1
-            self._cache[key] = value
+            cache[key] = value
             self._cached += len(value[0]) + 1
-            while self._cached > self.cache_postings and len(self._cache) > 1:
-                _, dropped = self._cache.popitem(last=False)
+            if self._cached <= self.cache_postings:
+                return
+            words = [k for k in cache if k[0] != "answer" and k is not key]
+            words.reverse()  # popped from the end: least recently used first
+            while self._cached > self.cache_postings and len(cache) > 1:
+                if words:
+                    dropped = cache.pop(words.pop())
+                else:  # only answers (and this entry) left: the oldest answer
+                    dropped = cache.pop(next(k for k in cache if k is not key))
                 self._cached -= len(dropped[0]) + 1
 
-    def _term(self, seg: int, fieldname: str, text: str) -> tuple[dict[int, float], int]:
-        """(docnum -> whoosh's score of the posting, no boost; the word's document frequency
-        in segment `seg`, deleted documents included: whoosh's size estimate).
+    def _term(
+        self, seg: int, fieldname: str, text: str, boost: float = 1.0
+    ) -> tuple[dict[int, float], int]:
+        """(docnum -> whoosh's score of the posting times `boost`; the word's document
+        frequency in segment `seg`, deleted documents included: whoosh's size estimate).
+
+        The boost multiplies each distinct (weight, length byte) score once, before the
+        postings are spread: the same multiplication of the same two floats whoosh's
+        WrappingMatcher makes per posting, so the same result, without a second pass over
+        every posting.
 
         The score is computed here from what it is made of, as whoosh's BM25F scorer does
         (kb.bm25: the same operations on the same floats): the word's idf over every segment's
@@ -335,12 +357,16 @@ class SearchFile:
             by_lb = [0.0] * 256
             for lb in set(lbs):
                 by_lb[lb] = bm25.bm25(term_idf, w0, _LENGTH_OF_BYTE[lb], avgfl)
+                if boost != 1.0:
+                    by_lb[lb] = by_lb[lb] * boost
             scores = map(by_lb.__getitem__, lbs)
         else:
             keys = list(zip(weights, lbs, strict=True))
             memo: dict[tuple[float, int], float] = {}
             for key in set(keys):
                 memo[key] = bm25.bm25(term_idf, key[0], _LENGTH_OF_BYTE[key[1]], avgfl)
+                if boost != 1.0:
+                    memo[key] = memo[key] * boost
             scores = map(memo.__getitem__, keys)
         pairs = zip(map(offset.__add__, docs) if offset else docs, scores, strict=True)
         table = dict(pairs)
@@ -473,7 +499,7 @@ class SearchFile:
 
     def _node(self, seg: int, q: Any, budget: Budget) -> tuple[dict[int, float], int, int]:
         """(docnum -> score, whoosh's size estimate, the kind of matcher whoosh makes) of q in
-        segment `seg`, as kb.index_fast.Evaluator computes them from whoosh's own matchers.
+        segment `seg`, as whoosh's own matchers compute them.
 
         whoosh joins an Or's (And's) children two at a time, smallest size estimate (largest)
         first, by make_weighted_tree: a sort and insort of (estimate, matcher) pairs, in which
@@ -493,12 +519,11 @@ class SearchFile:
         if q[0] == "t":
             budget.check()
             _, fieldname, text, boost = q
-            table, est = self._term(seg, fieldname, text)
+            table, est = self._term(seg, fieldname, text, boost)
             if est == 0:
                 return {}, 0, _NULL
             kind = _FILTER if self.segments[seg][3] else _LEAF
             if boost != 1.0:
-                table = {d: sc * boost for d, sc in table.items()}
                 kind = _WRAP
             return table, est, kind
         kind_, children, boost = q

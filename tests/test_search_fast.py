@@ -1,8 +1,11 @@
-"""SearchIndex's fast search path gives exactly the page whoosh's own scoring of every match
-gives (fast=False): same hits in the same order with the same scores and snippets, same totals,
-same facet counts, on the real KB and a synthetic 1k KB, on single- and multi-segment indexes
-with deletions, and after writes. Also: the direct query builder matches whoosh's parser, and the
-snippet span finder matches the token-by-token one it replaced."""
+"""SearchIndex's fast search path (the search file, kb/search_file.py) gives exactly the page
+whoosh's own scoring of every match gives (fast=False): same hits in the same order with the same
+scores and snippets, same totals, same facet counts, on the real KB and a synthetic 1k KB, on
+single- and multi-segment indexes with deletions, and after writes. Also: the direct query
+builder matches whoosh's parser, and the snippet span finder matches the token-by-token one it
+replaced. (Every score of every match, not only a page's, is compared with whoosh's in
+tests/test_search_file.py; SearchIndex.similar is whoosh's own search, the oracle
+tests/test_bm25.py compares the analysis's Matcher.similar with.)"""
 
 from __future__ import annotations
 
@@ -102,16 +105,6 @@ def test_fast_path_matches_whoosh_on_a_synthetic_1k_kb(synth_1k):
     # and again with the tables cached
     _same_pages(synth_1k, ref, QUERIES)
     ref.close()
-
-
-def test_scores_are_whooshs_own(synth_1k):
-    """Not just the same order: the same floats, for every match, not only the first page."""
-    searcher = synth_1k._current_searcher()
-    for text in QUERIES:
-        q = synth_1k._text_query(synth_1k._parser, text)
-        fast, _ = synth_1k._match(searcher, q, None, None)
-        slow = {d: s for s, d in searcher.search(q, limit=None).top_n}
-        assert fast == slow, text
 
 
 def test_fast_path_matches_whoosh_with_many_segments_and_deletions(tmp_path):
@@ -250,25 +243,3 @@ def test_snippet_spans_on_odd_text(pieces):
     marker = Marker(unopened._text_query(unopened._parser, "log file sync x.y a$b"))
     for text in [*pieces, " ".join(pieces)]:
         assert marker.spans(text) == _reference_spans(marker, text), text
-
-
-def test_similar_gives_whooshs_answer(tmp_path, synth_1k):
-    """The matcher's BM25 term (identifiers of each seed snippet, see tests/fixtures/seeds) comes
-    from the same tables: the same entries and the same scaled scores as whoosh's search."""
-    from ingest.detect import parse_text
-    from kb.matcher import evidence_terms
-
-    seeds = sorted((Path(__file__).parent / "fixtures" / "seeds").glob("0*.txt"))
-    real = _index(tmp_path, [doc_from_entry(e) for e in real_entries()])
-    checked = 0
-    for ix in (real, synth_1k):
-        ref = _reference(ix)
-        for path in seeds:
-            terms = sorted(evidence_terms(parse_text(path.read_text())))
-            for limit in (50, 5):
-                got = ix.similar(terms, limit=limit)
-                assert got == ref.similar(terms, limit=limit), (path.name, limit)
-                checked += bool(got)
-        ref.close()
-    real.close()
-    assert checked > 20

@@ -344,3 +344,69 @@ def test_a_file_a_writer_holds_answers_nothing_rather_than_failing(tmp_path):
     assert found.search(parse_query("shmdt")) is not None
     found.close()
     ix.close()
+
+
+def test_a_full_word_cache_drops_word_tables_before_answers(synth_1k):
+    """With a budget the benchmark's queries overfill, every query's answer is still cached
+    after they all ran (the word tables went first), and the pages stay whoosh's."""
+    small = SearchIndex(synth_1k.dir, synth_1k._lock.path, postings_budget=3000)
+    assert small.open() is None
+    ref = SearchIndex(synth_1k.dir, synth_1k._lock.path, fast=False)
+    assert ref.open() is None
+    pages = {q: small.search(parse_query(q)).model_dump() for q in QUERIES}
+    found = small._file
+    assert found is not None
+    answers = [k for k in found._cache if k[0] == "answer"]
+    words = [k for k in found._cache if k[0] != "answer"]
+    assert len(answers) == len(QUERIES)  # none dropped although the tables did not fit
+    assert sum(len(found._cache[k][0]) + 1 for k in answers) < 3000
+    assert found.cached_postings <= 3000 or not words
+    for q in QUERIES:  # answered again from the cached answers: the same pages as whoosh's
+        assert small.search(parse_query(q)).model_dump() == pages[q]
+        assert pages[q] == ref.search(parse_query(q)).model_dump(), q
+    small.close(), ref.close()
+
+
+def test_a_page_becomes_the_api_model_field_for_field(synth_1k):
+    """SearchPage.of reads the search's dataclasses by attribute: the same model the
+    dataclasses.asdict route made, hits, snippet parts and facets included."""
+    from kb.index_docs import SearchPage
+
+    checked = 0
+    for q in (*QUERIES, "", "shmdt platform:solaris", "zzqqxxnothing"):
+        page = synth_1k.search_page(parse_query(q), per_page=7)
+        got = SearchPage.of(page)
+        assert got == SearchPage.model_validate(dataclasses.asdict(page)), q
+        assert got.model_dump() == dataclasses.asdict(page), q
+        checked += sum(1 for h in got.results if h.snippet)
+    assert checked > 50
+
+
+def test_a_rebuilds_file_holds_the_rows_the_segment_gives(tmp_path):
+    """The rebuild writes the search file from the postings it still holds (scored fields and
+    facets); written from whoosh's segment instead, the file has the very same rows."""
+    import sqlite3
+
+    from kb.index_fast import write_search_file
+
+    ix = _index(tmp_path, synthetic_docs(300))
+    searcher = ix._current_searcher()
+    other = tmp_path / "from-segment"
+    other.mkdir()
+    assert write_search_file(searcher, other, "{}")
+
+    def rows(path: Path) -> dict[str, list[tuple]]:
+        conn = sqlite3.connect(path)
+        try:
+            return {
+                t: conn.execute(f"SELECT * FROM {t} ORDER BY 1, 2, 3").fetchall()
+                for t in ("postings", "lengths", "docs")
+            }
+        finally:
+            conn.close()
+
+    held, read = rows(ix.dir / FILE_NAME), rows(other / FILE_NAME)
+    facets = [r for r in held["postings"] if r[1] in ("platform", "source", "product", "tag")]
+    assert len(facets) > 10
+    assert held == read
+    ix.close()

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import ClassVar, NamedTuple
@@ -117,6 +118,7 @@ RE_NUMBER = re.compile(
 RE_DECIMAL_COMMA = re.compile(r"^[+-]?(?:\d+,\d{1,2}|,\d+|\d{1,3}(?:\.\d{3})+,\d+)$")
 RE_HAS_DIGIT = re.compile(r"\d")
 _TITLE_INITIALS = frozenset("EeTtFfBbWwIiSsUCOP")  # first letters of the lines scored 2
+_TITLE_FIRST = "FfBbWwEeIiSsT"  # first letters of RE_TITLE's, RE_TOP_TITLE's, RE_INTERVAL's lines
 RE_ROW_HINT = re.compile(r"[^\s\d]\s{2,}[-.\d]")  # 'a name  1,234': a word, 2+ spaces, a number
 RE_TOKEN = re.compile(r"\S+")
 RE_ENQ_NAME = re.compile(r"^\s*([A-Z0-9]{2})-\S")
@@ -471,6 +473,23 @@ def _collapsed_event_row(line: str) -> bool:
 
 
 def _build_columns(header: list[str], ruler: str | None) -> list[_Column]:
+    """The columns of a table from its header lines and the ruler under them (None: none).
+
+    Fresh `_Column`s every call (the parser marks the name column on them); what they are made
+    of is cached, as an archive of reports prints the same few headers in every report."""
+    return [_Column(*c) for c in _column_shapes(tuple(header), ruler)]
+
+
+@lru_cache(maxsize=1024)
+def _column_shapes(
+    header: tuple[str, ...], ruler: str | None
+) -> tuple[tuple[str, int, int, str, float | None], ...]:
+    return tuple(
+        (c.label, c.start, c.end, c.kind, c.unit) for c in _read_columns(list(header), ruler)
+    )
+
+
+def _read_columns(header: list[str], ruler: str | None) -> list[_Column]:
     collapsed = bool(header) and "  " not in header[-1].strip() and len(header[-1].split()) > 2
     if collapsed and (ruler is None or "  " not in ruler.strip()):
         return _collapsed_columns(header)
@@ -724,7 +743,13 @@ class WaitsParser(Parser):
         return accepted
 
     def _feed(self, s: str) -> bool:
-        if self._started and RE_PAGE_HEADER.match(s):
+        # Each test below runs only when the line's first character (or a character the line
+        # must hold) allows its regex to match, so a table row is not asked a dozen questions
+        # whose answers its first letter already gives. Case-insensitive regexes also match a
+        # few letters beyond ASCII ('ſ' for 's', 'ı' for 'i'): a first character beyond ASCII
+        # always asks.
+        first = s.lstrip()[:1]
+        if self._started and first in "OCP" and RE_PAGE_HEADER.match(s):
             # SQL*Plus repeats the column heading of a spooled report on every page
             self._header = self._stash
             if not self._header and self._table is None and self._last_table is not None:
@@ -735,7 +760,8 @@ class WaitsParser(Parser):
             self._page_break = False
             if RE_SINGLE_RULER.match(s):
                 return True
-        if self._events_top and RE_TOP_TITLE.match(s):
+        top = first == "T" and RE_TOP_TITLE.match(s) is not None
+        if self._events_top and top:
             # one report has one Top N table: a second one is another report or period (two
             # pasted side by side to compare), so it starts a block of its own
             return False
@@ -744,49 +770,53 @@ class WaitsParser(Parser):
             self._end_table()
             if section == "tables":  # statistics tables the column names describe
                 self._section = None
-                self._title = " ".join(s.split())[:120]
+                self._title = sys.intern(" ".join(s.split())[:120])
                 return True
             self._section = section
             self._report.title(s, section)
             if section in ("header", "load", "efficiency", "timemodel"):
                 self._in_report = True
             if section in ("wait_class", "timemodel"):
-                self._title = " ".join(s.split())[:120]
+                self._title = sys.intern(" ".join(s.split())[:120])
             return True
-        if RE_SNAP.match(s) or RE_MINUTES.search(s):
+        if ":" in s and (RE_SNAP.match(s) or RE_MINUTES.search(s)):
             self._report.snapshot_line(s)
             return True
+        titled = first in _TITLE_FIRST or not first.isascii()
         if self._section in ("header", "load", "efficiency", "sql", "latch", "segments", "skip"):
-            if RE_TOP_TITLE.match(s) or RE_TITLE.match(s):
+            if top or (titled and RE_TITLE.match(s)):
                 self._section = None
             elif self._section == "skip" or self._started:
                 return self._report.feed(s, self._section)
-        if RE_MULTI_RULER.match(s):
-            self._open_table(s)
-            return True
-        if RE_SINGLE_RULER.match(s):
-            self._end_table()
-            return True
-        if RE_NOTE.match(s):
-            return self._started
-        m = RE_INTERVAL.match(s)
-        if m:
-            self._set_interval(m.group(1), m.group(2) or "s")
-            return True
-        m = RE_TOP_TITLE.match(s) or RE_TITLE.match(s)
-        if m:
-            self._end_table()
-            self._section = None
-            self._scope = "bg" if m.group().lstrip().lower().startswith("background") else "fg"
-            self._title = " ".join(m.group().split())[:120]
-            rest = " " * m.end() + s[m.end() :]  # 'Top 5 Timed Events   Avg %Total': keep 'Avg..'
-            self._header = [rest] if rest.strip() else []
-            return True
-        if RE_TILDES.search(s) and not RE_TILDES.sub("", s).strip(" ~"):
+        if first in "-=":  # '' too: a line of spaces (never here: `feed` takes blank lines)
+            if RE_MULTI_RULER.match(s):
+                self._open_table(s)
+                return True
+            if RE_SINGLE_RULER.match(s):
+                self._end_table()
+                return True
+            if RE_NOTE.match(s):
+                return self._started
+        if titled:
+            m = RE_INTERVAL.match(s)
+            if m:
+                self._set_interval(m.group(1), m.group(2) or "s")
+                return True
+            m = RE_TOP_TITLE.match(s) if top else RE_TITLE.match(s)
+            if m:
+                self._end_table()
+                self._section = None
+                self._scope = "bg" if m.group().lstrip().lower().startswith("background") else "fg"
+                self._title = sys.intern(" ".join(m.group().split())[:120])
+                rest = " " * m.end() + s[m.end() :]  # 'Top 5 Timed Events   Avg %Total': 'Avg..'
+                self._header = [rest] if rest.strip() else []
+                return True
+        tildes = "~~~" in s
+        if tildes and not RE_TILDES.sub("", s).strip(" ~"):
             return True  # the underline of a title
         if self._table is not None:
             return self._table_line(s)
-        if RE_TILDES.search(s) or _is_header(s):
+        if tildes or _is_header(s):
             self._header = (self._header + [s])[-3:]
             return True
         return self._loose_row(s)
@@ -1029,6 +1059,9 @@ class WaitsParser(Parser):
             return False
         if dry:
             return True
+        # the same names come back in every report of an archive, and each report's block
+        # keeps them as keys of its facts: one string each, not one per report
+        name = sys.intern(name)
         table.rows += 1
         info = self._table_infos.get(id(table))
         if info is not None:

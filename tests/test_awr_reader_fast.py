@@ -339,3 +339,66 @@ def test_cached_columns_are_fresh_objects():
     assert [(c.label, c.start, c.end, c.kind, c.unit) for c in b] == [
         (c.label, c.start, c.end, c.kind, c.unit) for c in _read_columns(header, ruler)
     ]
+
+
+def test_to_float_and_split_row_answer_as_before():
+    """to_float's digit test and _split_row's walk from the end give what reading every token
+    gave, on every report line and on tokens at the edges of what they accept."""
+    from ingest.parsers.waits import RE_NAME_TAIL, _Cell, _split_row, _tokens, parse_number
+
+    def to_float_before(token: str) -> float | None:
+        t = token.strip().rstrip("%")
+        if not t or not awr_report.RE_NUM.match(t) or not any(c.isdigit() for c in t):
+            return None
+        scale = 1.0
+        if t[-1] in "KMGT":
+            scale = {"K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}[t[-1]]
+            t = t[:-1]
+        if "," in t and "." in t and t.rfind(",") > t.rfind("."):
+            t = t.replace(".", "").replace(",", ".")
+        elif "," in t and re.fullmatch(r"-?\d+,\d{1,2}|-?\d+,\d{4,}|-?,\d+", t):
+            t = t.replace(",", ".")
+        else:
+            t = t.replace(",", "")
+        try:
+            return float(t) * scale
+        except ValueError:
+            return None
+
+    def split_before(line: str):
+        toks = _tokens(line)
+        values = [parse_number(t[2]) for t in toks]
+        cells = [v is not None or t[2] in ("-", "N/A") for t, v in zip(toks, values, strict=True)]
+        end = len(toks)
+        while end > 0 and not cells[end - 1]:
+            end -= 1
+        start = end
+        while start > 0 and cells[start - 1]:
+            start -= 1
+        while start < end and values[start] is None:
+            start += 1
+        if start == end:
+            return None
+        name = line[: toks[start][0]].rstrip()
+        if name.endswith(("-", "N/A")):
+            name = RE_NAME_TAIL.sub("", name)
+        nums = [_Cell(toks[i][0], toks[i][1], values[i]) for i in range(start, end)]
+        return (line, name.strip(), nums, [t[2] for t in toks[end:]])
+
+    tokens = ["-", ",", ".", "-.", "K", "-K", "1K", ",5", "1,234", "1.234,5", "٣", "12.5%", ""]
+    lines = [
+        "db file sequential read  - 1 - 2 s N/A",
+        "latch: cache buffers chains   12   3.4 ms  -  N/A  Concurrency",
+        "- - -",
+        "N/A 12 N/A",
+        "a  52.86 s  3 s s  7\tms",
+        "gc cr block 2-way       1,234      5",
+    ]
+    for path in _report_files():
+        lines += path.read_bytes().decode("utf-8", errors="replace").splitlines()
+    for line in lines:
+        tokens += line.split()[:3]
+        split = _split_row(line)
+        assert (None if split is None else tuple(split)) == split_before(line), line
+    for token in tokens:
+        assert awr_report.to_float(token) == to_float_before(token), token

@@ -143,7 +143,8 @@ _LOAD_ALIASES = {
 def to_float(token: str) -> float | None:
     """'1,234.5' -> 1234.5; '45,6' (a decimal comma) -> 45.6; '1.234,5' -> 1234.5; '12.5K'."""
     t = token.strip().rstrip("%")
-    if not t or not RE_NUM.match(t) or not any(c.isdigit() for c in t):
+    # RE_NUM lets through digits and '-,.KMGT' only, so a digit is what stripping those leaves
+    if not t or not RE_NUM.match(t) or not t.strip("-,.KMGT"):
         return None
     scale = 1.0
     if t[-1] in _SCALE:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import ClassVar, NamedTuple
 
@@ -121,6 +121,9 @@ _TITLE_INITIALS = frozenset("EeTtFfBbWwIiSsUCOP")  # first letters of the lines 
 _TITLE_FIRST = "FfBbWwEeIiSsT"  # first letters of RE_TITLE's, RE_TOP_TITLE's, RE_INTERVAL's lines
 RE_ROW_HINT = re.compile(r"[^\s\d]\s{2,}[-.\d]")  # 'a name  1,234': a word, 2+ spaces, a number
 RE_TOKEN = re.compile(r"\S+")
+# a unit token ('s', 'ms', 'us', 'ns') one whitespace character after another token: what
+# `_tokens` joins to the number before it ('52.86 s'); without one there is nothing to join
+RE_UNIT_AFTER = re.compile(r"\S\s(?:ns|us|ms|s)(?!\S)")
 RE_ENQ_NAME = re.compile(r"^\s*([A-Z0-9]{2})-\S")
 RE_WORDS = re.compile(r"[a-z_]+")
 RE_NAME_TAIL = re.compile(r"(?:\s+(?:-|N/A))+\s*$")  # empty cells between a name and its numbers
@@ -280,6 +283,9 @@ class _Table:
     scope: str = "fg"  # fg | bg: which processes' waits (AWR 11g+ prints them apart)
     collapsed: bool = False  # header read from single-spaced words: values go in order
     event_col: int | None = None  # v$ output grouped by user/SID: the EVENT column, not first
+    # the columns that take values, worked out at the table's first row (its columns are
+    # settled before it is made) instead of at every row
+    values: list[_Column] | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -558,6 +564,8 @@ def _is_prose(line: str) -> bool:
 def _tokens(line: str) -> list[tuple[int, int, str]]:
     """Whitespace tokens with positions; '52.86 s' (AWR 12.2 averages) is one token."""
     toks = [(m.start(), m.end(), m.group()) for m in RE_TOKEN.finditer(line)]
+    if RE_UNIT_AFTER.search(line) is None:
+        return toks  # no unit token one space after another token: nothing to join
     out: list[tuple[int, int, str]] = []
     for tok in toks:
         if (
@@ -593,14 +601,23 @@ def _split_row(line: str) -> _Split | None:
     The values are the last run of numbers: names may hold numbers ('gc cr block 2-way' does
     not, but a statistic may), trailing words never do."""
     toks = _tokens(line)
-    values = [parse_number(t[2]) for t in toks]
-    cells = [v is not None or t[2] in ("-", "N/A") for t, v in zip(toks, values, strict=True)]
+    # from the end: trailing words, then the run of cells; the name's words before the run
+    # are never read as numbers (most of a row's tokens)
     end = len(toks)
-    while end > 0 and not cells[end - 1]:
+    while end > 0:
+        tok = toks[end - 1][2]
+        if parse_number(tok) is not None or tok == "-" or tok == "N/A":
+            break
         end -= 1
+    values: dict[int, tuple[float, float | None] | None] = {}
     start = end
-    while start > 0 and cells[start - 1]:
+    while start > 0:
+        tok = toks[start - 1][2]
+        value = parse_number(tok)
+        if value is None and tok != "-" and tok != "N/A":
+            break
         start -= 1
+        values[start] = value
     while start < end and values[start] is None:
         start += 1  # a leading '-' is part of the name or an empty cell before the first number
     if start == end:
@@ -977,9 +994,13 @@ class WaitsParser(Parser):
 
     @staticmethod
     def _value_columns(table: _Table) -> list[_Column]:
+        if table.values is not None:
+            return table.values
         if not table.named_rows:
-            return table.columns
-        return [c for c in table.columns if c.kind not in ("name", "class", "reason")]
+            table.values = table.columns
+        else:
+            table.values = [c for c in table.columns if c.kind not in ("name", "class", "reason")]
+        return table.values
 
     def _assign(
         self,

@@ -34,6 +34,9 @@ from ingest.model import Format, Platform
 from ingest.oracle_events import is_idle
 from ingest.parsers.awr_report import RE_MINUTES, RE_SNAP, ReportReader, section_of
 
+# is_idle is pure and the same few dozen events come back in every report of an archive,
+# each asked twice a report (the total, then its row): the answers are cached
+_idle = lru_cache(maxsize=4096)(is_idle)
 MAX_KEYS = 5000  # distinct events / enqueues / statistics kept per kind
 ALIGN_SLACK = 4  # characters a number may stray from its column edge (seed 003 spills by 2)
 MAX_COLUMNS = 40
@@ -1307,11 +1310,11 @@ class WaitsParser(Parser):
     ) -> list[EventRow]:
         """One row per event, busiest first. Idle waits are listed but are in no base: neither
         in pct_of_waited's total nor given a share of DB time (they are not part of it)."""
-        total = sum(e.waited_s or 0.0 for n, e in events.items() if not is_idle(n, e.wait_class))
+        total = sum(e.waited_s or 0.0 for n, e in events.items() if not _idle(n, e.wait_class))
         rows: list[EventRow] = []
         for name, acc in events.items():
             waited = acc.waited_s
-            idle = is_idle(
+            idle = _idle(
                 name, acc.wait_class or (other[name].wait_class if name in other else None)
             )
             pct_db = acc.pct_db

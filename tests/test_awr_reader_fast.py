@@ -402,3 +402,27 @@ def test_to_float_and_split_row_answer_as_before():
         assert (None if split is None else tuple(split)) == split_before(line), line
     for token in tokens:
         assert awr_report.to_float(token) == to_float_before(token), token
+
+
+def test_report_rows_claimed_are_no_other_formats_header(archive):
+    """The Load Profile, Instance Efficiency and SQL rows and the page titles the waits parser
+    claims inside a report are lines no other format starts on (what makes claiming them safe),
+    and the block reads them as it did (the archive reads alike with claims switched off)."""
+    from ingest.parsers import all_parsers
+
+    parser = WaitsParser()
+    claimed = []
+    for line in archive.decode().splitlines():
+        parser.feed(line)
+        if parser._section in ("load", "efficiency", "sql") and parser.claims(line):
+            claimed.append(line)
+    shapes = {re.sub(r"\d", "9", line)[:12] for line in claimed}
+    assert len(claimed) > 200 and len(shapes) > 10
+    others = [p for p in all_parsers() if p is not WaitsParser]
+    for line in claimed:
+        assert not [p.format for p in others if p.start_score(line) == 2], line
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(WaitsParser, "claims", lambda self, line: False)
+        m.setattr(WaitsParser, "fast", False)
+        want = _evidence(archive)
+    assert _evidence(archive) == want

@@ -141,6 +141,14 @@ RE_CLAIMED = re.compile(
     r"|\s*+-{2,}+(?: ++-{2,}+)++\s*+|\s*+->.*|\s*+~{3,}+\s*+"
 )
 
+RE_CLAIMED_LOAD = re.compile(
+    r" {0,24}+[A-Za-z][\w ()/%.-]{0,40}+: {1,30}+[-\d.,]{1,24}+(?: {1,30}+[-\d.,]{1,24}+){0,4}+ *+"
+    r"|(?: {0,24}+[A-Za-z][\w -]{0,40}+%: {1,8}+[\d.,]{1,12}+){1,3}+ *+"
+)
+RE_CLAIMED_SQL = re.compile(
+    r" {0,24}+[\d,.]{1,24}+(?: {1,30}+[\d,.]{1,24}+){1,9}+ {1,9}+[0-9a-z]{13} *+"
+)
+
 _SCALE = {"K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
 _UNIT_S = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 _HEADER_VOCAB = frozenset(
@@ -724,7 +732,18 @@ class WaitsParser(Parser):
         what `feed` says, as always: a row that is not this table's still ends the block."""
         if not self._started:
             return False
-        return not line.strip() or RE_CLAIMED.fullmatch(line) is not None
+        if not line.strip() or RE_CLAIMED.fullmatch(line) is not None:
+            return True
+        # inside the sections of a report that only reports print, their rows by their shape:
+        # Load Profile's 'Executes:   1,234.5   12.3' and Instance Efficiency's '%:' pairs, SQL
+        # ordered by's rows of numbers ending in a SQL Id, and a section's page title
+        # ('init.ora Parameters   DB/Inst: X/x1  Snaps: 1-2'); each would stop the run
+        section = self._section
+        if section == "load" or section == "efficiency":
+            return RE_CLAIMED_LOAD.fullmatch(line) is not None
+        if section == "sql" and RE_CLAIMED_SQL.fullmatch(line) is not None:
+            return True
+        return "DB/Inst:" in line and section_of(line) is not None
 
     def feed_run(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int]:
         # the rows of a report have no cheaper shape to read than `feed`'s own: the saving

@@ -426,3 +426,31 @@ def test_report_rows_claimed_are_no_other_formats_header(archive):
         m.setattr(WaitsParser, "fast", False)
         want = _evidence(archive)
     assert _evidence(archive) == want
+
+
+def test_caches_keep_no_long_keys():
+    """Hostile 64 KB lines must not be kept in the reader's caches (each holds thousands of
+    entries): long headers, labels and event names are worked out without them."""
+    long_header = ["Event " + "x" * 5000 + "   Waits   Time (s)"]
+    ruler = "-" * 5000 + " ------- ---------"
+    label = "Executes " + "y" * 5000
+    event = "db file sequential read " + "z" * 5000
+    before = (
+        waits._column_shapes.cache_info().currsize,
+        awr_report._norm_key_cached.cache_info().currsize,
+        waits._idle_cached.cache_info().currsize,
+        awr_report._labels_of.cache_info().currsize,
+    )
+    assert waits._build_columns(long_header, ruler) == _read_columns(long_header, ruler)
+    assert awr_report.norm_key(label) == awr_report._norm_key(label)
+    assert waits._idle(event, None) is False
+    assert awr_report._labels(long_header, [(0, 5000), (5001, 5008)])
+    after = (
+        waits._column_shapes.cache_info().currsize,
+        awr_report._norm_key_cached.cache_info().currsize,
+        waits._idle_cached.cache_info().currsize,
+        awr_report._labels_of.cache_info().currsize,
+    )
+    assert after == before
+    awr_report.norm_key("Executes:")
+    assert awr_report._norm_key_cached.cache_info().currsize >= 1

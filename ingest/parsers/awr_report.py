@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 MAX_SQL = 2000  # statements kept per report (a report lists at most a few hundred)
+CACHED_KEY = 200  # characters of a label kept in a cache (headers: ten times that)
 MAX_SQL_NOISE = 400  # lines of SQL text / module names in a row before a SQL section ends
 
 # (regex, section) in the order tried; matched against the stripped line
@@ -162,12 +163,20 @@ def to_float(token: str) -> float | None:
         return None
 
 
-@lru_cache(maxsize=4096)  # the same labels in every report: one key string for them all
 def norm_key(label: str) -> str:
     """'  Logical read (blocks):' -> 'logical read'; 'DB Time(s):' -> 'db time'."""
+    # the same labels in every report: one key string for them all (a cache of short labels
+    # only, so hostile 64 KB lines cannot fill it with megabytes)
+    return _norm_key_cached(label) if len(label) <= CACHED_KEY else _norm_key(label)
+
+
+def _norm_key(label: str) -> str:
     low = re.sub(r"\([^)]*\)", " ", label.lower())
     low = " ".join(low.replace(":", " ").replace("%", " ").split())
     return _LOAD_ALIASES.get(low, low)
+
+
+_norm_key_cached = lru_cache(maxsize=4096)(_norm_key)
 
 
 def _cells(line: str, spans: list[tuple[int, int]]) -> list[str]:
@@ -193,7 +202,10 @@ def _spans(ruler: str) -> list[tuple[int, int]]:
 
 def _labels(header: list[str], spans: list[tuple[int, int]]) -> list[str]:
     """The words of each column's header lines (cached: every report prints the same few)."""
-    return list(_labels_of(tuple(header), tuple(spans)))
+    key = tuple(header)
+    if sum(map(len, key)) > CACHED_KEY * 10:
+        return list(_labels_of.__wrapped__(key, tuple(spans)))
+    return list(_labels_of(key, tuple(spans)))
 
 
 @lru_cache(maxsize=512)
@@ -426,7 +438,11 @@ class ReportReader:
             if line.strip() and not line.lstrip().startswith("->"):
                 self._hdr_lines = (self._hdr_lines + [line])[-3:]
             return True
-        cols = _sql_columns(tuple(self._labels))
+        labels = tuple(self._labels)
+        if sum(map(len, labels)) > CACHED_KEY * 10:
+            cols = _sql_columns.__wrapped__(labels)
+        else:
+            cols = _sql_columns(labels)
         if "id" not in cols and "hash" not in cols:
             return True
         toks = line.split()

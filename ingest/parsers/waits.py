@@ -36,7 +36,16 @@ from ingest.parsers.awr_report import RE_MINUTES, RE_SNAP, ReportReader, section
 
 # is_idle is pure and the same few dozen events come back in every report of an archive,
 # each asked twice a report (the total, then its row): the answers are cached
-_idle = lru_cache(maxsize=4096)(is_idle)
+_idle_cached = lru_cache(maxsize=4096)(is_idle)
+CACHED_HEADER = 2000  # characters of a table's header and ruler that may be kept in a cache
+
+
+def _idle(event: str, wait_class: str | None) -> bool:
+    if len(event) > 200 or (wait_class is not None and len(wait_class) > 200):
+        return is_idle(event, wait_class)
+    return _idle_cached(event, wait_class)
+
+
 MAX_KEYS = 5000  # distinct events / enqueues / statistics kept per kind
 ALIGN_SLACK = 4  # characters a number may stray from its column edge (seed 003 spills by 2)
 MAX_COLUMNS = 40
@@ -494,7 +503,10 @@ def _build_columns(header: list[str], ruler: str | None) -> list[_Column]:
 
     Fresh `_Column`s every call (the parser marks the name column on them); what they are made
     of is cached, as an archive of reports prints the same few headers in every report."""
-    return [_Column(*c) for c in _column_shapes(tuple(header), ruler)]
+    key = tuple(header)
+    if sum(map(len, key)) + len(ruler or "") > CACHED_HEADER:
+        return _read_columns(header, ruler)  # no hostile 64 KB header kept in the cache
+    return [_Column(*c) for c in _column_shapes(key, ruler)]
 
 
 @lru_cache(maxsize=1024)

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 MAX_SQL = 2000  # statements kept per report (a report lists at most a few hundred)
+CACHED_KEY = 200  # characters of a label kept in a cache (headers: ten times that)
 MAX_SQL_NOISE = 400  # lines of SQL text / module names in a row before a SQL section ends
 
 # (regex, section) in the order tried; matched against the stripped line
@@ -73,10 +75,17 @@ def section_of(line: str) -> str | None:
     s = line.strip()
     if not s or s[0] not in _SECTION_INITIALS or len(s) > 200:
         return None
-    for rx, kind in _SECTIONS:
-        if rx.match(s):
-            return kind
-    return None
+    m = _SECTION_ONE.match(s)
+    return None if m is None else _SECTION_KIND[m.lastgroup or ""]
+
+
+# _SECTIONS as one regex: an alternation is tried left to right at the line's start, so it
+# answers what trying each title in order answers (the first that matches), in one call instead
+# of up to 17; the waits parser asks this of every line of a report
+_SECTION_ONE = re.compile(
+    "|".join(f"(?P<s{i}>{rx.pattern.removeprefix('^')})" for i, (rx, _) in enumerate(_SECTIONS))
+)
+_SECTION_KIND = {f"s{i}": kind for i, (_, kind) in enumerate(_SECTIONS)}
 
 
 RE_SNAP = re.compile(
@@ -91,6 +100,7 @@ RE_AAS = re.compile(r"Av(?:g)?\s+Act(?:ive)?\s+Sess(?:ions)?:\s+([\d.,]+)", re.I
 RE_RULER = re.compile(r"^[\s~]*-[-\s~]*$")
 RE_KV_NUMS = re.compile(r"^\s*(?P<label>[^:]*[A-Za-z%)][^:]*?)\s*:\s+(?P<nums>[-\d.,KMGT\s]+)$")
 RE_PAIR = re.compile(r"([%A-Za-z][^:]*?)\s*:\s*(-?[\d][\d.,]*|-?\.\d+)(?=\s|$)")
+RE_WORD = re.compile(r"\S+")
 RE_SQL_ID = re.compile(r"^[0-9a-z]{13}$")
 RE_HASH = re.compile(r"^\d{5,10}$")
 RE_NUM = re.compile(r"^-?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:[.,]\d+)?[KMGT]?$")
@@ -134,7 +144,8 @@ _LOAD_ALIASES = {
 def to_float(token: str) -> float | None:
     """'1,234.5' -> 1234.5; '45,6' (a decimal comma) -> 45.6; '1.234,5' -> 1234.5; '12.5K'."""
     t = token.strip().rstrip("%")
-    if not t or not RE_NUM.match(t) or not any(c.isdigit() for c in t):
+    # RE_NUM lets through digits and '-,.KMGT' only, so a digit is what stripping those leaves
+    if not t or not RE_NUM.match(t) or not t.strip("-,.KMGT"):
         return None
     scale = 1.0
     if t[-1] in _SCALE:
@@ -154,26 +165,33 @@ def to_float(token: str) -> float | None:
 
 def norm_key(label: str) -> str:
     """'  Logical read (blocks):' -> 'logical read'; 'DB Time(s):' -> 'db time'."""
+    # the same labels in every report: one key string for them all (a cache of short labels
+    # only, so hostile 64 KB lines cannot fill it with megabytes)
+    return _norm_key_cached(label) if len(label) <= CACHED_KEY else _norm_key(label)
+
+
+def _norm_key(label: str) -> str:
     low = re.sub(r"\([^)]*\)", " ", label.lower())
     low = " ".join(low.replace(":", " ").replace("%", " ").split())
     return _LOAD_ALIASES.get(low, low)
+
+
+_norm_key_cached = lru_cache(maxsize=4096)(_norm_key)
 
 
 def _cells(line: str, spans: list[tuple[int, int]]) -> list[str]:
     """Split a row into the cells of the ruler's columns: each token goes to the column whose
     span holds its end (values are left- or right-aligned in their column)."""
     out = [""] * len(spans)
-    for m in re.finditer(r"\S+", line):
-        a, b = m.start(), m.end()
-        best = min(
-            range(len(spans)),
-            key=lambda i: (
-                0
-                if spans[i][0] <= b - 1 < spans[i][1] + 1 or spans[i][0] <= a < spans[i][1]
-                else 1,
-                abs(spans[i][1] - b),
-            ),
-        )
+    for m in RE_WORD.finditer(line):
+        a, b = m.span()
+        # the first span holding the token, else the first whose end is nearest (what `min`
+        # over (outside, distance) gives; a plain loop, as this runs for every cell of a row)
+        best, key = 0, (2, 0)
+        for i, (lo, hi) in enumerate(spans):
+            k = (0 if lo <= b - 1 < hi + 1 or lo <= a < hi else 1, abs(hi - b))
+            if k < key:
+                best, key = i, k
         out[best] = f"{out[best]} {m.group()}".strip()
     return out
 
@@ -183,6 +201,15 @@ def _spans(ruler: str) -> list[tuple[int, int]]:
 
 
 def _labels(header: list[str], spans: list[tuple[int, int]]) -> list[str]:
+    """The words of each column's header lines (cached: every report prints the same few)."""
+    key = tuple(header)
+    if sum(map(len, key)) > CACHED_KEY * 10:
+        return list(_labels_of.__wrapped__(key, tuple(spans)))
+    return list(_labels_of(key, tuple(spans)))
+
+
+@lru_cache(maxsize=512)
+def _labels_of(header: tuple[str, ...], spans: tuple[tuple[int, int], ...]) -> tuple[str, ...]:
     words: list[list[str]] = [[] for _ in spans]
     for line in header:
         for m in re.finditer(r"\S+", line):
@@ -195,7 +222,7 @@ def _labels(header: list[str], spans: list[tuple[int, int]]) -> list[str]:
                 ),
             )
             words[best].append(m.group())
-    return [" ".join(w) for w in words]
+    return tuple(" ".join(w) for w in words)
 
 
 def _sql_column(label: str) -> str | None:
@@ -227,6 +254,12 @@ def _sql_column(label: str) -> str | None:
     if "parse calls" in low:
         return "parse_calls"
     return None
+
+
+@lru_cache(maxsize=256)
+def _sql_columns(labels: tuple[str, ...]) -> tuple[str | None, ...]:
+    """The SQL columns of a table's labels: asked for every row, the same few tables a report."""
+    return tuple(_sql_column(lbl) for lbl in labels)
 
 
 @dataclass
@@ -297,6 +330,8 @@ class ReportReader:
 
     def snapshot_line(self, line: str) -> bool:
         """`Begin Snap:` / `End Snap:` / `Elapsed:` / `DB Time:` lines, in any section."""
+        if ":" not in line:
+            return False  # each of the three regexes reads a label ending in ':'
         m = RE_SNAP.match(line)
         if m:
             which = m.group(1).lower()
@@ -403,7 +438,11 @@ class ReportReader:
             if line.strip() and not line.lstrip().startswith("->"):
                 self._hdr_lines = (self._hdr_lines + [line])[-3:]
             return True
-        cols = [_sql_column(lbl) for lbl in self._labels]
+        labels = tuple(self._labels)
+        if sum(map(len, labels)) > CACHED_KEY * 10:
+            cols = _sql_columns.__wrapped__(labels)
+        else:
+            cols = _sql_columns(labels)
         if "id" not in cols and "hash" not in cols:
             return True
         toks = line.split()

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+import sys
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import ClassVar, NamedTuple
 
@@ -32,6 +33,18 @@ from ingest.base import Parser
 from ingest.model import Format, Platform
 from ingest.oracle_events import is_idle
 from ingest.parsers.awr_report import RE_MINUTES, RE_SNAP, ReportReader, section_of
+
+# is_idle is pure and the same few dozen events come back in every report of an archive,
+# each asked twice a report (the total, then its row): the answers are cached
+_idle_cached = lru_cache(maxsize=4096)(is_idle)
+CACHED_HEADER = 2000  # characters of a table's header and ruler that may be kept in a cache
+
+
+def _idle(event: str, wait_class: str | None) -> bool:
+    if len(event) > 200 or (wait_class is not None and len(wait_class) > 200):
+        return is_idle(event, wait_class)
+    return _idle_cached(event, wait_class)
+
 
 MAX_KEYS = 5000  # distinct events / enqueues / statistics kept per kind
 ALIGN_SLACK = 4  # characters a number may stray from its column edge (seed 003 spills by 2)
@@ -117,8 +130,12 @@ RE_NUMBER = re.compile(
 RE_DECIMAL_COMMA = re.compile(r"^[+-]?(?:\d+,\d{1,2}|,\d+|\d{1,3}(?:\.\d{3})+,\d+)$")
 RE_HAS_DIGIT = re.compile(r"\d")
 _TITLE_INITIALS = frozenset("EeTtFfBbWwIiSsUCOP")  # first letters of the lines scored 2
+_TITLE_FIRST = "FfBbWwEeIiSsT"  # first letters of RE_TITLE's, RE_TOP_TITLE's, RE_INTERVAL's lines
 RE_ROW_HINT = re.compile(r"[^\s\d]\s{2,}[-.\d]")  # 'a name  1,234': a word, 2+ spaces, a number
 RE_TOKEN = re.compile(r"\S+")
+# a unit token ('s', 'ms', 'us', 'ns') one whitespace character after another token: what
+# `_tokens` joins to the number before it ('52.86 s'); without one there is nothing to join
+RE_UNIT_AFTER = re.compile(r"\S\s(?:ns|us|ms|s)(?!\S)")
 RE_ENQ_NAME = re.compile(r"^\s*([A-Z0-9]{2})-\S")
 RE_WORDS = re.compile(r"[a-z_]+")
 RE_NAME_TAIL = re.compile(r"(?:\s+(?:-|N/A))+\s*$")  # empty cells between a name and its numbers
@@ -131,6 +148,14 @@ RE_CLAIMED = re.compile(
     r" {0,24}+[A-Za-z][\w:*/()%#.'$-]{0,40}+(?: [\w:*/()%#.'$-]{1,40}+){1,8}+ {2,}+"
     rf"{_NUM}(?: ++(?:{_NUM}|-|N/A)){{0,14}}+(?: ++[A-Za-z][\w/*-]{{0,20}}+){{0,3}}+ *+"
     r"|\s*+-{2,}+(?: ++-{2,}+)++\s*+|\s*+->.*|\s*+~{3,}+\s*+"
+)
+
+RE_CLAIMED_LOAD = re.compile(
+    r" {0,24}+[A-Za-z][\w ()/%.-]{0,40}+: {1,30}+[-\d.,]{1,24}+(?: {1,30}+[-\d.,]{1,24}+){0,4}+ *+"
+    r"|(?: {0,24}+[A-Za-z][\w -]{0,40}+%: {1,8}+[\d.,]{1,12}+){1,3}+ *+"
+)
+RE_CLAIMED_SQL = re.compile(
+    r" {0,24}+[\d,.]{1,24}+(?: {1,30}+[\d,.]{1,24}+){1,9}+ {1,9}+[0-9a-z]{13} *+"
 )
 
 _SCALE = {"K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
@@ -278,6 +303,9 @@ class _Table:
     scope: str = "fg"  # fg | bg: which processes' waits (AWR 11g+ prints them apart)
     collapsed: bool = False  # header read from single-spaced words: values go in order
     event_col: int | None = None  # v$ output grouped by user/SID: the EVENT column, not first
+    # the columns that take values, worked out at the table's first row (its columns are
+    # settled before it is made) instead of at every row
+    values: list[_Column] | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -471,6 +499,26 @@ def _collapsed_event_row(line: str) -> bool:
 
 
 def _build_columns(header: list[str], ruler: str | None) -> list[_Column]:
+    """The columns of a table from its header lines and the ruler under them (None: none).
+
+    Fresh `_Column`s every call (the parser marks the name column on them); what they are made
+    of is cached, as an archive of reports prints the same few headers in every report."""
+    key = tuple(header)
+    if sum(map(len, key)) + len(ruler or "") > CACHED_HEADER:
+        return _read_columns(header, ruler)  # no hostile 64 KB header kept in the cache
+    return [_Column(*c) for c in _column_shapes(key, ruler)]
+
+
+@lru_cache(maxsize=1024)
+def _column_shapes(
+    header: tuple[str, ...], ruler: str | None
+) -> tuple[tuple[str, int, int, str, float | None], ...]:
+    return tuple(
+        (c.label, c.start, c.end, c.kind, c.unit) for c in _read_columns(list(header), ruler)
+    )
+
+
+def _read_columns(header: list[str], ruler: str | None) -> list[_Column]:
     collapsed = bool(header) and "  " not in header[-1].strip() and len(header[-1].split()) > 2
     if collapsed and (ruler is None or "  " not in ruler.strip()):
         return _collapsed_columns(header)
@@ -539,6 +587,8 @@ def _is_prose(line: str) -> bool:
 def _tokens(line: str) -> list[tuple[int, int, str]]:
     """Whitespace tokens with positions; '52.86 s' (AWR 12.2 averages) is one token."""
     toks = [(m.start(), m.end(), m.group()) for m in RE_TOKEN.finditer(line)]
+    if RE_UNIT_AFTER.search(line) is None:
+        return toks  # no unit token one space after another token: nothing to join
     out: list[tuple[int, int, str]] = []
     for tok in toks:
         if (
@@ -574,14 +624,23 @@ def _split_row(line: str) -> _Split | None:
     The values are the last run of numbers: names may hold numbers ('gc cr block 2-way' does
     not, but a statistic may), trailing words never do."""
     toks = _tokens(line)
-    values = [parse_number(t[2]) for t in toks]
-    cells = [v is not None or t[2] in ("-", "N/A") for t, v in zip(toks, values, strict=True)]
+    # from the end: trailing words, then the run of cells; the name's words before the run
+    # are never read as numbers (most of a row's tokens)
     end = len(toks)
-    while end > 0 and not cells[end - 1]:
+    while end > 0:
+        tok = toks[end - 1][2]
+        if parse_number(tok) is not None or tok == "-" or tok == "N/A":
+            break
         end -= 1
+    values: dict[int, tuple[float, float | None] | None] = {}
     start = end
-    while start > 0 and cells[start - 1]:
+    while start > 0:
+        tok = toks[start - 1][2]
+        value = parse_number(tok)
+        if value is None and tok != "-" and tok != "N/A":
+            break
         start -= 1
+        values[start] = value
     while start < end and values[start] is None:
         start += 1  # a leading '-' is part of the name or an empty cell before the first number
     if start == end:
@@ -685,7 +744,18 @@ class WaitsParser(Parser):
         what `feed` says, as always: a row that is not this table's still ends the block."""
         if not self._started:
             return False
-        return not line.strip() or RE_CLAIMED.fullmatch(line) is not None
+        if not line.strip() or RE_CLAIMED.fullmatch(line) is not None:
+            return True
+        # inside the sections of a report that only reports print, their rows by their shape:
+        # Load Profile's 'Executes:   1,234.5   12.3' and Instance Efficiency's '%:' pairs, SQL
+        # ordered by's rows of numbers ending in a SQL Id, and a section's page title
+        # ('init.ora Parameters   DB/Inst: X/x1  Snaps: 1-2'); each would stop the run
+        section = self._section
+        if section == "load" or section == "efficiency":
+            return RE_CLAIMED_LOAD.fullmatch(line) is not None
+        if section == "sql" and RE_CLAIMED_SQL.fullmatch(line) is not None:
+            return True
+        return "DB/Inst:" in line and section_of(line) is not None
 
     def feed_run(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int]:
         # the rows of a report have no cheaper shape to read than `feed`'s own: the saving
@@ -724,7 +794,13 @@ class WaitsParser(Parser):
         return accepted
 
     def _feed(self, s: str) -> bool:
-        if self._started and RE_PAGE_HEADER.match(s):
+        # Each test below runs only when the line's first character (or a character the line
+        # must hold) allows its regex to match, so a table row is not asked a dozen questions
+        # whose answers its first letter already gives. Case-insensitive regexes also match a
+        # few letters beyond ASCII ('ſ' for 's', 'ı' for 'i'): a first character beyond ASCII
+        # always asks.
+        first = s.lstrip()[:1]
+        if self._started and first in "OCP" and RE_PAGE_HEADER.match(s):
             # SQL*Plus repeats the column heading of a spooled report on every page
             self._header = self._stash
             if not self._header and self._table is None and self._last_table is not None:
@@ -735,7 +811,8 @@ class WaitsParser(Parser):
             self._page_break = False
             if RE_SINGLE_RULER.match(s):
                 return True
-        if self._events_top and RE_TOP_TITLE.match(s):
+        top = first == "T" and RE_TOP_TITLE.match(s) is not None
+        if self._events_top and top:
             # one report has one Top N table: a second one is another report or period (two
             # pasted side by side to compare), so it starts a block of its own
             return False
@@ -744,49 +821,53 @@ class WaitsParser(Parser):
             self._end_table()
             if section == "tables":  # statistics tables the column names describe
                 self._section = None
-                self._title = " ".join(s.split())[:120]
+                self._title = sys.intern(" ".join(s.split())[:120])
                 return True
             self._section = section
             self._report.title(s, section)
             if section in ("header", "load", "efficiency", "timemodel"):
                 self._in_report = True
             if section in ("wait_class", "timemodel"):
-                self._title = " ".join(s.split())[:120]
+                self._title = sys.intern(" ".join(s.split())[:120])
             return True
-        if RE_SNAP.match(s) or RE_MINUTES.search(s):
+        if ":" in s and (RE_SNAP.match(s) or RE_MINUTES.search(s)):
             self._report.snapshot_line(s)
             return True
+        titled = first in _TITLE_FIRST or not first.isascii()
         if self._section in ("header", "load", "efficiency", "sql", "latch", "segments", "skip"):
-            if RE_TOP_TITLE.match(s) or RE_TITLE.match(s):
+            if top or (titled and RE_TITLE.match(s)):
                 self._section = None
             elif self._section == "skip" or self._started:
                 return self._report.feed(s, self._section)
-        if RE_MULTI_RULER.match(s):
-            self._open_table(s)
-            return True
-        if RE_SINGLE_RULER.match(s):
-            self._end_table()
-            return True
-        if RE_NOTE.match(s):
-            return self._started
-        m = RE_INTERVAL.match(s)
-        if m:
-            self._set_interval(m.group(1), m.group(2) or "s")
-            return True
-        m = RE_TOP_TITLE.match(s) or RE_TITLE.match(s)
-        if m:
-            self._end_table()
-            self._section = None
-            self._scope = "bg" if m.group().lstrip().lower().startswith("background") else "fg"
-            self._title = " ".join(m.group().split())[:120]
-            rest = " " * m.end() + s[m.end() :]  # 'Top 5 Timed Events   Avg %Total': keep 'Avg..'
-            self._header = [rest] if rest.strip() else []
-            return True
-        if RE_TILDES.search(s) and not RE_TILDES.sub("", s).strip(" ~"):
+        if first in "-=":  # '' too: a line of spaces (never here: `feed` takes blank lines)
+            if RE_MULTI_RULER.match(s):
+                self._open_table(s)
+                return True
+            if RE_SINGLE_RULER.match(s):
+                self._end_table()
+                return True
+            if RE_NOTE.match(s):
+                return self._started
+        if titled:
+            m = RE_INTERVAL.match(s)
+            if m:
+                self._set_interval(m.group(1), m.group(2) or "s")
+                return True
+            m = RE_TOP_TITLE.match(s) if top else RE_TITLE.match(s)
+            if m:
+                self._end_table()
+                self._section = None
+                self._scope = "bg" if m.group().lstrip().lower().startswith("background") else "fg"
+                self._title = sys.intern(" ".join(m.group().split())[:120])
+                rest = " " * m.end() + s[m.end() :]  # 'Top 5 Timed Events   Avg %Total': 'Avg..'
+                self._header = [rest] if rest.strip() else []
+                return True
+        tildes = "~~~" in s
+        if tildes and not RE_TILDES.sub("", s).strip(" ~"):
             return True  # the underline of a title
         if self._table is not None:
             return self._table_line(s)
-        if RE_TILDES.search(s) or _is_header(s):
+        if tildes or _is_header(s):
             self._header = (self._header + [s])[-3:]
             return True
         return self._loose_row(s)
@@ -947,9 +1028,13 @@ class WaitsParser(Parser):
 
     @staticmethod
     def _value_columns(table: _Table) -> list[_Column]:
+        if table.values is not None:
+            return table.values
         if not table.named_rows:
-            return table.columns
-        return [c for c in table.columns if c.kind not in ("name", "class", "reason")]
+            table.values = table.columns
+        else:
+            table.values = [c for c in table.columns if c.kind not in ("name", "class", "reason")]
+        return table.values
 
     def _assign(
         self,
@@ -1029,6 +1114,9 @@ class WaitsParser(Parser):
             return False
         if dry:
             return True
+        # the same names come back in every report of an archive, and each report's block
+        # keeps them as keys of its facts: one string each, not one per report
+        name = sys.intern(name)
         table.rows += 1
         info = self._table_infos.get(id(table))
         if info is not None:
@@ -1253,11 +1341,11 @@ class WaitsParser(Parser):
     ) -> list[EventRow]:
         """One row per event, busiest first. Idle waits are listed but are in no base: neither
         in pct_of_waited's total nor given a share of DB time (they are not part of it)."""
-        total = sum(e.waited_s or 0.0 for n, e in events.items() if not is_idle(n, e.wait_class))
+        total = sum(e.waited_s or 0.0 for n, e in events.items() if not _idle(n, e.wait_class))
         rows: list[EventRow] = []
         for name, acc in events.items():
             waited = acc.waited_s
-            idle = is_idle(
+            idle = _idle(
                 name, acc.wait_class or (other[name].wait_class if name in other else None)
             )
             pct_db = acc.pct_db

@@ -249,6 +249,8 @@ static PyMethodDef module_methods[] = {
      "a run of WAIT lines of a raw 10046 trace (ingest/parsers/trace10046.py)"},
     {"strace_summary_rows", (PyCFunction)(void (*)(void))strace_summary_rows, METH_FASTCALL,
      "a run of strace -c table rows and rulers (ingest/parsers/strace.py)"},
+    {"tkprof_tables", (PyCFunction)(void (*)(void))tkprof_tables, METH_FASTCALL,
+     "a run of a tkprof report's call and wait table lines (ingest/parsers/tkprof.py)"},
     {NULL}};
 
 static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "_syscore",

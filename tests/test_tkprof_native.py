@@ -45,14 +45,27 @@ def _ways(data: bytes) -> list[str]:
     return out
 
 
-def _alike(data: bytes) -> str:
-    """C reader on and off, every way in: one evidence; returns it."""
+def _alike(data: bytes, *, native_lines: int = 0) -> str:
+    """C reader on and off, every way in: one evidence; returns it. The C reader must have
+    taken at least `native_lines` lines (a block's first CONTEXT_LINES_PER_BLOCK lines go one
+    by one, without feed_run: the lines under test must come after them)."""
     with pytest.MonkeyPatch.context() as m:
         m.setattr(tkprof, "NATIVE", False)
         want = _ways(data)
     assert len(set(want)) == 1
-    got = _ways(data)
+    taken = [0]
+    real = tkprof._c_tables
+
+    def counted(*args):
+        pos, k = real(*args)
+        taken[0] += k
+        return pos, k
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(tkprof, "_c_tables", counted)
+        got = _ways(data)
     assert got == want
+    assert taken[0] >= native_lines
     return got[0]
 
 
@@ -205,6 +218,13 @@ Sort options: {sort}
 SQL = "select o.id, o.amount\nfrom\n orders o where o.status = :b1\n"
 
 
+def _head() -> str:
+    """A report's header and two statements: past the block's first CONTEXT_LINES_PER_BLOCK
+    lines, so what follows goes through feed_run and the C reader."""
+    pad = _stmt(SQL, sql_id="0000000000000", rows=ROWS_23, waits=True)
+    return HEADER.format(rel="19.0.0.0.0", sort="default") + pad * 2
+
+
 @pytest.mark.parametrize(
     ("rel", "sort", "sql_id", "rows", "waits"),
     [
@@ -220,7 +240,7 @@ def test_releases_and_options(rel, sort, sql_id, rows, waits):
     one = _stmt(SQL, sql_id=sql_id, rows=rows, waits=waits)
     rec = _stmt("SELECT NVL(MAX(ID),0) FROM SEQ$\n", sql_id=sql_id, rows=rows, waits=waits, depth=1)
     report = HEADER.format(rel=rel, sort=sort) + one + rec + one + TRAILER.format(sort=sort)
-    want = _alike(report.encode())
+    want = _alike(report.encode(), native_lines=10)
     assert '"format":"tkprof"' in want
     # aggregate=no: the same statement printed once per execution; sys=no: no recursive ones
     _alike((HEADER.format(rel=rel, sort=sort) + one * 6 + TRAILER.format(sort=sort)).encode())
@@ -279,10 +299,8 @@ def test_wait_rows_at_the_bounds(line):
     good = "  log file sync  10  0.01  0.05\n"
     table = _wait_table([good, line, good, line])
     body = _stmt(SQL, sql_id="7bsn3x2rc3yfq", rows=ROWS_23, waits=False)
-    report = HEADER.format(rel="19.0.0.0.0", sort="default") + body.replace(
-        "\n\n\n" + STARS, "\n" + table + "\n" + STARS
-    )
-    _alike(report.encode("utf-8"))
+    report = _head() + body.replace("\n\n\n" + STARS, "\n" + table + "\n" + STARS)
+    _alike(report.encode("utf-8"), native_lines=20)
 
 
 @pytest.mark.parametrize(
@@ -317,8 +335,7 @@ def test_call_rows_at_the_bounds(row):
     fetch = "Fetch       11      1.25       9.80       4000      52000          0        1000\n"
     damaged = body.replace(fetch, row, 1)
     again = body.replace(fetch, fetch + row, 1)
-    head = HEADER.format(rel="19.0.0.0.0", sort="default")
-    _alike((head + damaged + again + body).encode())
+    _alike((_head() + damaged + again + body).encode(), native_lines=20)
     # a bare call table pasted alone (no report header)
     _alike((CALLS.format(f=11, r=1000, t=13).replace(fetch, row)).encode())
 
@@ -327,11 +344,10 @@ def test_more_events_than_kept():
     events = [f"  event number {i}  {i + 1}  0.01  0.{i % 100:02d}\n" for i in range(2100)]
     table = _wait_table(events + events[:50])
     body = _stmt(SQL, sql_id="7bsn3x2rc3yfq", rows=ROWS_23, waits=False)
-    report = HEADER.format(rel="19.0.0.0.0", sort="default") + body.replace(
-        "\n\n\n" + STARS, "\n" + table + "\n" + STARS
-    )
-    want = _alike((report * 2).encode())
-    assert want.count('"dropped_events":100') == 2  # each report: 2,100 events, 2,000 kept
+    report = _head() + body.replace("\n\n\n" + STARS, "\n" + table + "\n" + STARS)
+    want = _alike((report * 2).encode(), native_lines=4000)
+    # each report: the padding's 3 events, then 2,100 more of which 1,997 fit under MAX_EVENTS
+    assert want.count('"dropped_events":103') == 2
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -360,3 +376,54 @@ def test_generated_and_damaged(tmp_path, seed):
             out.append(b"Parse        1      0.01       0.02          0          0          0  0\n")
         out.append(line)
     _alike(b"".join(out))
+
+
+PLAN_23 = "      1000       1000       1000  TABLE ACCESS FULL ORDERS (cr=52000 pr=4000 pw=0 time=98 us)\n"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        PLAN_23,
+        "      1000       1000       1000    INDEX RANGE SCAN ORDERS_PK (cr=3 pr=0 pw=0 time=5 us)\n",
+        "      1000       1000       1000 SORT (cr=3 pr=0 pw=0 time=5 us)\n",  # left of the base
+        "  " + "9" * 15 + "  1  1  OP (cr=1 pr=0 pw=0 time=1 us)\n",
+        "  " + "9" * 16 + "  1  1  OP (cr=1 pr=0 pw=0 time=1 us)\n",
+        "  1  1  1  OP (cr=" + "9" * 15 + " pr=0 pw=0 time=1 us)\n",
+        "  1  1  1  OP (cr=" + "9" * 16 + " pr=0 pw=0 time=1 us)\n",
+        "  1  1  1  OP (cr=1 cr=2 a=b=3 x=12y=4 _z=5 7=8 time=1 us)\n",
+        "  1  1  1  OP (cr=)\n",
+        "  1  1  1  OP (cr=1) FILTER (cr=2)\n",
+        "  1  1  1  OP (cr=1 pr=0 pw=0 time=1 us) x\n",
+        "  1  1  1  OP (cr=1 pr=0 pw=0 time=1 us\n",
+        "  1  1  1  OP cr=1)\n",
+        "  1  1  1  " + "OPERATION " * 30 + "(cr=1 pr=0 pw=0 time=1 us)\n",
+        "  1  1  1  OP " + "x" * 4100 + " (cr=1)\n",
+        "  1  1  1  caf\u00e9 (cr=1 pr=0 pw=0 time=1 us)\n",
+        "  1  1  1  OP\u00a0X (cr=1 pr=0 pw=0 time=1 us)\n",
+        "\t1\t1\t1\tOP (cr=1 pr=0 pw=0 time=1 us)\r\n",
+        "  1  1  1  OP (cr=1 pr=0 pw=0 time=1 us)  \r\n",
+        "  1  1  OP (cr=1 pr=0 pw=0 time=1 us)\n",  # one count short of the header's three
+        "  1  OP (cr=1 pr=0 pw=0 time=1 us)\n",
+        "  1  1  1  (cr=1 pr=0 pw=0 time=1 us)\n",
+        "  1  1  1\n",
+        "1 1 1 OP (cr=1 pr=0 pw=0 time=1 us)\n",
+    ],
+)
+def test_plan_lines_at_the_bounds(line):
+    body = _stmt(SQL, sql_id="7bsn3x2rc3yfq", rows=ROWS_23, waits=True)
+    plans = body.replace(ROWS_23, ROWS_23 + line + PLAN_23 + line)
+    _alike((_head() + plans + body).encode("utf-8"), native_lines=20)
+    # the single-column layout of 8i-10g reads the same lines another way
+    one = body.replace(ROWS_23, ROWS_8I + line + line)
+    _alike((_head() + one + body).encode("utf-8"), native_lines=20)
+
+
+def test_more_plan_lines_than_kept():
+    body = _stmt(SQL, sql_id="7bsn3x2rc3yfq", rows=ROWS_23, waits=True)
+    many = "".join(
+        f"{i:10d} {i:10d} {i:10d}  {' ' * (i % 7)}OP {i} (cr={i} pr=0 pw=0 time={i} us)\n"
+        for i in range(tkprof.MAX_ROWSOURCE_ROWS + 25)
+    )
+    want = _alike((_head() + body.replace(ROWS_23, ROWS_23 + many)).encode(), native_lines=150)
+    assert f'"row_source_lines":{tkprof.MAX_ROWSOURCE_ROWS + 26}' in want

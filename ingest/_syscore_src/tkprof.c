@@ -94,6 +94,161 @@ static int call_kind(const unsigned char *s, Py_ssize_t i, Py_ssize_t end, Py_ss
     return -1;
 }
 
+/* A plan line in ROWSRC (`_step_rowsource` then `_add_rowsource`): [ \t]* rows [rows_avg
+ * rows_max] [ \t]+ operation "(cr=... )", ASCII only, every number at most 15 digits.
+ * Returns 1 when taken, 0 to leave the line to Python, -1 on an error. */
+static int plan_line(PyObject *stmt, const unsigned char *s, Py_ssize_t pos, Py_ssize_t e,
+                     Py_ssize_t max_rows)
+{
+    if (e - pos > 4000) /* _FAST reads at most 4,000 characters after the first digit */
+        return 0;
+    for (Py_ssize_t q = pos; q < e; q++)
+        if (!((s[q] >= 0x20 && s[q] < 0x7f) || s[q] == '\t'))
+            return 0;
+    if (s[e - 1] != ')')
+        return 0;
+    PyObject *o = PyObject_GetAttrString(stmt, "rs_three");
+    if (o == NULL)
+        return -1;
+    int three = PyObject_IsTrue(o);
+    Py_DECREF(o);
+    if (three < 0)
+        return -1;
+    int want = three ? 3 : 1;
+    Py_ssize_t i = pos;
+    double nums[3];
+    while (i < e && is_ws(s[i]))
+        i++;
+    for (int k = 0; k < want; k++) {
+        Py_ssize_t a = i;
+        while (i < e && is_digit(s[i]))
+            i++;
+        Py_ssize_t b = i;
+        if (a == b || b - a > 15 || i == e || !is_ws(s[i]))
+            return 0;
+        while (i < e && is_ws(s[i]))
+            i++;
+        if (parse_decimal((const char *)s + a, b - a, &nums[k]) < 0)
+            return -1;
+    }
+    if (i == e)
+        return 0;
+    Py_ssize_t col = i - pos, op = i;
+    /* the first "(cr=" and the ")" after it: RE_ROWSRC_STATS */
+    Py_ssize_t st = -1;
+    for (Py_ssize_t q = op; q + 4 <= e; q++)
+        if (s[q] == '(' && s[q + 1] == 'c' && s[q + 2] == 'r' && s[q + 3] == '=') {
+            st = q;
+            break;
+        }
+    if (st < 0)
+        return 0;
+    Py_ssize_t close = st + 4;
+    while (close < e && s[close] != ')')
+        close++;
+    if (close >= e && s[close - 1] != ')')
+        return 0;
+    if (close >= e)
+        return 0;
+
+    PyObject *lines = PyObject_GetAttrString(stmt, "row_source_lines");
+    PyObject *rows = PyObject_GetAttrString(stmt, "row_source");
+    PyObject *base = PyObject_GetAttrString(stmt, "rs_base_col");
+    PyObject *stats = NULL, *row = NULL, *tmp = NULL;
+    int result = -1;
+    if (lines == NULL || rows == NULL || base == NULL || !PyList_Check(rows) ||
+        !PyLong_CheckExact(lines))
+        goto done;
+    long nlines = PyLong_AsLong(lines);
+    if (nlines == -1 && PyErr_Occurred())
+        goto done;
+    if (PyList_GET_SIZE(rows) >= max_rows) { /* counted, not kept */
+        if ((tmp = PyLong_FromLong(nlines + 1)) == NULL ||
+            PyObject_SetAttrString(stmt, "row_source_lines", tmp) < 0)
+            goto done;
+        result = 1;
+        goto done;
+    }
+    /* the statistics: RE_KV.findall, (\w+)=(\d+), left to right */
+    stats = PyDict_New();
+    if (stats == NULL)
+        goto done;
+    for (Py_ssize_t q = st + 1; q < close;) {
+        if (!is_word(s[q])) {
+            q++;
+            continue;
+        }
+        Py_ssize_t a = q;
+        while (q < close && is_word(s[q]))
+            q++;
+        if (q < close && s[q] == '=' && q + 1 < close && is_digit(s[q + 1])) {
+            Py_ssize_t d = q + 1, f = d;
+            while (f < close && is_digit(s[f]))
+                f++;
+            double v;
+            if (f - d > 15) {
+                result = 0;
+                goto done;
+            }
+            if (parse_decimal((const char *)s + d, f - d, &v) < 0)
+                goto done;
+            PyObject *k = PyUnicode_FromStringAndSize((const char *)s + a, q - a);
+            PyObject *fv = PyFloat_FromDouble(v);
+            int r = (k == NULL || fv == NULL) ? -1 : PyDict_SetItem(stats, k, fv);
+            Py_XDECREF(k);
+            Py_XDECREF(fv);
+            if (r < 0)
+                goto done;
+            q = f;
+        }
+    }
+    Py_ssize_t oa = op, ob = st;
+    while (oa < ob && is_ws(s[oa]))
+        oa++;
+    while (ob > oa && is_ws(s[ob - 1]))
+        ob--;
+    if (ob - oa > 200)
+        ob = oa + 200;
+    long base_col;
+    if (base == Py_None) {
+        base_col = (long)col;
+        if ((tmp = PyLong_FromLong(base_col)) == NULL ||
+            PyObject_SetAttrString(stmt, "rs_base_col", tmp) < 0)
+            goto done;
+        Py_CLEAR(tmp);
+    } else {
+        base_col = PyLong_AsLong(base);
+        if (base_col == -1 && PyErr_Occurred())
+            goto done;
+    }
+    long depth = (long)col - base_col;
+    if (depth < 0)
+        depth = 0;
+    PyObject *avg = three ? PyFloat_FromDouble(nums[1]) : (Py_INCREF(Py_None), Py_None);
+    PyObject *mx = three ? PyFloat_FromDouble(nums[2]) : (Py_INCREF(Py_None), Py_None);
+    row = (avg == NULL || mx == NULL)
+              ? NULL
+              : Py_BuildValue("{s:d,s:O,s:O,s:l,s:s#,s:O}", "rows", nums[0], "rows_avg", avg,
+                              "rows_max", mx, "depth", depth, "operation",
+                              (const char *)s + oa, ob - oa, "stats", stats);
+    Py_XDECREF(avg);
+    Py_XDECREF(mx);
+    if (row == NULL || PyList_Append(rows, row) < 0)
+        goto done;
+    if ((tmp = PyLong_FromLong(nlines + 1)) == NULL ||
+        PyObject_SetAttrString(stmt, "row_source_lines", tmp) < 0)
+        goto done;
+    result = 1;
+done:
+    Py_XDECREF(lines);
+    Py_XDECREF(rows);
+    Py_XDECREF(base);
+    Py_XDECREF(stats);
+    Py_XDECREF(row);
+    Py_XDECREF(tmp);
+    return result;
+}
+
 static int set_state(PyObject *p, long state)
 {
     PyObject *v = PyLong_FromLong(state);
@@ -104,16 +259,17 @@ static int set_state(PyObject *p, long state)
     return r;
 }
 
-/* tkprof_tables(parser, text, pos, endpos, states, kinds, max_line, max_events) -> (pos, taken)
+/* tkprof_tables(parser, text, pos, endpos, states, kinds, max_line, max_events, max_rows)
+ *   -> (pos, taken); max_rows: MAX_ROWSOURCE_ROWS, the plan lines kept per statement.
  *   states: (START, CALLS, STRUCT, ROWSRC, WAITS, TRAILER), tkprof.py's constants; kinds: the
  *   four call kinds as str ("Parse", "Execute", "Fetch", "total"), the keys of stmt.calls. */
 PyObject *tkprof_tables(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 8 || !PyUnicode_Check(args[1]) || !PyTuple_Check(args[4]) ||
+    if (nargs != 9 || !PyUnicode_Check(args[1]) || !PyTuple_Check(args[4]) ||
         PyTuple_GET_SIZE(args[4]) != 6 || !PyTuple_Check(args[5]) ||
         PyTuple_GET_SIZE(args[5]) != 4) {
         PyErr_SetString(PyExc_TypeError, "tkprof_tables(parser, text, pos, endpos, states, "
-                                         "kinds, max_line, max_events)");
+                                         "kinds, max_line, max_events, max_rows)");
         return NULL;
     }
     PyObject *p = args[0], *text = args[1], *kinds = args[5];
@@ -121,6 +277,7 @@ PyObject *tkprof_tables(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
     Py_ssize_t endpos = PyLong_AsSsize_t(args[3]);
     Py_ssize_t max_line = PyLong_AsSsize_t(args[6]);
     Py_ssize_t max_events = PyLong_AsSsize_t(args[7]);
+    Py_ssize_t max_rows = PyLong_AsSsize_t(args[8]);
     long st_start = PyLong_AsLong(PyTuple_GET_ITEM(args[4], 0));
     long st_calls = PyLong_AsLong(PyTuple_GET_ITEM(args[4], 1));
     long st_struct = PyLong_AsLong(PyTuple_GET_ITEM(args[4], 2));
@@ -243,6 +400,18 @@ PyObject *tkprof_tables(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
             if (r < 0)
                 goto fail;
             state = st_calls;
+            taken++;
+            pos = next;
+            continue;
+        }
+        if (state == st_rowsrc && is_digit(s[i])) { /* a plan line */
+            if (stmt == Py_None)
+                break;
+            int r = plan_line(stmt, s, pos, e, max_rows);
+            if (r < 0)
+                goto fail;
+            if (r == 0)
+                break;
             taken++;
             pos = next;
             continue;

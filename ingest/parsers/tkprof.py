@@ -478,7 +478,10 @@ class TkprofParser(Parser):
         native = _c_tables if NATIVE else None
         while pos < endpos:
             if native is not None:  # the table lines it can vouch for, then one in Python
-                pos, k = native(self, text, pos, endpos, _C_STATES, _C_KINDS, MAX_LINE, MAX_EVENTS)
+                pos, k = native(
+                    self, text, pos, endpos, _C_STATES, _C_KINDS, MAX_LINE, MAX_EVENTS,
+                    MAX_ROWSOURCE_ROWS,
+                )  # fmt: skip
                 if k:
                     taken += k
                     if pos >= endpos:

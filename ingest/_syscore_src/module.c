@@ -247,6 +247,10 @@ static PyMethodDef module_methods[] = {
      "a run of frame lines of the stack formats (ingest/parsers/stack.py, dtrace.py)"},
     {"trace10046_waits", (PyCFunction)(void (*)(void))trace10046_waits, METH_FASTCALL,
      "a run of WAIT lines of a raw 10046 trace (ingest/parsers/trace10046.py)"},
+    {"strace_summary_rows", (PyCFunction)(void (*)(void))strace_summary_rows, METH_FASTCALL,
+     "a run of strace -c table rows and rulers (ingest/parsers/strace.py)"},
+    {"tkprof_tables", (PyCFunction)(void (*)(void))tkprof_tables, METH_FASTCALL,
+     "a run of a tkprof report's call and wait table lines (ingest/parsers/tkprof.py)"},
     {NULL}};
 
 static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "_syscore",

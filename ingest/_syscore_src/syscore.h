@@ -11,6 +11,8 @@
  *                 prstat, top)
  *   stacks.c      stack_frames(), the frame reader of the stack formats (stack.py, dtrace.py)
  *   trace10046.c  trace10046_waits(), the runs of WAIT lines of a raw 10046 trace
+ *   summary.c     strace_summary_rows(), the runs of strace -c table rows and rulers
+ *   tkprof.c      tkprof_tables(), the runs of a tkprof report's call and wait table lines
  *
  * Why this file: every type, constant and helper used by more than one of them lives here and
  * only here, so no struct is defined twice. Helpers the scanners call per byte or per line are
@@ -356,5 +358,8 @@ int table_type_add(PyObject *m); /* table.c: adds the Table type to the module *
 PyObject *stack_frames(PyObject *mod, PyObject *const *args, Py_ssize_t nargs); /* stacks.c */
 PyObject *trace10046_waits(PyObject *mod, PyObject *const *args,
                           Py_ssize_t nargs); /* trace10046.c */
+PyObject *strace_summary_rows(PyObject *mod, PyObject *const *args,
+                              Py_ssize_t nargs); /* summary.c */
+PyObject *tkprof_tables(PyObject *mod, PyObject *const *args, Py_ssize_t nargs); /* tkprof.c */
 
 #endif /* SYSCORE_H */

@@ -75,6 +75,17 @@ _FIVE = ("pct", "seconds", "usecs", "calls", "errors")
 _FOUR = ("pct", "seconds", "usecs", "calls")  # a blank cell the header cannot place
 _THREE = ("pct", "seconds", "calls")
 _HELD_MAX = 2048  # -c rows held before they are handed over (distinct names: bounded memory)
+# How the lines between `strace -c -p` tables start (a blank, the attach and detach messages, the
+# next header): no call line and no row or ruler starts so, so feed_run hands them to feed_one
+# without asking the call and row readers first
+_BETWEEN = ("\n", "strace: Process ", "^Cstrace: Process ", "% time ")
+try:  # the C core's reader of -c rows and rulers (ingest/_syscore_src/summary.c); optional
+    from ingest._syscore import strace_summary_rows as _c_summary_rows
+except ImportError:  # pragma: no cover - the pure-Python path is the reference
+    _c_summary_rows = None
+# False: _summary_run reads every row in Python (the reference the tests compare the C reader
+# with). The C reader takes a strict subset of _SUM_RUN's lines and stores them as _add_row does.
+NATIVE = _c_summary_rows is not None
 # A -c table's row (3 to 5 numbers: groups 1-5, then the syscall's name: 6) or ruler, one line
 # from a line start: what claims says is this block's and _summary_run reads in a run. Blanks are
 # ASCII here (the detector hands runs without control characters), so each such line splits into
@@ -187,6 +198,7 @@ class StraceParser(SyscallParser):
         self._last_clock: float | None = None
         self._unfinished: dict[int | None, tuple] = {}
         self._summary = False
+        self._head_line: str | None = None  # the last -c header read (feed_run's _between)
         self._sum_cols: list[tuple[str, int]] = []  # column name, end offset in the header
         self._sum_named: dict[tuple[int, ...], tuple[str, ...]] = {}  # 4-number rows' columns
         self._named_by_head: dict[tuple, dict[tuple[int, ...], tuple[str, ...]]] = {}
@@ -269,6 +281,18 @@ class StraceParser(SyscallParser):
         other line to _read, the reader feed also uses, whose regexes define what a line is."""
         n0 = self._n
         while True:
+            if self._summary and text.startswith(_BETWEEN, pos):
+                # a line between -c tables that neither the call reader nor the row reader
+                # takes: straight to feed_one (a call or two less per line, 5 lines a table)
+                end = pos
+                if end >= endpos:
+                    break
+                pos = self._between(text, end, endpos)
+                if pos < 0:
+                    pos = self.feed_one(text, end, endpos, plain)
+                    if pos < 0:
+                        break
+                continue
             end = self._calls(text, pos, endpos)
             if not self._summary or end >= endpos:
                 break
@@ -280,6 +304,28 @@ class StraceParser(SyscallParser):
         if self._n != n0:
             self._linux = True  # the run takes only lines with a pid or a time, or -c rows
         return end, self._n - n0
+
+    def _between(self, text: str, pos: int, endpos: int) -> int:
+        """For feed_run: an attach or detach message, or a header with the text of the last one
+        read, as feed reads it (both score 2, so the detector hands them here); returns where
+        the next line starts, or -1 to leave the line to feed_one. A header of the same text
+        sets what it set before, so only its line is counted."""
+        if self._cut is not None:
+            return -1
+        nl = text.find("\n", pos, endpos)
+        end = endpos if nl < 0 else nl
+        if end - pos > MAX_LINE:
+            return -1
+        line = text[pos:end].rstrip("\r")
+        if line == self._head_line:
+            self._n += 1
+            self._linux = True
+            return end + 1
+        m = _ATTACH(line)
+        if m is None or _TRUSS_SHAPE(line):  # what _feed_other asks before _ATTACH
+            return -1
+        self._attached(m)
+        return end + 1
 
     def _calls(self, text: str, pos: int, endpos: int) -> int:
         """feed_run's call lines from `pos`; returns where they stop."""
@@ -419,12 +465,7 @@ class StraceParser(SyscallParser):
             return True
         m = _ATTACH(line)
         if m is not None:
-            self._n += 1
-            self._linux = True
-            if m.group(2) == "attached" and self._main_pid is None and not self._seen_call:
-                self._main_pid = int(m.group(1))
-            if m.group(2) == "attached":
-                self.agg.proc(int(m.group(1)))
+            self._attached(m)
             return True
         if _STRACE_MSG(line):
             self._n += 1
@@ -469,6 +510,15 @@ class StraceParser(SyscallParser):
             return True
         return False
 
+    def _attached(self, m: re.Match[str]) -> None:
+        """`strace: Process N attached|detached` (_ATTACH's match)."""
+        self._n += 1
+        self._linux = True
+        if m.group(2) == "attached" and self._main_pid is None and not self._seen_call:
+            self._main_pid = int(m.group(1))
+        if m.group(2) == "attached":
+            self.agg.proc(int(m.group(1)))
+
     def _resumed(self, groups: tuple) -> None:
         pid_b, pid, clock, f, name, rest = groups
         p, ts, r = self._prefix(pid_b, pid, clock, f)
@@ -505,6 +555,7 @@ class StraceParser(SyscallParser):
         m = _SUM_HEAD(line)
         if m is not None:
             self._summary = True
+            self._head_line = line
             self._sum_cols = [("pct", line.find("time") + 4)] + [
                 (c, m.end(i)) for i, c in enumerate(("seconds", "usecs", "calls", "errors"), 1)
             ]
@@ -591,8 +642,19 @@ class StraceParser(SyscallParser):
         stopped."""
         run = _SUM_RUN
         add = self._add_row
+        native = _c_summary_rows if NATIVE else None
         n = self._n
         while pos < endpos:
+            if native is not None:  # the rows and rulers it can vouch for, then one in Python
+                pos, k = native(
+                    text, pos, endpos, self._held_rows, self._sum_named, _HELD_MAX, _THREE, _FIVE,
+                    MAX_LINE,
+                )  # fmt: skip
+                if k:
+                    n += k
+                    self._n = n
+                if pos >= endpos:
+                    break
             m = run(text, pos, endpos)
             if m is None:
                 break

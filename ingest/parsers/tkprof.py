@@ -105,6 +105,16 @@ RE_SQL_START = re.compile(
 # parser states
 START, PREAMBLE, AFTER_STARS, SQL, CALLS, STRUCT, ROWSRC, WAITS, TRAILER = range(9)
 
+try:  # the C core's reader of call and wait table runs (ingest/_syscore_src/tkprof.c); optional
+    from ingest._syscore import tkprof_tables as _c_tables
+except ImportError:  # pragma: no cover - the pure-Python path is the reference
+    _c_tables = None
+# False: feed_run reads every line in Python (the reference the tests compare the C reader
+# with). The C reader takes a strict subset of _FAST's lines and applies them as feed_run does.
+NATIVE = _c_tables is not None
+_C_STATES = (START, CALLS, STRUCT, ROWSRC, WAITS, TRAILER)
+_C_KINDS = ("Parse", "Execute", "Fetch", "total")
+
 # The lines a large report is mostly made of, read straight from the text by the fast path
 # (`feed_run`), one anchored match a line: a call-table row (groups 1-8), a wait-table row (9-12),
 # a line starting with a digit (13: a row source line when it holds `(cr=` and ends in `)`), a
@@ -465,7 +475,17 @@ class TkprofParser(Parser):
         attr = _ATTR.match
         call_row = self._call_row
         limit = endpos + 1 if endpos < len(text) else endpos
+        native = _c_tables if NATIVE else None
         while pos < endpos:
+            if native is not None:  # the table lines it can vouch for, then one in Python
+                pos, k = native(
+                    self, text, pos, endpos, _C_STATES, _C_KINDS, MAX_LINE, MAX_EVENTS,
+                    MAX_ROWSOURCE_ROWS,
+                )  # fmt: skip
+                if k:
+                    taken += k
+                    if pos >= endpos:
+                        break
             m = fast(text, pos, limit)
             if m is not None and m.end() - pos <= MAX_LINE:
                 i = m.lastindex

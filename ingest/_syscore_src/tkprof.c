@@ -1,0 +1,510 @@
+/* ingest/_syscore_src/tkprof.c: tkprof_tables(), the runs of a tkprof report's fixed tables
+ * (ingest/parsers/tkprof.py's feed_run).
+ *
+ * Why: a report is mostly per-statement tables (the call table's rows and rulers, the wait
+ * table's rows, the blank lines between parts), and each of those lines cost feed_run's loop a
+ * regex, its groups, float() per cell and a method call in Python. Here they are read where they
+ * lie and applied to the parser's own state exactly as feed_run applies them: a call row sets
+ * stmt.calls[kind] to a tuple of 7 floats (_call_row), a wait row adds [count, max, total] into
+ * stmt.waits (_add_wait), a blank line ends a table (CALLS/ROWSRC/WAITS -> STRUCT), a ruler inside
+ * a table is nothing.
+ *
+ * The Python reader stays the definition: this accepts a strict subset of what _FAST reads, in
+ * the states feed_run applies it in, and stops, leaving the line to Python, at anything else and
+ * wherever Python would do more: a call row that starts a statement (no statement, or its kind
+ * already read), a new event past MAX_EVENTS, numbers of more than 15 digits (the MAX_VALUE
+ * check), text beyond printable ASCII in an event name, stars (a statement closes), plan lines,
+ * SQL text and attribute lines, and a line longer than max_line. tkprof.NATIVE = False turns it
+ * off; tests compare both.
+ */
+#include "syscore.h"
+
+static inline int blank(unsigned char c) { return c == ' ' || c == '\t'; }
+
+/* [0-9]+ (with_frac: then maybe '.' [0-9]+) from i, at most 15 digits in all; returns the end or
+ * -1 */
+static Py_ssize_t num_end(const unsigned char *s, Py_ssize_t i, Py_ssize_t end, int with_frac)
+{
+    Py_ssize_t a = i;
+    int digits = 0;
+    while (i < end && is_digit(s[i]))
+        i++, digits++;
+    if (i == a)
+        return -1;
+    if (with_frac && i < end && s[i] == '.') {
+        Py_ssize_t b = ++i;
+        while (i < end && is_digit(s[i]))
+            i++, digits++;
+        if (i == b)
+            return -1;
+    }
+    return digits > 15 ? -1 : i;
+}
+
+static int tk_starts(const unsigned char *s, Py_ssize_t i, Py_ssize_t end, const char *word)
+{
+    size_t n = strlen(word);
+    return (Py_ssize_t)n <= end - i && memcmp(s + i, word, n) == 0;
+}
+
+static inline int is_space(unsigned char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
+}
+
+/* Does an event name at i start like a line _FAST's wait alternative leaves to others? */
+static int excluded(const unsigned char *s, Py_ssize_t i, Py_ssize_t end)
+{
+    static const char *const prefixes[] = {
+        "TKPROF:",        "Optimizer ",          "Parsing user id:",     "Trace file",
+        "Sort options:",  "The following ",      "Error encountered:",   "parse error offset:",
+        "error during execute", "SQL ID:",       "Plan Hash:",           "Misses in ",
+        "Number of plan ", "OVERALL ",           "Elapsed times ",       "Event waited ",
+        "Row Source",     NULL};
+    for (int k = 0; prefixes[k]; k++)
+        if (tk_starts(s, i, end, prefixes[k]))
+            return 1;
+    unsigned char c = s[i];
+    if (is_digit(c) || c == '*' || c == '-')
+        return 1;
+    if (tk_starts(s, i, end, "ORA-") && i + 4 < end && is_digit(s[i + 4]))
+        return 1;
+    if (tk_starts(s, i, end, "Rows") && !(i + 4 < end && is_word(s[i + 4])))
+        return 1;
+    static const char *const kinds[] = {"Parse", "Execute", "Fetch", "total", "call", NULL};
+    for (int k = 0; kinds[k]; k++) {
+        Py_ssize_t n = (Py_ssize_t)strlen(kinds[k]);
+        if (tk_starts(s, i, end, kinds[k]) && i + n < end && is_space(s[i + n]))
+            return 1;
+    }
+    return 0;
+}
+
+/* The call row's kind at i ("Parse", ...): its index in `kinds`, its length in *len; -1 if none */
+static int call_kind(const unsigned char *s, Py_ssize_t i, Py_ssize_t end, Py_ssize_t *len)
+{
+    static const char *const kinds[] = {"Parse", "Execute", "Fetch", "total"};
+    for (int k = 0; k < 4; k++) {
+        Py_ssize_t n = (Py_ssize_t)strlen(kinds[k]);
+        if (tk_starts(s, i, end, kinds[k]) && i + n < end && blank(s[i + n])) {
+            *len = n;
+            return k;
+        }
+    }
+    return -1;
+}
+
+/* A plan line in ROWSRC (`_step_rowsource` then `_add_rowsource`): [ \t]* rows [rows_avg
+ * rows_max] [ \t]+ operation "(cr=... )", ASCII only, every number at most 15 digits.
+ * Returns 1 when taken, 0 to leave the line to Python, -1 on an error. */
+static int plan_line(PyObject *stmt, const unsigned char *s, Py_ssize_t pos, Py_ssize_t e,
+                     Py_ssize_t max_rows)
+{
+    if (e - pos > 4000) /* _FAST reads at most 4,000 characters after the first digit */
+        return 0;
+    for (Py_ssize_t q = pos; q < e; q++)
+        if (!((s[q] >= 0x20 && s[q] < 0x7f) || s[q] == '\t'))
+            return 0;
+    if (s[e - 1] != ')')
+        return 0;
+    PyObject *o = PyObject_GetAttrString(stmt, "rs_three");
+    if (o == NULL)
+        return -1;
+    int three = PyObject_IsTrue(o);
+    Py_DECREF(o);
+    if (three < 0)
+        return -1;
+    int want = three ? 3 : 1;
+    Py_ssize_t i = pos;
+    double nums[3];
+    while (i < e && is_ws(s[i]))
+        i++;
+    for (int k = 0; k < want; k++) {
+        Py_ssize_t a = i;
+        while (i < e && is_digit(s[i]))
+            i++;
+        Py_ssize_t b = i;
+        if (a == b || b - a > 15 || i == e || !is_ws(s[i]))
+            return 0;
+        while (i < e && is_ws(s[i]))
+            i++;
+        if (parse_decimal((const char *)s + a, b - a, &nums[k]) < 0)
+            return -1;
+    }
+    if (i == e)
+        return 0;
+    Py_ssize_t col = i - pos, op = i;
+    /* the first "(cr=" and the ")" after it: RE_ROWSRC_STATS */
+    Py_ssize_t st = -1;
+    for (Py_ssize_t q = op; q + 4 <= e; q++)
+        if (s[q] == '(' && s[q + 1] == 'c' && s[q + 2] == 'r' && s[q + 3] == '=') {
+            st = q;
+            break;
+        }
+    if (st < 0)
+        return 0;
+    Py_ssize_t close = st + 4;
+    while (close < e && s[close] != ')')
+        close++;
+    if (close >= e && s[close - 1] != ')')
+        return 0;
+    if (close >= e)
+        return 0;
+
+    PyObject *lines = PyObject_GetAttrString(stmt, "row_source_lines");
+    PyObject *rows = PyObject_GetAttrString(stmt, "row_source");
+    PyObject *base = PyObject_GetAttrString(stmt, "rs_base_col");
+    PyObject *stats = NULL, *row = NULL, *tmp = NULL;
+    int result = -1;
+    if (lines == NULL || rows == NULL || base == NULL || !PyList_Check(rows) ||
+        !PyLong_CheckExact(lines))
+        goto done;
+    long nlines = PyLong_AsLong(lines);
+    if (nlines == -1 && PyErr_Occurred())
+        goto done;
+    if (PyList_GET_SIZE(rows) >= max_rows) { /* counted, not kept */
+        if ((tmp = PyLong_FromLong(nlines + 1)) == NULL ||
+            PyObject_SetAttrString(stmt, "row_source_lines", tmp) < 0)
+            goto done;
+        result = 1;
+        goto done;
+    }
+    /* the statistics: RE_KV.findall, (\w+)=(\d+), left to right */
+    stats = PyDict_New();
+    if (stats == NULL)
+        goto done;
+    for (Py_ssize_t q = st + 1; q < close;) {
+        if (!is_word(s[q])) {
+            q++;
+            continue;
+        }
+        Py_ssize_t a = q;
+        while (q < close && is_word(s[q]))
+            q++;
+        if (q < close && s[q] == '=' && q + 1 < close && is_digit(s[q + 1])) {
+            Py_ssize_t d = q + 1, f = d;
+            while (f < close && is_digit(s[f]))
+                f++;
+            double v;
+            if (f - d > 15) {
+                result = 0;
+                goto done;
+            }
+            if (parse_decimal((const char *)s + d, f - d, &v) < 0)
+                goto done;
+            PyObject *k = PyUnicode_FromStringAndSize((const char *)s + a, q - a);
+            PyObject *fv = PyFloat_FromDouble(v);
+            int r = (k == NULL || fv == NULL) ? -1 : PyDict_SetItem(stats, k, fv);
+            Py_XDECREF(k);
+            Py_XDECREF(fv);
+            if (r < 0)
+                goto done;
+            q = f;
+        }
+    }
+    Py_ssize_t oa = op, ob = st;
+    while (oa < ob && is_ws(s[oa]))
+        oa++;
+    while (ob > oa && is_ws(s[ob - 1]))
+        ob--;
+    if (ob - oa > 200)
+        ob = oa + 200;
+    long base_col;
+    if (base == Py_None) {
+        base_col = (long)col;
+        if ((tmp = PyLong_FromLong(base_col)) == NULL ||
+            PyObject_SetAttrString(stmt, "rs_base_col", tmp) < 0)
+            goto done;
+        Py_CLEAR(tmp);
+    } else {
+        base_col = PyLong_AsLong(base);
+        if (base_col == -1 && PyErr_Occurred())
+            goto done;
+    }
+    long depth = (long)col - base_col;
+    if (depth < 0)
+        depth = 0;
+    PyObject *avg = three ? PyFloat_FromDouble(nums[1]) : (Py_INCREF(Py_None), Py_None);
+    PyObject *mx = three ? PyFloat_FromDouble(nums[2]) : (Py_INCREF(Py_None), Py_None);
+    row = (avg == NULL || mx == NULL)
+              ? NULL
+              : Py_BuildValue("{s:d,s:O,s:O,s:l,s:s#,s:O}", "rows", nums[0], "rows_avg", avg,
+                              "rows_max", mx, "depth", depth, "operation",
+                              (const char *)s + oa, ob - oa, "stats", stats);
+    Py_XDECREF(avg);
+    Py_XDECREF(mx);
+    if (row == NULL || PyList_Append(rows, row) < 0)
+        goto done;
+    if ((tmp = PyLong_FromLong(nlines + 1)) == NULL ||
+        PyObject_SetAttrString(stmt, "row_source_lines", tmp) < 0)
+        goto done;
+    result = 1;
+done:
+    Py_XDECREF(lines);
+    Py_XDECREF(rows);
+    Py_XDECREF(base);
+    Py_XDECREF(stats);
+    Py_XDECREF(row);
+    Py_XDECREF(tmp);
+    return result;
+}
+
+static int set_state(PyObject *p, long state)
+{
+    PyObject *v = PyLong_FromLong(state);
+    if (v == NULL)
+        return -1;
+    int r = PyObject_SetAttrString(p, "_state", v);
+    Py_DECREF(v);
+    return r;
+}
+
+/* tkprof_tables(parser, text, pos, endpos, states, kinds, max_line, max_events, max_rows)
+ *   -> (pos, taken); max_rows: MAX_ROWSOURCE_ROWS, the plan lines kept per statement.
+ *   states: (START, CALLS, STRUCT, ROWSRC, WAITS, TRAILER), tkprof.py's constants; kinds: the
+ *   four call kinds as str ("Parse", "Execute", "Fetch", "total"), the keys of stmt.calls. */
+PyObject *tkprof_tables(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 9 || !PyUnicode_Check(args[1]) || !PyTuple_Check(args[4]) ||
+        PyTuple_GET_SIZE(args[4]) != 6 || !PyTuple_Check(args[5]) ||
+        PyTuple_GET_SIZE(args[5]) != 4) {
+        PyErr_SetString(PyExc_TypeError, "tkprof_tables(parser, text, pos, endpos, states, "
+                                         "kinds, max_line, max_events, max_rows)");
+        return NULL;
+    }
+    PyObject *p = args[0], *text = args[1], *kinds = args[5];
+    Py_ssize_t pos = PyLong_AsSsize_t(args[2]);
+    Py_ssize_t endpos = PyLong_AsSsize_t(args[3]);
+    Py_ssize_t max_line = PyLong_AsSsize_t(args[6]);
+    Py_ssize_t max_events = PyLong_AsSsize_t(args[7]);
+    Py_ssize_t max_rows = PyLong_AsSsize_t(args[8]);
+    long st_start = PyLong_AsLong(PyTuple_GET_ITEM(args[4], 0));
+    long st_calls = PyLong_AsLong(PyTuple_GET_ITEM(args[4], 1));
+    long st_struct = PyLong_AsLong(PyTuple_GET_ITEM(args[4], 2));
+    long st_rowsrc = PyLong_AsLong(PyTuple_GET_ITEM(args[4], 3));
+    long st_waits = PyLong_AsLong(PyTuple_GET_ITEM(args[4], 4));
+    long st_trailer = PyLong_AsLong(PyTuple_GET_ITEM(args[4], 5));
+    if (PyErr_Occurred())
+        return NULL;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    if (PyUnicode_KIND(text) != PyUnicode_1BYTE_KIND || endpos > n || pos < 0)
+        return Py_BuildValue("(nn)", pos, (Py_ssize_t)0);
+    const unsigned char *s = PyUnicode_1BYTE_DATA(text);
+
+    PyObject *o = PyObject_GetAttrString(p, "_state");
+    if (o == NULL)
+        return NULL;
+    long state = PyLong_AsLong(o);
+    Py_DECREF(o);
+    if (state == -1 && PyErr_Occurred())
+        return NULL;
+    long state0 = state;
+    PyObject *stmt = PyObject_GetAttrString(p, "_stmt");
+    if (stmt == NULL)
+        return NULL;
+    PyObject *calls = NULL, *waits = NULL; /* the statement's dicts, fetched when first needed */
+    Py_ssize_t taken = 0;
+
+    while (pos < endpos) {
+        const unsigned char *nl = memchr(s + pos, '\n', (size_t)(endpos - pos));
+        Py_ssize_t end = nl ? (Py_ssize_t)(nl - s) : endpos;
+        int has_nl = end < n; /* the match takes the newline (feed_run's limit allows it) */
+        if (end - pos + has_nl > max_line)
+            break;
+        Py_ssize_t next = end + has_nl;
+        /* [ \t]*+ \r*+ before the line's end: the content is what precedes them */
+        Py_ssize_t e = end;
+        while (e > pos && s[e - 1] == '\r')
+            e--;
+        while (e > pos && blank(s[e - 1]))
+            e--;
+        Py_ssize_t i = pos;
+        while (i < e && blank(s[i]))
+            i++;
+        if (i == e) { /* a blank line */
+            if (state == st_start)
+                break;
+            if (state == st_calls || state == st_rowsrc || state == st_waits)
+                state = st_struct;
+            taken++;
+            pos = next;
+            continue;
+        }
+        if (i == pos && s[i] == '-') { /* a ruler: -++(?:[ \t]++-++)*+ */
+            Py_ssize_t j = i;
+            int ok = 1;
+            while (j < e) {
+                if (s[j] == '-') {
+                    j++;
+                } else if (blank(s[j])) {
+                    while (j < e && blank(s[j]))
+                        j++;
+                    if (j < e && s[j] != '-')
+                        ok = 0;
+                } else {
+                    ok = 0;
+                    break;
+                }
+                if (!ok)
+                    break;
+            }
+            if (!ok || !(state == st_calls || state == st_rowsrc || state == st_struct))
+                break;
+            taken++;
+            pos = next;
+            continue;
+        }
+        Py_ssize_t klen;
+        int kind = call_kind(s, i, e, &klen);
+        if (kind >= 0) { /* a call row: kind, then 7 numbers (the 2nd and 3rd may have decimals) */
+            if (state == st_trailer || stmt == Py_None)
+                break;
+            Py_ssize_t j = i + klen;
+            double v[7];
+            int ok = 1;
+            for (int c = 0; c < 7 && ok; c++) {
+                Py_ssize_t b = j;
+                while (j < e && blank(s[j]))
+                    j++;
+                Py_ssize_t a = j;
+                if (a == b || (j = num_end(s, a, e, c == 1 || c == 2)) < 0) {
+                    ok = 0;
+                    break;
+                }
+                if (parse_decimal((const char *)s + a, j - a, &v[c]) < 0)
+                    goto fail;
+            }
+            if (!ok || j != e)
+                break;
+            if (calls == NULL && (calls = PyObject_GetAttrString(stmt, "calls")) == NULL)
+                goto fail;
+            PyObject *key = PyTuple_GET_ITEM(kinds, kind);
+            int has = PyDict_Contains(calls, key);
+            if (has < 0)
+                goto fail;
+            if (has)
+                break; /* a new statement starts: _call_row */
+            PyObject *t = PyTuple_New(7);
+            if (t == NULL)
+                goto fail;
+            for (int c = 0; c < 7; c++) {
+                PyObject *f = PyFloat_FromDouble(v[c]);
+                if (f == NULL) {
+                    Py_DECREF(t);
+                    goto fail;
+                }
+                PyTuple_SET_ITEM(t, c, f);
+            }
+            int r = PyDict_SetItem(calls, key, t);
+            Py_DECREF(t);
+            if (r < 0)
+                goto fail;
+            state = st_calls;
+            taken++;
+            pos = next;
+            continue;
+        }
+        if (state == st_rowsrc && is_digit(s[i])) { /* a plan line */
+            if (stmt == Py_None)
+                break;
+            int r = plan_line(stmt, s, pos, e, max_rows);
+            if (r < 0)
+                goto fail;
+            if (r == 0)
+                break;
+            taken++;
+            pos = next;
+            continue;
+        }
+        /* a wait row: [ \t]++ event [ \t]++ int [ \t]++ dec [ \t]++ dec */
+        if (i == pos || state != st_waits || stmt == Py_None || excluded(s, i, e))
+            break;
+        Py_ssize_t cut[3], stop[3];
+        Py_ssize_t j = e;
+        int ok = 1;
+        for (int c = 2; c >= 0; c--) { /* the three numbers from the end */
+            Py_ssize_t b = j;
+            while (j > i && (is_digit(s[j - 1]) || s[j - 1] == '.'))
+                j--;
+            if (j == b || j == i || !blank(s[j - 1]) ||
+                num_end(s, j, b, c > 0) != b) {
+                ok = 0;
+                break;
+            }
+            cut[c] = j;
+            stop[c] = b;
+            while (j > i && blank(s[j - 1]))
+                j--;
+        }
+        if (!ok || j == i || j - i > 402)
+            break;
+        for (Py_ssize_t q = i; q < j && ok; q++)
+            if (!((s[q] >= 0x20 && s[q] < 0x7f) || s[q] == '\t'))
+                ok = 0;
+        if (!ok)
+            break;
+        double v[3];
+        for (int c = 0; c < 3; c++)
+            if (parse_decimal((const char *)s + cut[c], stop[c] - cut[c], &v[c]) < 0)
+                goto fail;
+        if (waits == NULL && (waits = PyObject_GetAttrString(stmt, "waits")) == NULL)
+            goto fail;
+        PyObject *name = PyUnicode_FromStringAndSize((const char *)s + i, j - i);
+        if (name == NULL)
+            goto fail;
+        PyObject *cur = PyDict_GetItemWithError(waits, name);
+        if (cur == NULL) {
+            if (PyErr_Occurred() || PyDict_GET_SIZE(waits) >= max_events) {
+                Py_DECREF(name);
+                if (PyErr_Occurred())
+                    goto fail;
+                break; /* counted as dropped by _add_wait */
+            }
+            PyObject *row = Py_BuildValue("[ddd]", v[0], v[1], v[2]);
+            int r = row == NULL ? -1 : PyDict_SetItem(waits, name, row);
+            Py_XDECREF(row);
+            Py_DECREF(name);
+            if (r < 0)
+                goto fail;
+        } else {
+            Py_DECREF(name);
+            if (!PyList_CheckExact(cur) || PyList_GET_SIZE(cur) != 3)
+                break;
+            double c0 = PyFloat_AsDouble(PyList_GET_ITEM(cur, 0));
+            double c1 = PyFloat_AsDouble(PyList_GET_ITEM(cur, 1));
+            double c2 = PyFloat_AsDouble(PyList_GET_ITEM(cur, 2));
+            if (PyErr_Occurred())
+                goto fail;
+            PyObject *a = PyFloat_FromDouble(c0 + v[0]);
+            PyObject *c = PyFloat_FromDouble(c2 + v[2]);
+            if (a == NULL || c == NULL) {
+                Py_XDECREF(a);
+                Py_XDECREF(c);
+                goto fail;
+            }
+            PyList_SetItem(cur, 0, a);
+            if (v[1] > c1) { /* max(cur[1], max_s): the first of equals stays */
+                PyObject *m = PyFloat_FromDouble(v[1]);
+                if (m == NULL) {
+                    Py_DECREF(c);
+                    goto fail;
+                }
+                PyList_SetItem(cur, 1, m);
+            }
+            PyList_SetItem(cur, 2, c);
+        }
+        taken++;
+        pos = next;
+    }
+    Py_XDECREF(calls);
+    Py_XDECREF(waits);
+    Py_DECREF(stmt);
+    if (state != state0 && set_state(p, state) < 0)
+        return NULL;
+    return Py_BuildValue("(nn)", pos, taken);
+fail:
+    Py_XDECREF(calls);
+    Py_XDECREF(waits);
+    Py_DECREF(stmt);
+    return NULL;
+}

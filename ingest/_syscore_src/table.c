@@ -25,6 +25,12 @@
  *           stored columns as _device_row and _derive make a row, and added at once to the
  *           device's series; the parser opens the Table's report (report()) when a report it
  *           knows will be counted starts, so a device seen twice ends the run (seen()).
+ *   vmstat: sheet mode (sheet_init): rows of numbers only, one per sample, in one series per
+ *           column (key ""), and the lines between snapshots read here too: OSWatcher's `zzz`
+ *           marker (the next row is a fresh vmstat's since-boot row, left out) and the group and
+ *           column header lines the parser has already read once (know()), which repeat above
+ *           every snapshot; with -t each row's date and time is its label. The parser pushes its state in (state()) and takes the counts, the
+ *           labels and the last rows out (sheet()); its own rows go in with add().
  */
 #include "syscore.h"
 
@@ -33,6 +39,9 @@
 
 #define POINTS 240 /* ostable.POINTS */
 #define LABEL_MAX 40
+#define SHEET_ROWS 5  /* vmstat.ROWS_KEPT */
+#define SHEET_KNOWN 8 /* header lines a sheet remembers */
+#define SHEET_LABEL 160 /* vmstat's labels: 40 characters, up to 4 bytes each in UTF-8 */
 
 typedef struct {
     long long n, step, k;
@@ -85,6 +94,19 @@ typedef struct {
     int pcode[64], pcol[64];
     long long dropped;
     int topm; /* top mode: see top_run */
+    /* sheet mode (vmstat: a row of numbers per sample; see sheet_init) */
+    int sheet, sh_expect, sh_hold, sh_key, sh_stamp;
+    char sh_label[SHEET_LABEL + 1];
+    int sh_label_n;
+    long long sh_samples, sh_boot, sh_snaps, sh_headers; /* since the last sheet() */
+    char sh_first[SHEET_LABEL + 1], sh_last[SHEET_LABEL + 1];
+    int sh_first_n, sh_last_n; /* -1: no labelled sample since the last sheet() */
+    double *sh_ring;           /* SHEET_ROWS * ncols: the last rows added since sheet() */
+    char sh_ring_lab[SHEET_ROWS][SHEET_LABEL + 1];
+    int sh_ring_lab_n[SHEET_ROWS], sh_ring_n, sh_ring_head;
+    char *known[SHEET_KNOWN]; /* header lines the parser read once, as pasted */
+    Py_ssize_t known_n[SHEET_KNOWN];
+    int known_code[SHEET_KNOWN], nknown;
 } Table;
 
 /* -- keys ------------------------------------------------------------------------------------- */
@@ -1133,6 +1155,181 @@ static PyObject *Table_top(Table *t, PyObject *unused)
     Py_RETURN_NONE;
 }
 
+/* -- sheet mode: vmstat's samples ------------------------------------------------------------- */
+
+/* A vmstat row as the parser reads it when it is the one it claims (vmstat.claims: only number
+ * characters and blanks, longer than 20) and feed sends it straight to _row (it starts with a
+ * digit once stripped): exactly ncols numbers `-?\d{1,15}(\.\d{1,15})?` (no comma: pasted.number
+ * reads `2,210` as a thousands group), each inside its column's bounds. 0: not one the core
+ * vouches for (the Python reader takes it: it may count it malformed). */
+static int sheet_row(Table *t, const unsigned char *l, Py_ssize_t n, double *out, char *stamp,
+                     int *stamp_n)
+{
+    if (n <= 20)
+        return 0;
+    if (t->sh_stamp) {
+        /* `-t`: the row ends in `YYYY-MM-DD H:MM:SS` (vmstat.claims' second shape; _row's
+         * stamp, the two tokens joined by one blank); the numbers come before it */
+        Py_ssize_t e2 = n;
+        while (e2 > 0 && is_ws(l[e2 - 1]))
+            e2--;
+        Py_ssize_t s2 = e2;
+        while (s2 > 0 && !is_ws(l[s2 - 1]))
+            s2--;
+        Py_ssize_t e1 = s2;
+        while (e1 > 0 && is_ws(l[e1 - 1]))
+            e1--;
+        Py_ssize_t s1 = e1;
+        while (s1 > 0 && !is_ws(l[s1 - 1]))
+            s1--;
+        const unsigned char *d = l + s1, *c = l + s2;
+        Py_ssize_t cn = e2 - s2;
+        if (e1 - s1 != 10 || !is_digit(d[0]) || !is_digit(d[1]) || !is_digit(d[2]) ||
+            !is_digit(d[3]) || d[4] != '-' || !is_digit(d[5]) || !is_digit(d[6]) || d[7] != '-' ||
+            !is_digit(d[8]) || !is_digit(d[9]))
+            return 0;
+        if (cn == 7)
+            c--; /* one-digit hour: check from c[1] */
+        if ((cn != 7 && cn != 8) || (cn == 8 && !is_digit(c[0])) || !is_digit(c[1]) ||
+            c[2] != ':' || !is_digit(c[3]) || !is_digit(c[4]) || c[5] != ':' || !is_digit(c[6]) ||
+            !is_digit(c[7]))
+            return 0;
+        memcpy(stamp, d, 10);
+        stamp[10] = ' ';
+        memcpy(stamp + 11, l + s2, (size_t)cn);
+        stamp[11 + cn] = 0;
+        *stamp_n = (int)(11 + cn);
+        n = e1 - 10; /* the numbers: everything before the date */
+        while (n > 0 && is_ws(l[n - 1]))
+            n--;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char c = l[i];
+        if (!(is_digit(c) || c == '.' || c == ',' || c == '-' || is_ws(c)))
+            return 0;
+    }
+    Py_ssize_t i = skip_ws(l, 0, n);
+    if (i >= n || !is_digit(l[i]))
+        return 0;
+    int c = 0;
+    while (i < n) {
+        if (c >= t->ncols)
+            return 0;
+        Py_ssize_t ve = read_num(l, i, n, 0, 15, 15, &out[c]);
+        if (ve < 0 || !(out[c] >= t->lo[c] && out[c] <= t->hi[c]))
+            return 0;
+        c++;
+        i = skip_ws(l, ve, n);
+    }
+    return c == t->ncols;
+}
+
+/* the label of a `zzz ***Tue Nov 01 00:00:30 UTC 2026` line as vmstat's feed makes it:
+ * text[3:].strip(" *")[:40] of the line stripped; 0: not a marker feed reads (`zzz` alone) */
+static int sheet_zzz(Table *t, const unsigned char *l, Py_ssize_t n)
+{
+    Py_ssize_t b = n;
+    while (b > 0 && is_ws(l[b - 1]))
+        b--;
+    if (b <= 4)
+        return 0;
+    Py_ssize_t a = 3;
+    while (a < b && (l[a] == ' ' || l[a] == '*'))
+        a++;
+    Py_ssize_t z = b;
+    while (z > a && (l[z - 1] == ' ' || l[z - 1] == '*'))
+        z--;
+    Py_ssize_t k = z - a > LABEL_MAX ? LABEL_MAX : z - a;
+    memcpy(t->sh_label, l + a, (size_t)k);
+    t->sh_label[k] = 0;
+    t->sh_label_n = (int)k;
+    return 1;
+}
+
+static int sheet_known(Table *t, const unsigned char *l, Py_ssize_t n)
+{
+    for (int k = 0; k < t->nknown; k++)
+        if (t->known_n[k] == n && memcmp(t->known[k], l, (size_t)n) == 0)
+            return k;
+    return -1;
+}
+
+static int sheet_sample(Table *t, const double *vals, const char *label, int ln)
+{
+    if (key_add(t, t->sh_key, vals, NULL) < 0)
+        return -1;
+    t->sh_samples++;
+    if (ln) {
+        if (t->sh_first_n < 0) {
+            memcpy(t->sh_first, label, (size_t)ln + 1);
+            t->sh_first_n = ln;
+        }
+        memcpy(t->sh_last, label, (size_t)ln + 1);
+        t->sh_last_n = ln;
+    }
+    int r = t->sh_ring_head;
+    memcpy(t->sh_ring + (size_t)r * t->ncols, vals, (size_t)t->ncols * sizeof(double));
+    memcpy(t->sh_ring_lab[r], label, (size_t)ln + 1);
+    t->sh_ring_lab_n[r] = ln;
+    t->sh_ring_head = (r + 1) % SHEET_ROWS;
+    if (t->sh_ring_n < SHEET_ROWS)
+        t->sh_ring_n++;
+    return 0;
+}
+
+/* run() in sheet mode: samples, `zzz` markers and known header lines until a line of any other
+ * shape, or a fresh run's first row when the parser would keep it (state()'s hold) */
+static PyObject *sheet_run(Table *t, const unsigned char *s, Py_ssize_t pos, Py_ssize_t endpos)
+{
+    double vals[64];
+    long long taken = 0;
+    while (pos < endpos) {
+        const unsigned char *nl = memchr(s + pos, '\n', (size_t)(endpos - pos));
+        Py_ssize_t e = nl ? nl - s : endpos;
+        if (e - pos > t->max_line)
+            break;
+        Py_ssize_t le = e;
+        while (le > pos && s[le - 1] == '\r')
+            le--;
+        const unsigned char *l = s + pos;
+        Py_ssize_t n = le - pos;
+        int ok = 1, k;
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (!plain_byte(l[i])) {
+                ok = 0;
+                break;
+            }
+        if (!ok)
+            break;
+        if (n >= 4 && memcmp(l, "zzz ", 4) == 0) {
+            if (!sheet_zzz(t, l, n))
+                break;
+            t->sh_snaps++;
+            t->sh_expect = 1;
+        } else if ((k = sheet_known(t, l, n)) >= 0) {
+            if (t->known_code[k] == 1)
+                t->sh_headers++;
+        } else {
+            char stamp[24];
+            int stamp_n = 0;
+            if (!sheet_row(t, l, n, vals, stamp, &stamp_n))
+                break;
+            if (t->sh_expect) {
+                if (t->sh_hold)
+                    break; /* the capture's first row: the parser keeps it apart */
+                t->sh_expect = 0;
+                t->sh_boot++;
+            } else if (sheet_sample(t, vals, stamp_n ? stamp : t->sh_label,
+                                    stamp_n ? stamp_n : t->sh_label_n) < 0) {
+                return NULL;
+            }
+        }
+        taken++;
+        pos = e + 1;
+    }
+    return Py_BuildValue("(nLOO)", pos, taken, Py_None, Py_None);
+}
+
 /* -- Table.run ---------------------------------------------------------------------------------- */
 
 /* run(text, pos, endpos) -> (pos, lines taken, first label or None, last label or None) */
@@ -1158,6 +1355,8 @@ static PyObject *Table_run(Table *t, PyObject *const *args, Py_ssize_t nargs)
     const unsigned char *s = PyUnicode_1BYTE_DATA(text);
     if (t->rows)
         return rows_run(t, s, pos, endpos);
+    if (t->sheet)
+        return sheet_run(t, s, pos, endpos);
     int ncols = t->ncols;
     double vals[64];
     long long taken = 0;
@@ -1568,6 +1767,119 @@ fail:
     return NULL;
 }
 
+/* state(expect, hold, label): sheet mode, the parser's state before a run: the next row is a
+ * fresh vmstat's first (expect), which the parser keeps apart itself (hold); the label of the
+ * rows (the last `zzz` marker's) */
+static PyObject *Table_state(Table *t, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyUnicode_Check(args[2]) || !t->sheet) {
+        PyErr_SetString(PyExc_TypeError, "state(expect, hold, label) of a sheet");
+        return NULL;
+    }
+    int expect = PyObject_IsTrue(args[0]), hold = PyObject_IsTrue(args[1]);
+    Py_ssize_t n;
+    const char *p = PyUnicode_AsUTF8AndSize(args[2], &n);
+    if (expect < 0 || hold < 0 || p == NULL)
+        return NULL;
+    if (n > SHEET_LABEL) {
+        PyErr_SetString(PyExc_ValueError, "label too long");
+        return NULL;
+    }
+    t->sh_expect = expect;
+    t->sh_hold = hold;
+    memcpy(t->sh_label, p, (size_t)n);
+    t->sh_label[n] = 0;
+    t->sh_label_n = (int)n;
+    Py_RETURN_NONE;
+}
+
+/* sheet() -> (samples, boot rows, snapshots, headers, expect, label, first label or None, last
+ * label or None, [(label, (values...)), ...] the last rows, oldest first): what the runs read
+ * since the last sheet(), which starts the count again */
+static PyObject *Table_sheet(Table *t, PyObject *unused)
+{
+    if (!t->sheet) {
+        PyErr_SetString(PyExc_TypeError, "sheet() of a sheet");
+        return NULL;
+    }
+    PyObject *rows = PyList_New(t->sh_ring_n);
+    if (rows == NULL)
+        return NULL;
+    int start = (t->sh_ring_head - t->sh_ring_n + SHEET_ROWS) % SHEET_ROWS;
+    for (int j = 0; j < t->sh_ring_n; j++) {
+        int r = (start + j) % SHEET_ROWS;
+        PyObject *vals = PyTuple_New(t->ncols);
+        if (vals == NULL) {
+            Py_DECREF(rows);
+            return NULL;
+        }
+        for (int c = 0; c < t->ncols; c++) {
+            PyObject *f = PyFloat_FromDouble(t->sh_ring[(size_t)r * t->ncols + c]);
+            if (f == NULL) {
+                Py_DECREF(vals);
+                Py_DECREF(rows);
+                return NULL;
+            }
+            PyTuple_SET_ITEM(vals, c, f);
+        }
+        PyObject *item = Py_BuildValue("(s#N)", t->sh_ring_lab[r], (Py_ssize_t)t->sh_ring_lab_n[r],
+                                       vals);
+        if (item == NULL) {
+            Py_DECREF(rows);
+            return NULL;
+        }
+        PyList_SET_ITEM(rows, j, item);
+    }
+    PyObject *first = t->sh_first_n < 0
+                          ? Py_NewRef(Py_None)
+                          : PyUnicode_FromStringAndSize(t->sh_first, t->sh_first_n);
+    PyObject *last = t->sh_last_n < 0 ? Py_NewRef(Py_None)
+                                      : PyUnicode_FromStringAndSize(t->sh_last, t->sh_last_n);
+    if (first == NULL || last == NULL) {
+        Py_XDECREF(first);
+        Py_XDECREF(last);
+        Py_DECREF(rows);
+        return NULL;
+    }
+    PyObject *out = Py_BuildValue("(LLLLis#NNN)", t->sh_samples, t->sh_boot, t->sh_snaps,
+                                  t->sh_headers, t->sh_expect, t->sh_label,
+                                  (Py_ssize_t)t->sh_label_n, first, last, rows);
+    t->sh_samples = t->sh_boot = t->sh_snaps = t->sh_headers = 0;
+    t->sh_first_n = t->sh_last_n = -1;
+    t->sh_ring_n = t->sh_ring_head = 0;
+    return out;
+}
+
+/* know(line, code): sheet mode, a header line as pasted that the parser has read and will read
+ * the same way again (code 0: the group line, nothing to count; 1: the column header, counted);
+ * False when SHEET_KNOWN are known already */
+static PyObject *Table_know(Table *t, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyUnicode_Check(args[0]) || !t->sheet) {
+        PyErr_SetString(PyExc_TypeError, "know(line, code) of a sheet");
+        return NULL;
+    }
+    int code = (int)PyLong_AsLong(args[1]);
+    if (code == -1 && PyErr_Occurred())
+        return NULL;
+    Py_ssize_t n;
+    const char *p = PyUnicode_AsUTF8AndSize(args[0], &n);
+    if (p == NULL)
+        return NULL;
+    if (t->nknown >= SHEET_KNOWN || n == 0 || n > t->max_line)
+        Py_RETURN_FALSE;
+    if (sheet_known(t, (const unsigned char *)p, n) >= 0)
+        Py_RETURN_TRUE;
+    char *copy = PyMem_Malloc((size_t)n + 1);
+    if (copy == NULL)
+        return PyErr_NoMemory();
+    memcpy(copy, p, (size_t)n + 1);
+    t->known[t->nknown] = copy;
+    t->known_n[t->nknown] = n;
+    t->known_code[t->nknown++] = code;
+    Py_RETURN_TRUE;
+}
+
 /* -- type plumbing ------------------------------------------------------------------------------ */
 
 static int float_seq(PyObject *seq, int n, double *out, double dflt)
@@ -1673,20 +1985,56 @@ fail:
     return -1;
 }
 
+/* sheet = (colpoints, stamp): sheet mode, vmstat's samples (per column, whether it keeps chart
+ * points; stamp: -t, each row ends in its date and time); the rows go to the key "" */
+static int sheet_init(Table *t, PyObject *sheet)
+{
+    PyObject *colpoints;
+    if (!PyArg_ParseTuple(sheet, "Op", &colpoints, &t->sh_stamp))
+        return -1;
+    PyObject *cf = PySequence_Fast(colpoints, "sheet: colpoints");
+    if (cf == NULL)
+        return -1;
+    if (PySequence_Fast_GET_SIZE(cf) != t->ncols) {
+        Py_DECREF(cf);
+        PyErr_SetString(PyExc_ValueError, "sheet: one colpoints per column");
+        return -1;
+    }
+    t->colpts = PyMem_Calloc((size_t)t->ncols, 1);
+    t->sh_ring = PyMem_Calloc((size_t)SHEET_ROWS * t->ncols, sizeof(double));
+    if (!t->colpts || !t->sh_ring) {
+        Py_DECREF(cf);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (int o = 0; o < t->ncols; o++) {
+        int pt = PyObject_IsTrue(PySequence_Fast_GET_ITEM(cf, o));
+        if (pt < 0) {
+            Py_DECREF(cf);
+            return -1;
+        }
+        t->colpts[o] = (unsigned char)pt;
+    }
+    Py_DECREF(cf);
+    t->sheet = 1;
+    t->sh_first_n = t->sh_last_n = -1;
+    return 0;
+}
+
 /* Table(ncols, keyed, key_int, comma, grouped, points_mode, max_keys, max_group, check_clock,
- *       max_line, lo, hi, tail[, rows]) */
+ *       max_line, lo, hi, tail[, rows[, sheet]]) */
 static int Table_init(Table *t, PyObject *args, PyObject *kw)
 {
     int ncols, keyed, key_int, comma, grouped, points_mode, max_keys, max_group, check_clock;
     Py_ssize_t max_line;
-    PyObject *lo, *hi, *tail, *rows = Py_None;
+    PyObject *lo, *hi, *tail, *rows = Py_None, *sheet = Py_None;
     if (t->keys != NULL) {
         PyErr_SetString(PyExc_RuntimeError, "Table.__init__ called twice");
         return -1;
     }
-    if (!PyArg_ParseTuple(args, "ippipiiipnOOO|O", &ncols, &keyed, &key_int, &comma, &grouped,
+    if (!PyArg_ParseTuple(args, "ippipiiipnOOO|OO", &ncols, &keyed, &key_int, &comma, &grouped,
                           &points_mode, &max_keys, &max_group, &check_clock, &max_line, &lo,
-                          &hi, &tail, &rows))
+                          &hi, &tail, &rows, &sheet))
         return -1;
     if (ncols < 1 || ncols > 64 || max_keys < 1 || max_group < 1) {
         PyErr_SetString(PyExc_ValueError, "Table: 1-64 columns, max_keys and max_group >= 1");
@@ -1755,6 +2103,18 @@ static int Table_init(Table *t, PyObject *args, PyObject *kw)
         PyErr_NoMemory();
         return -1;
     }
+    if (sheet != Py_None) {
+        if (rows != Py_None) {
+            PyErr_SetString(PyExc_ValueError, "Table: rows or sheet, not both");
+            return -1;
+        }
+        if (sheet_init(t, sheet) < 0)
+            return -1;
+        if ((t->sh_key = key_get(t, "", 0, 1)) < 0) {
+            PyErr_NoMemory();
+            return -1;
+        }
+    }
     return 0;
 }
 
@@ -1784,6 +2144,9 @@ static void Table_dealloc(Table *t)
     PyMem_Free(t->fac);
     PyMem_Free(t->ops);
     PyMem_Free(t->colpts);
+    PyMem_Free(t->sh_ring);
+    for (int i = 0; i < t->nknown; i++)
+        PyMem_Free(t->known[i]);
     Py_TYPE(t)->tp_free((PyObject *)t);
 }
 
@@ -1800,6 +2163,12 @@ static PyMethodDef Table_methods[] = {
     {"export", (PyCFunction)Table_export, METH_NOARGS, "the state, for the Python reader"},
     {"report", (PyCFunction)Table_report, METH_NOARGS, "report(): rows mode, a new report"},
     {"seen", (PyCFunction)Table_seen, METH_O, "seen(key): rows mode, a row in this report?"},
+    {"state", (PyCFunction)(void (*)(void))Table_state, METH_FASTCALL,
+     "state(expect, hold, label): sheet mode, the parser's state before a run"},
+    {"sheet", (PyCFunction)Table_sheet, METH_NOARGS,
+     "sheet(): sheet mode, what the runs read since the last call"},
+    {"know", (PyCFunction)(void (*)(void))Table_know, METH_FASTCALL,
+     "know(line, code): sheet mode, a header line read once"},
     {"proc", (PyCFunction)(void (*)(void))Table_proc, METH_FASTCALL,
      "proc(codes, cols, mode, cpu_m, usr, sys): proc mode, the layout of a pidstat/prstat header"},
     {"padd", (PyCFunction)(void (*)(void))Table_padd, METH_FASTCALL,

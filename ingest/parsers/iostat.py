@@ -17,6 +17,7 @@ from typing import ClassVar
 from ingest.base import Parser
 from ingest.model import Block, Format, Platform
 from ingest.parsers.ostable import (
+    MAX_LINE,
     Series,
     banner,
     banner_line,
@@ -121,6 +122,9 @@ _CPU_NAMES = {
 _HINTS = ("evice", "avg-cpu", "iostat", "CPU)", ":")
 _EXTENDED = re.compile(r"^extended\s+device\s+statistics\b", re.IGNORECASE)
 _ERRORS_GROUP = re.compile(r"^-+\s*errors\s*-+$")
+# the stamp `iostat -t` prints above each report (`11/01/2026 01:00:01 AM`, `2026-11-01
+# 13:00:01`): a line of exactly this shape is one _STAMP matches, as pasted (feed_run's test)
+_PLAIN_STAMP = re.compile(r"\d{2}/\d{2}/\d{2,4} \d{2}:\d{2}:\d{2}(?: [AP]M)?\Z")
 _STAMP = re.compile(
     r"^(?:\d{1,4}[/.-]\d{1,2}[/.-]\d{2,4}[ T]\d{1,2}:\d{2}:\d{2}(?:\s?[AP]M)?"
     r"|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\S*|\w{3}\s+\w{3}\s+\d{1,2}\s+\d{2}:\d{2}:\d{2}.*\d{4}"
@@ -290,8 +294,30 @@ class IostatParser(Parser):
             nl = text.find("\n", pos, endpos)
             end = endpos if nl < 0 else nl
             line = text[pos:end].rstrip("\r")
-            if line in repeats:  # start_score said 2 for it (a header): feed_one's test
-                if not self.feed(line):
+            if (seen := repeats.get(line)) is not None:  # start_score said 2 for it (a header):
+                # feed_one's test; with no wrapped row pending, feed's first step is _header
+                if not (self._header(*seen) if self.partial is None else self.feed(line)):
+                    break
+                pos = end + 1
+                taken += 1
+                continue
+            if not line or line.isspace():
+                break  # feed refuses a blank line: the detector's (feed_one would say so)
+            if (
+                self.partial is None
+                and _PLAIN_STAMP.match(line)
+                and (self.header is None or self.in_cpu or len(self.header[2]) > 2)
+            ):
+                # `-t`'s stamp as sysstat prints it: claims takes it and _feed reaches its
+                # _STAMP branch (no device row of so few columns, no header, not numeric)
+                self.pending_label = line[:40]
+                pos = end + 1
+                taken += 1
+                continue
+            if self.in_cpu and self.cpu_names and self.partial is None and numeric(line):
+                # the avg-cpu numbers: claims says yes (numeric), and _feed's second test
+                # sends them to _cpu_row (its first needs `not in_cpu`)
+                if len(line) > MAX_LINE or not self.feed(line):
                     break
                 pos = end + 1
                 taken += 1
@@ -400,6 +426,8 @@ class IostatParser(Parser):
     def _feed(self, line: str) -> bool:
         if self.partial is None and (seen := self.repeats.get(line)) is not None:
             return self._header(*seen)
+        if not line or line.isspace():
+            return False  # blank once cleaned (cleaned's None), without unpaste's regexes
         got = cleaned(line)
         if got is None:
             return False
@@ -567,14 +595,14 @@ class IostatParser(Parser):
                 return False
             self.malformed += 1
             return True
-        row = dict(zip(self.cpu_names, values, strict=True))
-        if any(not 0 <= v <= 100.5 for v in row.values() if v is not None):
+        row: dict[str, float] = dict(zip(self.cpu_names, values, strict=True))  # type: ignore[arg-type]
+        if min(row.values()) < 0 or max(row.values()) > 100.5:  # no None, no NaN (num)
             self.malformed += 1
             return True
         if self.current is None:
             self._new_report()
         assert self.current is not None
-        self.current.cpu = {k: v for k, v in row.items() if v is not None}
+        self.current.cpu = row
         return True
 
     def _device_row(self, tokens: list[str]) -> bool:

@@ -246,6 +246,7 @@ def native_table(
     max_line: int = MAX_LINE,
     tail: list[str] | None = None,
     rows: tuple | None = None,
+    sheet: tuple[list[bool], bool] | None = None,
 ):
     """A C Table (table.c) for a header's value columns, or None when the core is off or not
     built. `bounds`: the columns a row must keep in a range, else the row goes to the Python
@@ -254,14 +255,16 @@ def native_table(
     mpstat's _NUMBER), one is unless it looks like a thousands group (2, as pasted.number);
     `tail`: the interval header's tokens after its clock (grouped, mpstat); `rows`: rows
     mode, device rows `key value ...` without a clock (iostat: (factors, util, ops, colpoints,
-    max_report), table.c's rows_init says what each is)."""
+    max_report), table.c's rows_init says what each is); `sheet`: sheet mode, vmstat's rows of
+    numbers, `zzz` markers and known header lines ((per column whether it keeps chart points,
+    whether rows end in -t's date and time), table.c's sheet_init)."""
     if not NATIVE or not columns or len(columns) > 64:
         return None
     lo = [bounds[c][0] if c in bounds else None for c in columns]
     hi = [bounds[c][1] if c in bounds else None for c in columns]
     return _syscore.Table(  # type: ignore[union-attr]
         len(columns), keyed, key_int, comma, grouped, points, max_keys, max_group,
-        check_clock, max_line, lo, hi, tail, rows,
+        check_clock, max_line, lo, hi, tail, rows, sheet,
     )  # fmt: skip
 
 

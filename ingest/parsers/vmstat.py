@@ -27,9 +27,11 @@ from ingest.parsers.ostable import (
     command,
     findings,
     is_command_of,
+    native_table,
     num,
     numeric,
     r3,
+    series_of,
     size_kb,
 )
 
@@ -53,7 +55,10 @@ _TIME = re.compile(r"^\d{1,2}:\d{2}:\d{2}$")
 _TZ = re.compile(r"^[A-Z]{2,5}(?:[+-]\d{1,4})?$|^[+-]\d{4}$")
 _UNITS = {"k": 1000 / 1024, "K": 1.0, "m": 1e6 / 1024, "M": 1024.0}
 _SINCE_BOOT_NOTE = "first sample is the average since boot: left out of averages and maxima"
-ROWS_KEPT = 5  # the last rows, for display
+ROWS_KEPT = 5  # the last rows, for display (table.c's SHEET_ROWS)
+# the columns facts() charts: only their series keep chart points in the C core
+_CHARTED = ("r", "b", "us", "sy_cpu", "wa", "id", "cs", "in", "free", "si", "so")
+_PCT = ("us", "sy_cpu", "id", "wa", "st")  # a row with one of these outside 0-100 is malformed
 
 
 def _header(tokens: list[str]) -> tuple[list[str], bool] | None:
@@ -103,6 +108,9 @@ def _group_line(tokens: list[str]) -> bool:
 
 class VmstatParser(Parser):
     format: ClassVar[Format] = "vmstat"
+    # the C core (table.c's sheet mode) reads the samples (with -t's date and time), `zzz`
+    # markers and repeated headers (feed_run); anything else goes through feed, the reference
+    fast = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -123,6 +131,11 @@ class VmstatParser(Parser):
         self.headers = 0
         self.group = ""  # `procs` (Linux, BSD) or `kthr` (Solaris, AIX)
         self.cpus: int | None = None  # AIX prints lcpu= above its table
+        # the C core (ostable.native_table, sheet mode), made at the column header: from then on
+        # the series live in it (the rows feed reads go in with add()), and feed_run reads runs
+        # of rows, markers and the header lines feed has read once (`known`)
+        self.core = None
+        self.known = 0  # what feed's last line was: 1 a group line, 2 a column header, else 0
 
     # -- detection ------------------------------------------------------------------------------
 
@@ -130,7 +143,19 @@ class VmstatParser(Parser):
     def claims(cls, line: str) -> bool:
         """A row of numbers, or an OSWatcher `zzz` marker, continues a vmstat capture whatever
         else could start on it."""
-        return (numeric(line) and len(line) > 20) or line.startswith("zzz ")
+        if (numeric(line) and len(line) > 20) or line.startswith("zzz "):
+            return True
+        # `-t`: numbers, then the date and time (no other format starts on such a row, and the
+        # detector asked every one of them about each row of a `vmstat -t` capture)
+        if len(line) <= 20 or ":" not in line:
+            return False
+        parts = line.rsplit(None, 2)
+        return (
+            len(parts) == 3
+            and numeric(parts[0])
+            and _DATE.match(parts[1]) is not None
+            and _TIME.match(parts[2]) is not None
+        )
 
     @classmethod
     def start_score(cls, line: str) -> int:
@@ -149,6 +174,53 @@ class VmstatParser(Parser):
         return 0
 
     # -- feeding --------------------------------------------------------------------------------
+
+    def feed_run(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int]:
+        """Parser.feed_lines, with runs read by the C core: it takes the lines it vouches for
+        (rows, `zzz` markers, header lines feed has read once), each line it stops at goes
+        through feed as before, and the header lines among them are made known to it."""
+        core = self.core
+        if core is None:
+            return pos, 0  # line by line through the detector, as without the core
+        taken = 0
+        feed_one = self.feed_one
+        while pos < endpos:
+            core.state(self.expect_boot, self.since_boot is None and not self.samples, self.label)
+            pos, n, _, _ = core.run(text, pos, endpos)
+            if n:
+                taken += n
+                self._from_core()
+            if pos >= endpos:
+                break
+            self.known = 0
+            nxt = feed_one(text, pos, endpos, plain)
+            if nxt < 0:
+                break
+            if self.known:  # a header line: the core takes it from now on, when the detector
+                line = text[pos : nxt - 1].rstrip("\r")  # would hand it over by itself
+                if self.start_score(line) == 2 or self.claims(line):
+                    core.know(line, self.known - 1)
+            pos = nxt
+            taken += 1
+        return pos, taken
+
+    def _from_core(self) -> None:
+        """What the core's run read, into the parser's counts, labels and last rows."""
+        samples, boot, snaps, headers, expect, label, first, last, rows = self.core.sheet()  # type: ignore[union-attr]
+        self.samples += samples
+        self.boot_rows += boot
+        self.snapshots += snaps
+        self.headers += headers
+        self.expect_boot = bool(expect)
+        self.label = label
+        if first:
+            self.first_label = self.first_label or first
+        if last:
+            self.last_label = last
+        if rows:
+            names = self.names
+            self.rows.extend((lab, dict(zip(names, vals, strict=True))) for lab, vals in rows)
+            del self.rows[:-ROWS_KEPT]
 
     def feed(self, line: str) -> bool:
         got = cleaned(line)
@@ -185,17 +257,29 @@ class VmstatParser(Parser):
             if self.group and group != self.group:
                 return False  # Solaris/AIX vs Linux: another capture
             self.group = group
+            self.known = 1
             return True
         if header := _header(tokens):
             names, stamp = header
             if self.names and names != self.names:
                 return False  # another vmstat layout: a separate block
+            first = not self.names
             self.names, self.stamp = names, stamp
             self.headers += 1
             if self.kind is None:
                 self.kind = self._kind(names)
                 if self.kind == "aix":
                     self.scale = 4.0  # avm and fre count 4 KiB pages
+            if first:
+                self.core = native_table(
+                    names,
+                    keyed=False,
+                    bounds={c: (0.0, 100.0) for c in _PCT},
+                    points=1,
+                    max_keys=1,
+                    sheet=([c in _CHARTED for c in names], stamp),
+                )
+            self.known = 2
             return True
         if not self.names:
             return False
@@ -254,19 +338,34 @@ class VmstatParser(Parser):
         if label:
             self.last_label = label
             self.first_label = self.first_label or label
-        for name, value in row.items():
-            series = self.series.get(name)
-            if series is None:
-                series = self.series[name] = Series()
-            series.add(value)
+        if self.core is not None:
+            self.core.add("", [row[n] for n in self.names])
+        else:
+            for name, value in row.items():
+                series = self.series.get(name)
+                if series is None:
+                    series = self.series[name] = Series()
+                series.add(value)
         self.rows.append((label, row))  # shaped for display only when facts are asked for
         if len(self.rows) > ROWS_KEPT:
             del self.rows[0]
 
     # -- results --------------------------------------------------------------------------------
 
+    def _series(self) -> dict[str, Series]:
+        """The series per column: the core's when it holds them (names order, as the Python
+        store fills them: every row has every column)."""
+        if self.core is None:
+            return self.series
+        names = self.names
+        return {
+            names[c]: series_of(st, names[c] in _CHARTED)
+            for key, cols in self.core.export()[0]
+            for c, st in cols
+        }
+
     def facts(self) -> tuple[dict, dict, list[str], Platform | None]:
-        series = self.series
+        series = self._series()
         notes: list[str] = []
         since_boot_only = False
         if not self.samples and self.since_boot is not None:

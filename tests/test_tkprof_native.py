@@ -276,6 +276,10 @@ def _wait_table(rows: list[str]) -> str:
         "  Rowsy  40  0.05   7.90\n",
         "  Parse  40  0.05   7.90\n",
         "  Parsed  40  0.05   7.90\n",
+        # \x1c-\x1f are whitespace to Python's \s (str.isspace): _FAST's `Parse\s` exclusion
+        "  Parse\x1cx  40  0.05   7.90\n",
+        "  call\x1fx  40  0.05   7.90\n",
+        "  Fetch\x0bx  40  0.05   7.90\n",
         "  call  40  0.05   7.90\n",
         "  ORA-01555  40  0.05   7.90\n",
         "  ORA-x  40  0.05   7.90\n",

@@ -47,11 +47,6 @@ static int tk_starts(const unsigned char *s, Py_ssize_t i, Py_ssize_t end, const
     return (Py_ssize_t)n <= end - i && memcmp(s + i, word, n) == 0;
 }
 
-static inline int is_space(unsigned char c)
-{
-    return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
-}
-
 /* Does an event name at i start like a line _FAST's wait alternative leaves to others? */
 static int excluded(const unsigned char *s, Py_ssize_t i, Py_ssize_t end)
 {
@@ -74,7 +69,7 @@ static int excluded(const unsigned char *s, Py_ssize_t i, Py_ssize_t end)
     static const char *const kinds[] = {"Parse", "Execute", "Fetch", "total", "call", NULL};
     for (int k = 0; kinds[k]; k++) {
         Py_ssize_t n = (Py_ssize_t)strlen(kinds[k]);
-        if (tk_starts(s, i, end, kinds[k]) && i + n < end && is_space(s[i + n]))
+        if (tk_starts(s, i, end, kinds[k]) && i + n < end && py_space(s[i + n]))
             return 1;
     }
     return 0;

@@ -518,13 +518,9 @@ static PyObject *rows_run(Table *t, const unsigned char *s, Py_ssize_t pos, Py_s
     double out[64];
     long long taken = 0;
     while (pos < endpos) {
-        const unsigned char *nl = memchr(s + pos, '\n', (size_t)(endpos - pos));
-        Py_ssize_t e = nl ? nl - s : endpos;
-        if (e - pos > t->max_line)
+        Py_ssize_t e, le;
+        if (!line_at(s, pos, endpos, t->max_line, &e, &le))
             break;
-        Py_ssize_t le = e;
-        while (le > pos && s[le - 1] == '\r')
-            le--;
         const unsigned char *l = s + pos;
         Py_ssize_t n = le - pos, ks, kn;
         int ok = 1;
@@ -875,13 +871,9 @@ static PyObject *proc_run(Table *t, PyObject *const *args, Py_ssize_t nargs)
     long long taken = 0, samples = 0;
     int moved = 0;
     while (pos < endpos) {
-        const unsigned char *nl = memchr(s + pos, '\n', (size_t)(endpos - pos));
-        Py_ssize_t e = nl ? nl - s : endpos;
-        if (e - pos > t->max_line)
+        Py_ssize_t e, le;
+        if (!line_at(s, pos, endpos, t->max_line, &e, &le))
             break;
-        Py_ssize_t le = e;
-        while (le > pos && s[le - 1] == '\r')
-            le--;
         const unsigned char *l = s + pos;
         Py_ssize_t n = le - pos, lab_n = 0;
         int ok = n > 0;
@@ -1089,13 +1081,9 @@ static PyObject *top_run(Table *t, PyObject *const *args, Py_ssize_t nargs)
     const unsigned char *s = PyUnicode_1BYTE_DATA(text);
     long long taken = 0;
     while (pos < endpos) {
-        const unsigned char *nl = memchr(s + pos, '\n', (size_t)(endpos - pos));
-        Py_ssize_t e = nl ? nl - s : endpos;
-        if (e - pos > t->max_line)
+        Py_ssize_t e, n;
+        if (!line_at(s, pos, endpos, t->max_line, &e, &n))
             break;
-        Py_ssize_t n = e;
-        while (n > pos && s[n - 1] == '\r')
-            n--;
         const unsigned char *l = s + pos;
         n -= pos;
         int ok = n > 0;
@@ -1284,13 +1272,9 @@ static PyObject *sheet_run(Table *t, const unsigned char *s, Py_ssize_t pos, Py_
     double vals[64];
     long long taken = 0;
     while (pos < endpos) {
-        const unsigned char *nl = memchr(s + pos, '\n', (size_t)(endpos - pos));
-        Py_ssize_t e = nl ? nl - s : endpos;
-        if (e - pos > t->max_line)
+        Py_ssize_t e, le;
+        if (!line_at(s, pos, endpos, t->max_line, &e, &le))
             break;
-        Py_ssize_t le = e;
-        while (le > pos && s[le - 1] == '\r')
-            le--;
         const unsigned char *l = s + pos;
         Py_ssize_t n = le - pos;
         int ok = 1, k;
@@ -1363,13 +1347,9 @@ static PyObject *Table_run(Table *t, PyObject *const *args, Py_ssize_t nargs)
     Py_ssize_t first_s = -1, first_n = 0, last_s = -1, last_n = 0;
 
     while (pos < endpos) {
-        const unsigned char *nl = memchr(s + pos, '\n', (size_t)(endpos - pos));
-        Py_ssize_t e = nl ? nl - s : endpos;
-        if (e - pos > t->max_line)
+        Py_ssize_t e, le;
+        if (!line_at(s, pos, endpos, t->max_line, &e, &le))
             break;
-        Py_ssize_t le = e;
-        while (le > pos && s[le - 1] == '\r')
-            le--;
         const unsigned char *l = s + pos;
         Py_ssize_t n = le - pos;
         int ok = 1;

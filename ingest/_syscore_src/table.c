@@ -523,13 +523,7 @@ static PyObject *rows_run(Table *t, const unsigned char *s, Py_ssize_t pos, Py_s
             break;
         const unsigned char *l = s + pos;
         Py_ssize_t n = le - pos, ks, kn;
-        int ok = 1;
-        for (Py_ssize_t i = 0; i < n; i++)
-            if (!plain_byte(l[i])) {
-                ok = 0;
-                break;
-            }
-        if (!ok || t->report_rows >= t->max_report || !device_row(t, l, n, &ks, &kn, out))
+        if (!plain_line(l, n) || t->report_rows >= t->max_report || !device_row(t, l, n, &ks, &kn, out))
             break;
         int ki = key_get(t, (const char *)l + ks, kn, 1);
         if (ki == -1)
@@ -876,10 +870,7 @@ static PyObject *proc_run(Table *t, PyObject *const *args, Py_ssize_t nargs)
             break;
         const unsigned char *l = s + pos;
         Py_ssize_t n = le - pos, lab_n = 0;
-        int ok = n > 0;
-        for (Py_ssize_t i = 0; i < n && ok; i++)
-            ok = plain_byte(l[i]);
-        if (!ok)
+        if (n == 0 || !plain_line(l, n))
             break;
         int r = proc_row(t, l, n, &lab_n);
         if (r < 0)
@@ -1086,10 +1077,7 @@ static PyObject *top_run(Table *t, PyObject *const *args, Py_ssize_t nargs)
             break;
         const unsigned char *l = s + pos;
         n -= pos;
-        int ok = n > 0;
-        for (Py_ssize_t i = 0; i < n && ok; i++)
-            ok = plain_byte(l[i]);
-        if (!ok)
+        if (n == 0 || !plain_line(l, n))
             break;
         Py_ssize_t ts[64], te[64];
         int nt = 0;
@@ -1277,13 +1265,8 @@ static PyObject *sheet_run(Table *t, const unsigned char *s, Py_ssize_t pos, Py_
             break;
         const unsigned char *l = s + pos;
         Py_ssize_t n = le - pos;
-        int ok = 1, k;
-        for (Py_ssize_t i = 0; i < n; i++)
-            if (!plain_byte(l[i])) {
-                ok = 0;
-                break;
-            }
-        if (!ok)
+        int k;
+        if (!plain_line(l, n))
             break;
         if (n >= 4 && memcmp(l, "zzz ", 4) == 0) {
             if (!sheet_zzz(t, l, n))
@@ -1352,13 +1335,7 @@ static PyObject *Table_run(Table *t, PyObject *const *args, Py_ssize_t nargs)
             break;
         const unsigned char *l = s + pos;
         Py_ssize_t n = le - pos;
-        int ok = 1;
-        for (Py_ssize_t i = 0; i < n; i++)
-            if (!plain_byte(l[i])) {
-                ok = 0;
-                break;
-            }
-        if (!ok)
+        if (!plain_line(l, n))
             break;
         /* the row: clock, [AM|PM], [key], the values; or else mpstat's interval header */
         if (!clock_at(l, n) || n < 9 || l[8] != ' ')

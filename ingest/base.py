@@ -16,6 +16,15 @@ from ingest.model import TEXT_CAP, Block, Format, Platform
 MAX_LINE = 64 * 1024  # longer lines are cut: nothing we parse needs more, and regexes stay cheap
 
 
+def line_at(text: str, pos: int, endpos: int) -> tuple[int, str]:
+    """The line of `text` at `pos` as the runs (`feed_run`'s steps) look at it: where it ends (its
+    newline or `endpos`) and its text without trailing CRs, which the detector strips before
+    `feed` (the length test against MAX_LINE is the caller's: it counts the CRs)."""
+    nl = text.find("\n", pos, endpos)
+    end = endpos if nl < 0 else nl
+    return end, text[pos:end].rstrip("\r")
+
+
 class Parser(ABC):
     format: ClassVar[Format]
     # The platforms this format's tool runs on: when two formats read the same lines alike
@@ -159,11 +168,10 @@ class Parser(ABC):
         the run (feed refuses it; the detector waits for the next), a header read before
         (`header(line)` not None) is set again by `use` as feed would, whatever came before;
         any other line goes through `feed_one`. `taken`: lines the step took before `pos`."""
-        nl = text.find("\n", pos, endpos)
-        end = endpos if nl < 0 else nl
-        if end == pos or text[pos] == "\r" and not text[pos:end].strip("\r"):
+        end, line = line_at(text, pos, endpos)
+        if not line:
             return pos, taken, self.STEP_STOP
-        got = header(text[pos:end].rstrip("\r")) if end - pos <= MAX_LINE else None
+        got = header(line) if end - pos <= MAX_LINE else None
         if got is None:
             return pos, taken, self.STEP_FEED
         use(got)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from ingest.base import Parser
+from ingest.base import Parser, line_at
 from ingest.model import Block, Format, Platform
 from ingest.parsers.ostable import (
     MAX_LINE,
@@ -292,9 +292,7 @@ class IostatParser(Parser):
                 cur.native += n
             if pos >= endpos:
                 return pos, n, self.STEP_STOP
-        nl = text.find("\n", pos, endpos)
-        end = endpos if nl < 0 else nl
-        line = text[pos:end].rstrip("\r")
+        end, line = line_at(text, pos, endpos)
         if (seen := self.repeats.get(line)) is not None:  # start_score said 2 for it (a header):
             # feed_one's test; with no wrapped row pending, feed's first step is _header
             if not (self._header(*seen) if self.partial is None else self.feed(line)):

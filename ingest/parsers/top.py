@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from ingest.base import Parser
+from ingest.base import Parser, line_at
 from ingest.model import Format, Platform
 from ingest.parsers import ostable
 from ingest.parsers.pasted import number, sample_mark, unpaste
@@ -171,9 +171,7 @@ class TopParser(Parser):
                 f.rows += n
                 if pos >= endpos:
                     return pos, n, self.STEP_STOP
-        nl = text.find("\n", pos, endpos)
-        end = endpos if nl < 0 else nl
-        line = text[pos:end].rstrip("\r")
+        end, line = line_at(text, pos, endpos)
         if not line:  # the blank line before the table: feed takes it once lines came
             if plain.get((type(self), line)) is False and self.lines:
                 return end + 1, n + 1, self.STEP_TOOK

@@ -8,11 +8,21 @@ top-N lists), never the whole input.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import ClassVar
 
 from ingest.model import TEXT_CAP, Block, Format, Platform
 
 MAX_LINE = 64 * 1024  # longer lines are cut: nothing we parse needs more, and regexes stay cheap
+
+
+def line_at(text: str, pos: int, endpos: int) -> tuple[int, str]:
+    """The line of `text` at `pos` as the runs (`feed_run`'s steps) look at it: where it ends (its
+    newline or `endpos`) and its text without trailing CRs, which the detector strips before
+    `feed` (the length test against MAX_LINE is the caller's: it counts the CRs)."""
+    nl = text.find("\n", pos, endpos)
+    end = endpos if nl < 0 else nl
+    return end, text[pos:end].rstrip("\r")
 
 
 class Parser(ABC):
@@ -116,6 +126,56 @@ class Parser(ABC):
             pos = nxt
             taken += 1
         return pos, taken
+
+    # What `run_step` tells `feed_steps` to do next (see there).
+    STEP_TOOK: ClassVar[int] = 1
+    STEP_FEED: ClassVar[int] = 0
+    STEP_STOP: ClassVar[int] = -1
+
+    def run_step(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int, int]:
+        """For `feed_steps`: what this format reads at `pos` cheaper than `feed_one` (a C core's
+        rows, a header read before). Returns (where it got to, lines it took, what next):
+        STEP_TOOK when it took the line it got to as well (the loop goes on after it),
+        STEP_FEED when that line goes through `feed_one`, STEP_STOP when the run ends there."""
+        return pos, 0, self.STEP_FEED
+
+    def feed_steps(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int]:
+        """A `feed_run` of `run_step` and `feed_one`: the loop the fast parsers share (pidstat,
+        prstat, top, iostat, sar), so each writes only its own step. `feed_lines` is this loop
+        with no step (one call less per line for a parser that has none)."""
+        taken = 0
+        step = self.run_step
+        feed_one = self.feed_one
+        feed = self.STEP_FEED
+        while pos < endpos:
+            pos, n, how = step(text, pos, endpos, plain)
+            taken += n
+            if how != feed:
+                if how < 0:
+                    break
+                continue
+            nxt = feed_one(text, pos, endpos, plain)
+            if nxt < 0:
+                break
+            pos = nxt
+            taken += 1
+        return pos, taken
+
+    def header_step(
+        self, text: str, pos: int, endpos: int, taken: int, header: Callable, use: Callable
+    ) -> tuple[int, int, int]:
+        """The end of pidstat's and prstat's `run_step` (after their C rows): a blank line ends
+        the run (feed refuses it; the detector waits for the next), a header read before
+        (`header(line)` not None) is set again by `use` as feed would, whatever came before;
+        any other line goes through `feed_one`. `taken`: lines the step took before `pos`."""
+        end, line = line_at(text, pos, endpos)
+        if not line:
+            return pos, taken, self.STEP_STOP
+        got = header(line) if end - pos <= MAX_LINE else None
+        if got is None:
+            return pos, taken, self.STEP_FEED
+        use(got)
+        return end + 1, taken + 1, self.STEP_TOOK
 
     @abstractmethod
     def facts(self) -> tuple[dict, dict, list[str], Platform | None]:

@@ -91,10 +91,9 @@ PyObject *strace_summary_rows(PyObject *mod, PyObject *const *args, Py_ssize_t n
     Py_ssize_t taken = 0;
 
     while (pos < endpos) {
-        const unsigned char *nl = memchr(s + pos, '\n', (size_t)(endpos - pos));
-        Py_ssize_t end = nl ? (Py_ssize_t)(nl - s) : endpos;
         /* the Python run measures the match, which stops before trailing CRs are past $ */
-        if (end - pos > max_line)
+        Py_ssize_t end, le;
+        if (!line_at(s, pos, endpos, max_line, &end, &le))
             break;
         Py_ssize_t i = pos;
         while (i < end && blank(s[i]))

@@ -304,6 +304,24 @@ static inline int routed(const unsigned char *s, Py_ssize_t name_s, Py_ssize_t n
 
 int plain_line(const unsigned char *p, Py_ssize_t n); /* lines.c: text beyond ASCII */
 
+/* The line at pos, as every run reads it (feed_run's loops in table.c, the scanners' next_line):
+ * its end e (the newline or endpos) and le (before trailing CRs, which the detector strips).
+ * Returns 0 when the line is longer than max_line (the detector cuts those: the run stops
+ * there; e is set, le is not), else 1. One home so that the runs measure a line alike. */
+static inline int line_at(const unsigned char *s, Py_ssize_t pos, Py_ssize_t endpos,
+                          Py_ssize_t max_line, Py_ssize_t *e, Py_ssize_t *le)
+{
+    const unsigned char *nl = memchr(s + pos, '\n', (size_t)(endpos - pos));
+    *e = nl ? nl - s : endpos;
+    if (*e - pos > max_line)
+        return 0;
+    Py_ssize_t l = *e;
+    while (l > pos && s[l - 1] == '\r')
+        l--;
+    *le = l;
+    return 1;
+}
+
 /* The line at pos: its end e (the newline or endpos) and le (before trailing CRs). Returns 0 if
  * a scanner may read it, 1 if it is for the Python path: longer than MAX_LINE, or holding a CR
  * inside it or a character beyond printable ASCII and tab. Runs hold no control character
@@ -311,14 +329,9 @@ int plain_line(const unsigned char *p, Py_ssize_t n); /* lines.c: text beyond AS
 static inline int next_line(const unsigned char *s, Py_ssize_t pos, Py_ssize_t endpos,
                             int ascii, Py_ssize_t *e, Py_ssize_t *le)
 {
-    const unsigned char *nl = memchr(s + pos, '\n', endpos - pos);
-    *e = nl ? nl - s : endpos;
-    if (*e - pos > cfg.max_line)
+    if (!line_at(s, pos, endpos, cfg.max_line, e, le))
         return 1;
-    Py_ssize_t l = *e;
-    while (l > pos && s[l - 1] == '\r')
-        l--;
-    *le = l;
+    Py_ssize_t l = *le;
     return ascii ? memchr(s + pos, '\r', l - pos) != NULL : !plain_line(s + pos, l - pos);
 }
 

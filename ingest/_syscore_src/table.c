@@ -518,22 +518,12 @@ static PyObject *rows_run(Table *t, const unsigned char *s, Py_ssize_t pos, Py_s
     double out[64];
     long long taken = 0;
     while (pos < endpos) {
-        const unsigned char *nl = memchr(s + pos, '\n', (size_t)(endpos - pos));
-        Py_ssize_t e = nl ? nl - s : endpos;
-        if (e - pos > t->max_line)
+        Py_ssize_t e, le;
+        if (!line_at(s, pos, endpos, t->max_line, &e, &le))
             break;
-        Py_ssize_t le = e;
-        while (le > pos && s[le - 1] == '\r')
-            le--;
         const unsigned char *l = s + pos;
         Py_ssize_t n = le - pos, ks, kn;
-        int ok = 1;
-        for (Py_ssize_t i = 0; i < n; i++)
-            if (!plain_byte(l[i])) {
-                ok = 0;
-                break;
-            }
-        if (!ok || t->report_rows >= t->max_report || !device_row(t, l, n, &ks, &kn, out))
+        if (!plain_line(l, n) || t->report_rows >= t->max_report || !device_row(t, l, n, &ks, &kn, out))
             break;
         int ki = key_get(t, (const char *)l + ks, kn, 1);
         if (ki == -1)
@@ -875,19 +865,12 @@ static PyObject *proc_run(Table *t, PyObject *const *args, Py_ssize_t nargs)
     long long taken = 0, samples = 0;
     int moved = 0;
     while (pos < endpos) {
-        const unsigned char *nl = memchr(s + pos, '\n', (size_t)(endpos - pos));
-        Py_ssize_t e = nl ? nl - s : endpos;
-        if (e - pos > t->max_line)
+        Py_ssize_t e, le;
+        if (!line_at(s, pos, endpos, t->max_line, &e, &le))
             break;
-        Py_ssize_t le = e;
-        while (le > pos && s[le - 1] == '\r')
-            le--;
         const unsigned char *l = s + pos;
         Py_ssize_t n = le - pos, lab_n = 0;
-        int ok = n > 0;
-        for (Py_ssize_t i = 0; i < n && ok; i++)
-            ok = plain_byte(l[i]);
-        if (!ok)
+        if (n == 0 || !plain_line(l, n))
             break;
         int r = proc_row(t, l, n, &lab_n);
         if (r < 0)
@@ -1089,19 +1072,12 @@ static PyObject *top_run(Table *t, PyObject *const *args, Py_ssize_t nargs)
     const unsigned char *s = PyUnicode_1BYTE_DATA(text);
     long long taken = 0;
     while (pos < endpos) {
-        const unsigned char *nl = memchr(s + pos, '\n', (size_t)(endpos - pos));
-        Py_ssize_t e = nl ? nl - s : endpos;
-        if (e - pos > t->max_line)
+        Py_ssize_t e, n;
+        if (!line_at(s, pos, endpos, t->max_line, &e, &n))
             break;
-        Py_ssize_t n = e;
-        while (n > pos && s[n - 1] == '\r')
-            n--;
         const unsigned char *l = s + pos;
         n -= pos;
-        int ok = n > 0;
-        for (Py_ssize_t i = 0; i < n && ok; i++)
-            ok = plain_byte(l[i]);
-        if (!ok)
+        if (n == 0 || !plain_line(l, n))
             break;
         Py_ssize_t ts[64], te[64];
         int nt = 0;
@@ -1284,22 +1260,13 @@ static PyObject *sheet_run(Table *t, const unsigned char *s, Py_ssize_t pos, Py_
     double vals[64];
     long long taken = 0;
     while (pos < endpos) {
-        const unsigned char *nl = memchr(s + pos, '\n', (size_t)(endpos - pos));
-        Py_ssize_t e = nl ? nl - s : endpos;
-        if (e - pos > t->max_line)
+        Py_ssize_t e, le;
+        if (!line_at(s, pos, endpos, t->max_line, &e, &le))
             break;
-        Py_ssize_t le = e;
-        while (le > pos && s[le - 1] == '\r')
-            le--;
         const unsigned char *l = s + pos;
         Py_ssize_t n = le - pos;
-        int ok = 1, k;
-        for (Py_ssize_t i = 0; i < n; i++)
-            if (!plain_byte(l[i])) {
-                ok = 0;
-                break;
-            }
-        if (!ok)
+        int k;
+        if (!plain_line(l, n))
             break;
         if (n >= 4 && memcmp(l, "zzz ", 4) == 0) {
             if (!sheet_zzz(t, l, n))
@@ -1363,22 +1330,12 @@ static PyObject *Table_run(Table *t, PyObject *const *args, Py_ssize_t nargs)
     Py_ssize_t first_s = -1, first_n = 0, last_s = -1, last_n = 0;
 
     while (pos < endpos) {
-        const unsigned char *nl = memchr(s + pos, '\n', (size_t)(endpos - pos));
-        Py_ssize_t e = nl ? nl - s : endpos;
-        if (e - pos > t->max_line)
+        Py_ssize_t e, le;
+        if (!line_at(s, pos, endpos, t->max_line, &e, &le))
             break;
-        Py_ssize_t le = e;
-        while (le > pos && s[le - 1] == '\r')
-            le--;
         const unsigned char *l = s + pos;
         Py_ssize_t n = le - pos;
-        int ok = 1;
-        for (Py_ssize_t i = 0; i < n; i++)
-            if (!plain_byte(l[i])) {
-                ok = 0;
-                break;
-            }
-        if (!ok)
+        if (!plain_line(l, n))
             break;
         /* the row: clock, [AM|PM], [key], the values; or else mpstat's interval header */
         if (!clock_at(l, n) || n < 9 || l[8] != ' ')

@@ -301,16 +301,15 @@ PyObject *tkprof_tables(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
     Py_ssize_t taken = 0;
 
     while (pos < endpos) {
-        const unsigned char *nl = memchr(s + pos, '\n', (size_t)(endpos - pos));
-        Py_ssize_t end = nl ? (Py_ssize_t)(nl - s) : endpos;
+        Py_ssize_t end, e;
+        if (!line_at(s, pos, endpos, max_line, &end, &e))
+            break;
         int has_nl = end < n; /* the match takes the newline (feed_run's limit allows it) */
-        if (end - pos + has_nl > max_line)
+        if (has_nl && end - pos == max_line)
             break;
         Py_ssize_t next = end + has_nl;
-        /* [ \t]*+ \r*+ before the line's end: the content is what precedes them */
-        Py_ssize_t e = end;
-        while (e > pos && s[e - 1] == '\r')
-            e--;
+        /* [ \t]*+ \r*+ before the line's end: the content is what precedes them (e: the CRs
+         * are off) */
         while (e > pos && blank(s[e - 1]))
             e--;
         Py_ssize_t i = pos;

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from ingest.base import Parser
+from ingest.base import Parser, line_at
 from ingest.model import Block, Format, Platform
 from ingest.parsers.ostable import (
     MAX_LINE,
@@ -266,68 +266,56 @@ class IostatParser(Parser):
         self.repeats: dict[str, tuple] = {}
 
     def feed_run(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int]:
-        """Parser.feed_lines, with the device rows of a counted report read by the C core: each
+        """Parser.feed_steps, with the device rows of a counted report read by the C core: each
         line it stops at (a header, a stamp, avg-cpu, anything odd) goes through feed as
         before, then the core reads on."""
         if self.core is None:
             return pos, 0  # line by line through the detector, as without the core
-        taken = 0
-        feed_one = self.feed_one
-        repeats = self.repeats
-        while pos < endpos:
-            core = self.core
-            cur = self.current
-            if (
-                core is not None
-                and cur is not None
-                and cur.counted
-                and self.partial is None
-                and not self.in_cpu
-                and self.header is self.core_header
-            ):
-                pos, n, _, _ = core.run(text, pos, endpos)
-                if n:
-                    taken += n
-                    cur.native += n
-                if pos >= endpos:
-                    break
-            nl = text.find("\n", pos, endpos)
-            end = endpos if nl < 0 else nl
-            line = text[pos:end].rstrip("\r")
-            if (seen := repeats.get(line)) is not None:  # start_score said 2 for it (a header):
-                # feed_one's test; with no wrapped row pending, feed's first step is _header
-                if not (self._header(*seen) if self.partial is None else self.feed(line)):
-                    break
-                pos = end + 1
-                taken += 1
-                continue
-            if not line or line.isspace():
-                break  # feed refuses a blank line: the detector's (feed_one would say so)
-            if (
-                self.partial is None
-                and _PLAIN_STAMP.match(line)
-                and (self.header is None or self.in_cpu or len(self.header[2]) > 2)
-            ):
-                # `-t`'s stamp as sysstat prints it: claims takes it and _feed reaches its
-                # _STAMP branch (no device row of so few columns, no header, not numeric)
-                self.pending_label = line[:40]
-                pos = end + 1
-                taken += 1
-                continue
-            if self.in_cpu and self.cpu_names and self.partial is None and numeric(line):
-                # the avg-cpu numbers: claims says yes (numeric), and _feed's second test
-                # sends them to _cpu_row (its first needs `not in_cpu`)
-                if len(line) > MAX_LINE or not self.feed(line):
-                    break
-                pos = end + 1
-                taken += 1
-                continue
-            nxt = feed_one(text, pos, endpos, plain)
-            if nxt < 0:
-                break
-            pos = nxt
-            taken += 1
-        return pos, taken
+        return self.feed_steps(text, pos, endpos, plain)
+
+    def run_step(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int, int]:
+        """feed_run's step: the core's rows, then the lines feed would read as below without
+        the detector's tests (feed_one for the rest)."""
+        n = 0
+        core = self.core
+        cur = self.current
+        if (
+            core is not None
+            and cur is not None
+            and cur.counted
+            and self.partial is None
+            and not self.in_cpu
+            and self.header is self.core_header
+        ):
+            pos, n, _, _ = core.run(text, pos, endpos)
+            if n:
+                cur.native += n
+            if pos >= endpos:
+                return pos, n, self.STEP_STOP
+        end, line = line_at(text, pos, endpos)
+        if (seen := self.repeats.get(line)) is not None:  # start_score said 2 for it (a header):
+            # feed_one's test; with no wrapped row pending, feed's first step is _header
+            if not (self._header(*seen) if self.partial is None else self.feed(line)):
+                return pos, n, self.STEP_STOP
+            return end + 1, n + 1, self.STEP_TOOK
+        if not line or line.isspace():
+            return pos, n, self.STEP_STOP  # feed refuses a blank line: the detector's
+        if (
+            self.partial is None
+            and _PLAIN_STAMP.match(line)
+            and (self.header is None or self.in_cpu or len(self.header[2]) > 2)
+        ):
+            # `-t`'s stamp as sysstat prints it: claims takes it and _feed reaches its
+            # _STAMP branch (no device row of so few columns, no header, not numeric)
+            self.pending_label = line[:40]
+            return end + 1, n + 1, self.STEP_TOOK
+        if self.in_cpu and self.cpu_names and self.partial is None and numeric(line):
+            # the avg-cpu numbers: claims says yes (numeric), and _feed's second test
+            # sends them to _cpu_row (its first needs `not in_cpu`)
+            if len(line) > MAX_LINE or not self.feed(line):
+                return pos, n, self.STEP_STOP
+            return end + 1, n + 1, self.STEP_TOOK
+        return pos, n, self.STEP_FEED
 
     def _use_header(self, header: tuple[str, int, list[str | None], list[float]]) -> None:
         """The C core for the first device header (device first: the rows iostat's claims

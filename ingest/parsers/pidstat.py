@@ -15,7 +15,7 @@ import functools
 import re
 from typing import ClassVar
 
-from ingest.base import MAX_LINE, Parser
+from ingest.base import Parser
 from ingest.model import Format, Platform
 from ingest.parsers.ostable import (
     ProcTable,
@@ -151,38 +151,21 @@ class PidstatParser(Parser):
 
     fast = True
 
-    def feed_run(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int]:
-        """Base.feed_lines, with timed rows read by the ProcTable's C reader (table.c's proc
-        mode) and a header seen before read from memory; every other line (and any row the C
-        reader does not vouch for) goes through feed as before."""
-        taken = 0
+    feed_run = Parser.feed_steps
+
+    def run_step(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int, int]:
+        """Parser.feed_steps' step: timed rows read by the ProcTable's C reader (table.c's proc
+        mode), then a header seen before read from memory (header_step); every other line (and
+        any row the C reader does not vouch for) goes through feed as before."""
+        n = 0
         procs = self.procs
-        core = procs.core
-        feed_one = self.feed_one
-        while pos < endpos:
-            if core is not None and self.names is not None:
-                pos, n, new, self.last_label = procs.run(text, pos, endpos, self.last_label)
-                if n:
-                    taken += n
-                    self.samples += new
-                if pos >= endpos:
-                    break
-            nl = text.find("\n", pos, endpos)
-            end = endpos if nl < 0 else nl
-            if end == pos or text[pos] == "\r" and not text[pos:end].strip("\r"):
-                break  # a blank line: feed refuses it (the detector waits for the next)
-            names = self._memo(text[pos:end].rstrip("\r")) if end - pos <= MAX_LINE else None
-            if names is not None:  # feed reads it as this header, whatever came before
-                self._set_header(names)
-                pos = end + 1
-                taken += 1
-                continue
-            nxt = feed_one(text, pos, endpos, plain)
-            if nxt < 0:
-                break
-            pos = nxt
-            taken += 1
-        return pos, taken
+        if procs.core is not None and self.names is not None:
+            pos, n, new, self.last_label = procs.run(text, pos, endpos, self.last_label)
+            if n:
+                self.samples += new
+            if pos >= endpos:
+                return pos, n, self.STEP_STOP
+        return self.header_step(text, pos, endpos, n, self._memo, self._set_header)
 
     def _memo(self, line: str) -> list[str] | None:
         """The names of a header line read before, clock aside (pidstat stamps its headers):

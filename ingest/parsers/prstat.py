@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from typing import ClassVar
 
-from ingest.base import MAX_LINE, Parser
+from ingest.base import Parser
 from ingest.model import Format, Platform
 from ingest.parsers.ostable import (
     ProcTable,
@@ -154,37 +154,19 @@ class PrstatParser(Parser):
 
     fast = True
 
-    def feed_run(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int]:
-        """Base.feed_lines, with rows read by the ProcTable's C reader (table.c's proc mode)
-        and a header seen before read from memory; every other line (`Total:`, summaries, any
-        row the C reader does not vouch for) goes through feed as before."""
-        taken = 0
+    feed_run = Parser.feed_steps
+
+    def run_step(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int, int]:
+        """Parser.feed_steps' step: rows read by the ProcTable's C reader (table.c's proc mode),
+        then a header seen before read from memory (header_step); every other line (`Total:`,
+        summaries, any row the C reader does not vouch for) goes through feed as before."""
+        n = 0
         procs = self.procs
-        core = procs.core
-        headers = self._headers
-        feed_one = self.feed_one
-        while pos < endpos:
-            if core is not None and self.names is not None and not self.in_summary:
-                pos, n, _, _ = procs.run(text, pos, endpos, "")
-                taken += n
-                if pos >= endpos:
-                    break
-            nl = text.find("\n", pos, endpos)
-            end = endpos if nl < 0 else nl
-            if end == pos or text[pos] == "\r" and not text[pos:end].strip("\r"):
-                break  # a blank line: feed refuses it (the detector waits for the next)
-            header = headers.get(text[pos:end].rstrip("\r")) if end - pos <= MAX_LINE else None
-            if header is not None:  # feed reads it as this header, whatever came before
-                self._set_header(header)
-                pos = end + 1
-                taken += 1
-                continue
-            nxt = feed_one(text, pos, endpos, plain)
-            if nxt < 0:
-                break
-            pos = nxt
-            taken += 1
-        return pos, taken
+        if procs.core is not None and self.names is not None and not self.in_summary:
+            pos, n, _, _ = procs.run(text, pos, endpos, "")
+            if pos >= endpos:
+                return pos, n, self.STEP_STOP
+        return self.header_step(text, pos, endpos, n, self._headers.get, self._set_header)
 
     def _set_header(self, header: tuple[list[str], str]) -> None:
         self.names, after = header

@@ -182,7 +182,7 @@ def _checked(name: str) -> bool:
 
 class SarParser(Parser):
     format: ClassVar[Format] = "sar"
-    fast = True  # long runs of rows per section: Parser.feed_lines
+    fast = True  # long runs of rows per section: Parser.feed_steps
 
     def __init__(self) -> None:
         super().__init__()
@@ -197,28 +197,20 @@ class SarParser(Parser):
         self.restart_cpus: int | None = None
         self.twelve_hour = False
 
-    def feed_run(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int]:
-        """Base.feed_lines, with the rows of the open section read by its C Table where there
-        is one: each line the Table stops at (a header, an Average row, anything odd) goes
+    feed_run = Parser.feed_steps
+
+    def run_step(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int, int]:
+        """Parser.feed_steps' step: the rows of the open section read by its C Table where there
+        is one; the line the Table stops at (a header, an Average row, anything odd) goes
         through feed as before, then the Table reads on."""
-        taken = 0
-        feed_one = self.feed_one
-        while pos < endpos:
-            core = self.section.core if self.section is not None else None
-            if core is not None:
-                pos, n, first, last = core.run(text, pos, endpos)
-                if n:
-                    taken += n
-                    self.first_label = self.first_label or first
-                    self.last_label = last
-                if pos >= endpos:
-                    break
-            nxt = feed_one(text, pos, endpos, plain)
-            if nxt < 0:
-                break
-            pos = nxt
-            taken += 1
-        return pos, taken
+        core = self.section.core if self.section is not None else None
+        if core is None:
+            return pos, 0, self.STEP_FEED
+        pos, n, first, last = core.run(text, pos, endpos)
+        if n:
+            self.first_label = self.first_label or first
+            self.last_label = last
+        return pos, n, self.STEP_STOP if pos >= endpos else self.STEP_FEED
 
     # -- detection ------------------------------------------------------------------------------
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from ingest.base import Parser
+from ingest.base import Parser, line_at
 from ingest.model import Format, Platform
 from ingest.parsers import ostable
 from ingest.parsers.pasted import number, sample_mark, unpaste
@@ -156,51 +156,37 @@ class TopParser(Parser):
 
     fast = True
 
-    def feed_run(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int]:
-        """Base.feed_lines, with a frame's process rows read in C (table.c's top mode) while
-        the frame's rows have all been read there; every other line goes through feed."""
-        taken = 0
-        feed_one = self.feed_one
-        me = type(self)
-        while pos < endpos:
-            f = self.frame
-            if self.columns is not None and not f.python and self._layout is not None:
-                core = f.store()
-                if core is not None:
-                    pos, n = core[0].run(text, pos, endpos, core[1], *self._layout)
-                    f.rows += n
-                    taken += n
-                    if pos >= endpos:
-                        break
-            nl = text.find("\n", pos, endpos)
-            end = endpos if nl < 0 else nl
-            line = text[pos:end].rstrip("\r")
-            if not line:  # the blank line before the table: feed takes it once lines came
-                if plain.get((me, line)) is False and self.lines:
-                    pos = end + 1
-                    taken += 1
-                    continue
-                break
-            columns = self._headers.get(line)
-            if columns is not None:  # a header read before: feed reads it so again
-                self._set_columns(columns)
-                pos = end + 1
-                taken += 1
-                continue
-            if len(line) <= MAX_LINE and _TOP_HINT.search(line):
-                got = unpaste(line)
-                if _score(got) == 2:  # handed over; feed reads it as _read does (not blank,
-                    if not self._read(got, line):  # no marker, no row: none of those scores)
-                        break
-                    pos = end + 1
-                    taken += 1
-                    continue
-            nxt = feed_one(text, pos, endpos, plain)
-            if nxt < 0:
-                break
-            pos = nxt
-            taken += 1
-        return pos, taken
+    feed_run = Parser.feed_steps
+
+    def run_step(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int, int]:
+        """Parser.feed_steps' step: a frame's process rows read in C (table.c's top mode) while
+        the frame's rows have all been read there, then the lines feed would read as below
+        without the detector's tests; every other line goes through feed."""
+        n = 0
+        f = self.frame
+        if self.columns is not None and not f.python and self._layout is not None:
+            core = f.store()
+            if core is not None:
+                pos, n = core[0].run(text, pos, endpos, core[1], *self._layout)
+                f.rows += n
+                if pos >= endpos:
+                    return pos, n, self.STEP_STOP
+        end, line = line_at(text, pos, endpos)
+        if not line:  # the blank line before the table: feed takes it once lines came
+            if plain.get((type(self), line)) is False and self.lines:
+                return end + 1, n + 1, self.STEP_TOOK
+            return pos, n, self.STEP_STOP
+        columns = self._headers.get(line)
+        if columns is not None:  # a header read before: feed reads it so again
+            self._set_columns(columns)
+            return end + 1, n + 1, self.STEP_TOOK
+        if len(line) <= MAX_LINE and _TOP_HINT.search(line):
+            got = unpaste(line)
+            if _score(got) == 2:  # handed over; feed reads it as _read does (not blank,
+                if not self._read(got, line):  # no marker, no row: none of those scores)
+                    return pos, n, self.STEP_STOP
+                return end + 1, n + 1, self.STEP_TOOK
+        return pos, n, self.STEP_FEED
 
     def _set_columns(self, columns: list[str]) -> None:
         self.columns = columns

@@ -91,6 +91,15 @@ def test_perf_children_report_stat_and_folded_stacks():
     assert f["stack.stacks"] == 3 and f["layer.count"]["kcb"] == 800
 
 
+def test_perf_folded_count_in_superscript_digits_is_not_a_count():
+    # "²" is a digit to str.isdigit() but not a number to float(): the parser raised on it
+    # (found by test_parser_contract's random input); now the line is simply not a folded stack
+    parser = PerfParser()
+    assert parser.feed("opiodr;kksfbc;do_semtimedop_[k] 12") is True
+    assert parser.feed("opiodr;kksfbc;do_semtimedop_[k] \u00b2") is False
+    assert parser.facts()[0]["stack.stacks"] == 1
+
+
 def test_perf_report_with_caller_call_graphs_keeps_reading_rows():
     (b,) = _blocks("perf_callgraph.txt")
     f = b.facts

@@ -631,7 +631,7 @@ def _split_folded(text: str) -> tuple[str, str] | None:
     if cut <= 0:
         return None
     count = text[cut + 1 :]
-    if not count.isdigit() or len(count) > 15:
+    if not count.isdecimal() or len(count) > 15:  # isdigit() takes "²", float() does not
         return None
     stack = text[:cut].rstrip()
     if not stack or stack[0] in "; \t":

@@ -56,6 +56,14 @@ def test_hanganalyze_root_blocker_on_cpu():
     assert f["hang.waiter_event"] == "cursor: pin S wait on X"
 
 
+def test_hanganalyze_superscript_session_id_does_not_raise():
+    # "²" passes str.isdigit() but int() refuses it: the parser raised on such a field
+    lines = [line.replace("session id: 200", "session id: 2\u00b2") for line in HANG]
+    assert lines != HANG
+    f = _only(lines, "hanganalyze").facts
+    assert f["hang.blocker_sid"] == 400 and f["hang.waiters"] == 2
+
+
 @pytest.mark.parametrize(
     ("text", "seconds"),
     [("1 min 29 sec", 89), ("0.000218 sec", 0.000218), ("2 hours 3 min", 7380), ("5 ms", 0.005)],

@@ -307,3 +307,20 @@ def test_memory_stays_bounded_with_literal_sql():
     f = p.facts()[0]
     assert f["trace10046.statements"] == n and f["trace10046.hard_parses"] == n
     assert len(f["statement.elapsed_s"]) <= 200
+
+
+def test_superscript_digits_in_numeric_fields_do_not_raise():
+    # "²" is a digit to str.isdigit() but int() and float() refuse it: before, `dep=0²` in a
+    # PARSING IN CURSOR line raised out of parse_text and lost the whole paste
+    text = (
+        "PARSING IN CURSOR #140 len=8\u00b2 dep=0\u00b2 uid=0 oct=3 lid=0 tim=1000 hv=1 ad='a'"
+        " sqlid='abc'\n"
+        "select 1\n"
+        "END OF STMT\n"
+        "EXEC #140:c=0,e=5,p=0,cr=0,cu=0,mis=0\u00b2,r=0,dep=0\u00b2,og=1,plh=0,tim=1\u00b200\n"
+        "WAIT #140: nam='db file sequential read' ela= 5 file#=4\u00b2 block#=1 blocks=1 obj#=2"
+        " tim=1005\n"
+    )
+    (block,) = parse_text(text).blocks
+    assert block.format == "trace10046"
+    assert block.facts["event.count"] == {"db file sequential read": 1.0}

@@ -182,7 +182,7 @@ class HanganalyzeParser(Parser):
             if not self.in_history:
                 if m := _FIELD.match(line):
                     key, value = m.group(1), m.group(2).rstrip(",")
-                    num = int(value) if value.isdigit() else None
+                    num = int(value) if value.isdecimal() else None
                     if key == "session id":
                         s.sid = num
                     elif key == "os id":

@@ -366,11 +366,11 @@ class Trace10046Parser(Parser):
         moves the clock, and the largest stretch of clock between one timed line's end and the
         next one's start is kept (no call and no wait of any depth accounts for it: the 450 s
         between a last FETCH and its CLOSE)."""
-        if value.isdigit():
+        if value.isdecimal():
             digits = len(value)
         else:
             unsigned = value.lstrip("-")
-            if not unsigned.isdigit():
+            if not unsigned.isdecimal():
                 return None
             digits = len(unsigned)
         if digits > self.tim_digits_max:
@@ -439,9 +439,9 @@ class Trace10046Parser(Parser):
             _num(kv.get("p", "0")),
             _num(kv.get("cr", "0")),
             _num(kv.get("cu", "0")),
-            int(mis_s) if mis_s.isdigit() and len(mis_s) < 10 else 0,
+            int(mis_s) if mis_s.isdecimal() and len(mis_s) < 10 else 0,
             _num(kv.get("r", "0")),
-            int(dep_s) if dep_s.isdigit() and len(dep_s) < 10 else 0,
+            int(dep_s) if dep_s.isdecimal() and len(dep_s) < 10 else 0,
             tim_s.split(None, 1)[0] if tim_s and tim_s.strip() else None,
         )
 
@@ -563,7 +563,7 @@ class Trace10046Parser(Parser):
         hv = kv.get("hv")
         key = sqlid or (f"hv={hv}" if hv else f"cursor #{cursor}")
         dep_s = kv.get("dep", "0")
-        st = self._statement(key, int(dep_s) if dep_s.isdigit() else 0, "")
+        st = self._statement(key, int(dep_s) if dep_s.isdecimal() else 0, "")
         if st is not None:
             self._cursor(cursor, st)
             self.in_sql = st if not st.text else _Stmt(key, st.dep, "x" * TEXT_EXCERPT)
@@ -573,7 +573,7 @@ class Trace10046Parser(Parser):
         length = kv.get("len", "")
         # Oracle writes the statement as sent: len= characters, newlines included. Pastes add
         # prefixes and indentation, so twice that and some more before the text stops counting.
-        self.sql_budget = int(length) * 2 + 400 if length.isdigit() and len(length) < 9 else 4000
+        self.sql_budget = int(length) * 2 + 400 if length.isdecimal() and len(length) < 9 else 4000
 
     def _statement(self, key: str, dep: int, text: str) -> _Stmt | None:
         st = self.statements.get(key)
@@ -773,7 +773,7 @@ class Trace10046Parser(Parser):
             params = {p.strip(): v for p, v in _PARAM_RE.findall(rest)}
             for key, fact in (("obj#", "obj"), ("file#", "file"), ("block#", "block")):
                 v = params.get(key)
-                if v is not None and v.lstrip("-").isdigit():
+                if v is not None and v.lstrip("-").isdecimal():
                     facts[f"trace10046.max_wait_{fact}"] = float(v)
         # the profile: every component of R, largest first
         profile: dict[str, float] = {PROFILE_CPU: cpu}

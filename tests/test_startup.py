@@ -408,3 +408,32 @@ def test_analyze_does_not_scan_for_pydantic_plugins_unless_the_user_asks(tmp_pat
     )
     assert json.loads(stdout)["blocks"][0]["format"] == "truss"
     assert "pydantic" in groups
+
+
+def test_analyze_freezes_what_it_imported_out_of_the_cyclic_gc(tmp_path):
+    """`perfkb analyze` runs once and exits: it moves what it has imported into the GC's
+    permanent generation before the analysis (44 ms less CPU on a seed snippet), so the full
+    collections the analysis triggers do not walk pydantic's schemas and the parsers' tables."""
+    capture = _one_line_capture(tmp_path)
+    probe = (
+        "import gc, runpy, sys\n"
+        "sys.argv = ['perfkb', 'analyze', '--json', sys.argv[1]]\n"
+        "try:\n"
+        "    runpy.run_module('kb', run_name='__main__')\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "sys.stdout.flush()\n"
+        "sys.stderr.write('\\nFROZEN %d\\n' % gc.get_freeze_count())\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe, str(capture)],
+        cwd=ROOT,
+        env=dict(os.environ, PERFKB_DATA_DIR=str(tmp_path / "data")),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert json.loads(proc.stdout)["blocks"]
+    frozen = int(proc.stderr.rsplit("FROZEN ", 1)[1])
+    assert frozen > 10_000  # everything imported by then (42k objects on 2026-11-25): pydantic,
+    # the models, the parsers, the matcher

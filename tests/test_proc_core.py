@@ -11,7 +11,6 @@ fails them."""
 
 from __future__ import annotations
 
-import io
 import random
 import re
 import sys
@@ -19,8 +18,6 @@ from pathlib import Path
 
 import pytest
 
-from ingest import detect
-from ingest.detect import Detector, parse_stream, parse_text
 from ingest.parsers import ostable, top
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,6 +27,7 @@ FIXTURES = ROOT / "tests" / "fixtures"
 if str(ROOT) not in sys.path:  # benchmarks/ is not an installed package: run from the checkout
     sys.path.insert(0, str(ROOT))
 from benchmarks import gen_os_tables  # noqa: E402
+from tests.test_table_core import _same  # noqa: E402  (the C-on/off comparison of every path)
 
 SIZE = 96 * 1024
 
@@ -68,27 +66,6 @@ def rows_read(monkeypatch):
 
     monkeypatch.setattr(top._Frame, "store", store)
     return count
-
-
-def _evidence(data: bytes, monkeypatch, native: bool) -> list[str]:
-    monkeypatch.setattr(ostable, "NATIVE", native)
-    d = Detector()
-    d.feed_lines(line.decode("utf-8", errors="replace") for line in io.BytesIO(data))
-    out = [d.finish().model_dump_json()]
-    for chunk in (1024 * 1024, 4093):
-        monkeypatch.setattr(detect, "CHUNK", chunk)
-        out.append(parse_stream(io.BytesIO(data)).model_dump_json())
-    out.append(parse_text(data.decode("utf-8", errors="replace")).model_dump_json())
-    return out
-
-
-def _same(data: bytes, monkeypatch) -> str:
-    want = _evidence(data, monkeypatch, False)
-    assert len(set(want)) == 1, "the Python readers disagree among themselves"
-    got = _evidence(data, monkeypatch, True)
-    for g in got:
-        assert g == want[0]
-    return want[0]
 
 
 def _capture(kind: str, tmp_path: Path) -> bytes:

@@ -42,9 +42,9 @@ def _early_core(monkeypatch):
     monkeypatch.setattr(mpstat, "MAX_INTERVALS", 3)
 
 
-@pytest.fixture
-def rows_read(monkeypatch):
-    """How many lines the C tables' run() took, across the parsers (0: the core never ran)."""
+def counting_tables(monkeypatch, *modules) -> list[int]:
+    """Count the lines the C tables' run() took, for the tables `modules` make through
+    ostable.native_table ([0]: the core never ran); one counter for every C-table test file."""
     count = [0]
     real = ostable.native_table
 
@@ -64,10 +64,15 @@ def rows_read(monkeypatch):
         table = real(*args, **kw)
         return None if table is None else Counting(table)
 
-    monkeypatch.setattr(mpstat, "native_table", counting)
-    monkeypatch.setattr(sar, "native_table", counting)
-    monkeypatch.setattr(iostat, "native_table", counting)
+    for module in modules:
+        monkeypatch.setattr(module, "native_table", counting)
     return count
+
+
+@pytest.fixture
+def rows_read(monkeypatch):
+    """How many lines the C tables' run() took, across the parsers (0: the core never ran)."""
+    return counting_tables(monkeypatch, mpstat, sar, iostat)
 
 
 def _evidence(data: bytes, monkeypatch, native: bool) -> list[str]:

@@ -18,33 +18,13 @@ import re
 import pytest
 
 from ingest.parsers import ostable, vmstat
-from tests.test_table_core import CORPUS, OS_FIXTURES, _capture, _same
+from tests.test_table_core import CORPUS, OS_FIXTURES, _capture, _same, counting_tables
 
 
 @pytest.fixture
 def core_lines(monkeypatch):
     """How many lines vmstat's C table took in run() (0: the core never ran)."""
-    count = [0]
-    real = ostable.native_table
-
-    class Counting:
-        def __init__(self, table) -> None:
-            self.table = table
-
-        def run(self, text, pos, endpos):
-            got = self.table.run(text, pos, endpos)
-            count[0] += got[1]
-            return got
-
-        def __getattr__(self, name):
-            return getattr(self.table, name)
-
-    def counting(*args, **kw):
-        table = real(*args, **kw)
-        return None if table is None else Counting(table)
-
-    monkeypatch.setattr(vmstat, "native_table", counting)
-    return count
+    return counting_tables(monkeypatch, vmstat)
 
 
 def test_the_sheet_core_is_built_and_made_at_the_header():

@@ -387,9 +387,9 @@ PyObject *awr_cells(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
             return NULL;
         len[i] = 0;
     }
-    /* each token's span, then the cells' lengths, then their text */
-    Py_ssize_t *owner = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(n / 2 + 1));
-    if (owner == NULL)
+    /* each token (where it lies, its span), the cells' lengths, then their text */
+    Py_ssize_t *tok = PyMem_Malloc(sizeof(Py_ssize_t) * 3 * (size_t)(n / 2 + 1));
+    if (tok == NULL)
         return PyErr_NoMemory();
     Py_ssize_t nt = 0;
     for (Py_ssize_t q = 0; q < n;) {
@@ -410,7 +410,10 @@ PyObject *awr_cells(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
                 bk1 = k1;
             }
         }
-        owner[nt++] = best;
+        tok[3 * nt] = a;
+        tok[3 * nt + 1] = b;
+        tok[3 * nt + 2] = best;
+        nt++;
         len[best] += (len[best] ? 1 : 0) + (b - a);
     }
     PyObject *out = PyList_New(ns);
@@ -425,30 +428,22 @@ PyObject *awr_cells(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
         PyList_SET_ITEM(out, i, cell[i]);
         fill[i] = 0;
     }
-    Py_ssize_t t = 0;
-    for (Py_ssize_t q = 0; q < n;) {
-        while (q < n && s[q] == ' ')
-            q++;
-        if (q == n)
-            break;
-        Py_ssize_t a = q;
-        while (q < n && s[q] != ' ')
-            q++;
-        Py_ssize_t i = owner[t++];
+    for (Py_ssize_t t = 0; t < nt; t++) {
+        Py_ssize_t a = tok[3 * t], b = tok[3 * t + 1], i = tok[3 * t + 2];
         Py_UCS1 *d = PyUnicode_1BYTE_DATA(cell[i]);
         if (fill[i])
             d[fill[i]++] = ' ';
-        memcpy(d + fill[i], s + a, (size_t)(q - a));
-        fill[i] += q - a;
+        memcpy(d + fill[i], s + a, (size_t)(b - a));
+        fill[i] += b - a;
     }
-    PyMem_Free(owner);
+    PyMem_Free(tok);
     PyMem_Free(cell);
     PyMem_Free(fill);
     return out;
 fail:
-    PyMem_Free(owner);
+    PyMem_Free(tok);
     PyMem_Free(cell);
     PyMem_Free(fill);
     Py_XDECREF(out);
-    return NULL;
+    return PyErr_Occurred() ? NULL : PyErr_NoMemory();
 }

@@ -251,6 +251,10 @@ static PyMethodDef module_methods[] = {
      "a run of strace -c table rows and rulers (ingest/parsers/strace.py)"},
     {"tkprof_tables", (PyCFunction)(void (*)(void))tkprof_tables, METH_FASTCALL,
      "a run of a tkprof report's call and wait table lines (ingest/parsers/tkprof.py)"},
+    {"awr_rows", (PyCFunction)(void (*)(void))awr_rows, METH_FASTCALL,
+     "a run of rows of an AWR / Statspack report's open table (ingest/parsers/waits.py)"},
+    {"awr_cells", (PyCFunction)(void (*)(void))awr_cells, METH_FASTCALL,
+     "the cells of a row under a ruler's spans (ingest/parsers/awr_report.py)"},
     {NULL}};
 
 static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "_syscore",

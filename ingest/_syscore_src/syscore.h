@@ -13,6 +13,8 @@
  *   trace10046.c  trace10046_waits(), the runs of WAIT lines of a raw 10046 trace
  *   summary.c     strace_summary_rows(), the runs of strace -c table rows and rulers
  *   tkprof.c      tkprof_tables(), the runs of a tkprof report's call and wait table lines
+ *   awr.c         awr_rows(), the runs of rows of an AWR / Statspack report's open table;
+ *                 awr_cells(), a row's cells under a ruler (the report's SQL and header rows)
  *
  * Why this file: every type, constant and helper used by more than one of them lives here and
  * only here, so no struct is defined twice. Helpers the scanners call per byte or per line are
@@ -374,5 +376,7 @@ PyObject *trace10046_waits(PyObject *mod, PyObject *const *args,
 PyObject *strace_summary_rows(PyObject *mod, PyObject *const *args,
                               Py_ssize_t nargs); /* summary.c */
 PyObject *tkprof_tables(PyObject *mod, PyObject *const *args, Py_ssize_t nargs); /* tkprof.c */
+PyObject *awr_rows(PyObject *mod, PyObject *const *args, Py_ssize_t nargs);  /* awr.c */
+PyObject *awr_cells(PyObject *mod, PyObject *const *args, Py_ssize_t nargs); /* awr.c */
 
 #endif /* SYSCORE_H */

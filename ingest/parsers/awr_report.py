@@ -18,6 +18,13 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+try:  # the C core's cells of a ruled row (ingest/_syscore_src/awr.c); optional
+    from ingest._syscore import awr_cells as _c_cells
+except ImportError:  # pragma: no cover - the pure-Python path is the reference
+    _c_cells = None
+# False: `_cells` in Python (the reference the tests compare the C function with)
+NATIVE = _c_cells is not None
+
 MAX_SQL = 2000  # statements kept per report (a report lists at most a few hundred)
 CACHED_KEY = 200  # characters of a label kept in a cache (headers: ten times that)
 MAX_SQL_NOISE = 400  # lines of SQL text / module names in a row before a SQL section ends
@@ -181,7 +188,16 @@ _norm_key_cached = lru_cache(maxsize=4096)(_norm_key)
 
 def _cells(line: str, spans: list[tuple[int, int]]) -> list[str]:
     """Split a row into the cells of the ruler's columns: each token goes to the column whose
-    span holds its end (values are left- or right-aligned in their column)."""
+    span holds its end (values are left- or right-aligned in their column). The C core's
+    `awr_cells` answers for a line of printable ASCII (`_py_cells` is the reference)."""
+    if _c_cells is not None and NATIVE:
+        got = _c_cells(line, spans)
+        if got is not None:
+            return got
+    return _py_cells(line, spans)
+
+
+def _py_cells(line: str, spans: list[tuple[int, int]]) -> list[str]:
     out = [""] * len(spans)
     for m in RE_WORD.finditer(line):
         a, b = m.span()

@@ -27,12 +27,19 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import ClassVar, NamedTuple
 
-from pydantic import BaseModel, Field
-
-from ingest.base import Parser
+from ingest.base import MAX_LINE, Parser
 from ingest.model import Format, Platform
 from ingest.oracle_events import is_idle
 from ingest.parsers.awr_report import RE_MINUTES, RE_SNAP, ReportReader, section_of
+
+try:  # the C core's reader of an open table's rows (ingest/_syscore_src/awr.c); optional
+    from ingest._syscore import awr_rows as _c_rows
+except ImportError:  # pragma: no cover - the pure-Python path is the reference
+    _c_rows = None
+# False: every line goes through `feed` (the reference the tests compare the C reader with).
+NATIVE = _c_rows is not None
+# the report sections whose lines `_feed` hands to the ReportReader, not to the open table
+_REPORT_SECTIONS = frozenset({"header", "load", "efficiency", "sql", "latch", "segments", "skip"})
 
 # is_idle is pure and the same few dozen events come back in every report of an archive,
 # each asked twice a report (the total, then its row): the answers are cached
@@ -306,6 +313,9 @@ class _Table:
     # the columns that take values, worked out at the table's first row (its columns are
     # settled before it is made) instead of at every row
     values: list[_Column] | None = field(default=None, repr=False, compare=False)
+    # (value columns, their right edges, words after the numbers) for the C reader, worked out
+    # at the first row; () when it does not read this table's rows (WaitsParser._native)
+    native: tuple | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -356,7 +366,11 @@ class _EventAcc:
         return None
 
 
-class EventRow(BaseModel):
+# Plain data, not pydantic models: an archive's every report builds a few dozen of each, and
+# the Block they end up in is validated once at the boundary (`Parser.finish`); validating each
+# row first was ~2 % of an archive's parse. `dump` gives what `model_dump` gave, key for key.
+@dataclass(slots=True)
+class EventRow:
     event: str
     count: float | None = None
     waited_s: float | None = None
@@ -368,14 +382,39 @@ class EventRow(BaseModel):
     wait_class: str | None = None
     idle: bool = False
 
+    def dump(self) -> dict:
+        return {
+            "event": self.event,
+            "count": self.count,
+            "waited_s": self.waited_s,
+            "avg_ms": self.avg_ms,
+            "max_ms": self.max_ms,
+            "timeouts": self.timeouts,
+            "pct_of_waited": self.pct_of_waited,
+            "pct_of_db_time": self.pct_of_db_time,
+            "wait_class": self.wait_class,
+            "idle": self.idle,
+        }
 
-class TableInfo(BaseModel):
-    title: str = ""
+
+@dataclass(slots=True)
+class TableInfo:
     kind: str
-    columns: list[str] = Field(default_factory=list)
+    title: str = ""
+    columns: list[str] = field(default_factory=list)
     rows: int = 0
     top_summary: bool = False
     assumed_columns: bool = False
+
+    def dump(self) -> dict:
+        return {
+            "title": self.title,
+            "kind": self.kind,
+            "columns": list(self.columns),
+            "rows": self.rows,
+            "top_summary": self.top_summary,
+            "assumed_columns": self.assumed_columns,
+        }
 
 
 def _unit_from_label(label: str) -> float | None:
@@ -758,9 +797,67 @@ class WaitsParser(Parser):
         return "DB/Inst:" in line and section_of(line) is not None
 
     def feed_run(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int]:
-        # the rows of a report have no cheaper shape to read than `feed`'s own: the saving
-        # is the detector's per-line work
-        return self.feed_lines(text, pos, endpos, plain)
+        # rows of an open ruled table through the C reader (`run_step`), every other line
+        # through `feed_one`: the detector's per-line work is saved on all of them
+        if _c_rows is None or not NATIVE:
+            return self.feed_lines(text, pos, endpos, plain)
+        return self.feed_steps(text, pos, endpos, plain)
+
+    def _native(self) -> tuple[_Table, list[_Column], tuple[int, ...], bool] | None:
+        """The open table, its value columns, their right edges and whether words may follow
+        the numbers, when the C reader (ingest/_syscore_src/awr.c) may read its rows: in the
+        state where `_feed` hands a row straight to `_table_line` and `_row` reads it by the
+        ruler's columns (a named, ruled table: not assumed, not collapsed, no EVENT column
+        inside; no wrapped name or page break pending; no report section reading the line)."""
+        table = self._table
+        if (
+            table is None
+            or self._wrap
+            or self._page_break
+            or not self._started
+            or self._section in _REPORT_SECTIONS
+            or not NATIVE
+        ):
+            return None
+        if table.native is None:
+            if (
+                table.kind == "enqueues"
+                or not table.named_rows
+                or table.assumed
+                or table.collapsed
+                or table.event_col is not None
+            ):
+                table.native = ()
+            else:
+                cols = self._value_columns(table)
+                words = any(c.kind in ("class", "reason") for c in table.columns)
+                table.native = (cols, tuple(c.end for c in cols), words)
+        if not table.native:
+            return None
+        return table, *table.native
+
+    def run_step(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int, int]:
+        """The rows of the open table the C reader vouches for (`_native`), applied as `_row`
+        applies them, as long as this block claims them (else the detector may hand a line
+        elsewhere); the line it stops at goes through `feed_one`."""
+        native = self._native()
+        if native is None or _c_rows is None:
+            return pos, 0, self.STEP_FEED
+        table, cols, ends, words = native
+        _, rows = _c_rows(text, pos, endpos, cols, ends, words, MAX_LINE)
+        taken = 0
+        claimed = RE_CLAIMED.fullmatch
+        take = self._take_row
+        for nxt, line, name, cells, trailing in rows:
+            if claimed(line) is None:
+                break
+            take(table, name, cells, trailing)
+            pos = nxt
+            taken += 1
+        if taken:
+            self._prose = 0  # what `feed` does after an accepted line
+        # at the run's end nothing is left for `feed_one` (it would read an empty line there)
+        return pos, taken, self.STEP_STOP if pos >= endpos else self.STEP_FEED
 
     # -- feeding -------------------------------------------------------------------------------
 
@@ -778,6 +875,15 @@ class WaitsParser(Parser):
                 self._stash = []
             self._header = []
             return True
+        native = self._native() if _c_rows is not None else None
+        if native is not None:  # a row of the open table the C reader vouches for
+            table, cols, ends, words = native
+            _, rows = _c_rows(s, 0, len(s), cols, ends, words, MAX_LINE)
+            if rows:
+                _, _, name, cells, trailing = rows[0]
+                self._take_row(table, name, cells, trailing)
+                self._prose = 0
+                return True
         accepted = self._feed(s)
         if accepted:
             self._started = True
@@ -834,7 +940,7 @@ class WaitsParser(Parser):
             self._report.snapshot_line(s)
             return True
         titled = first in _TITLE_FIRST or not first.isascii()
-        if self._section in ("header", "load", "efficiency", "sql", "latch", "segments", "skip"):
+        if self._section in _REPORT_SECTIONS:
             if top or (titled and RE_TITLE.match(s)):
                 self._section = None
             elif self._section == "skip" or self._started:
@@ -1114,6 +1220,18 @@ class WaitsParser(Parser):
             return False
         if dry:
             return True
+        self._take_row(table, name, cells, " ".join(text)[:60])
+        return True
+
+    def _take_row(
+        self,
+        table: _Table,
+        name: str,
+        cells: list[tuple[_Column, float, float | None]],
+        trailing: str,
+    ) -> None:
+        """A row of `table` read: counted and applied by the table's kind (what `_row` and the
+        C reader's rows both end in)."""
         # the same names come back in every report of an archive, and each report's block
         # keeps them as keys of its facts: one string each, not one per report
         name = sys.intern(name)
@@ -1121,7 +1239,6 @@ class WaitsParser(Parser):
         info = self._table_infos.get(id(table))
         if info is not None:
             info.rows = table.rows
-        trailing = " ".join(text)[:60]
         if table.kind == "events":
             self._event_row(table, name, cells, trailing)
         elif table.kind == "enqueues":
@@ -1133,7 +1250,6 @@ class WaitsParser(Parser):
             self._time_model_row(name, cells)
         elif table.kind == "wait_class":
             self._wait_class_row(name, cells)
-        return True
 
     def _time_model_row(self, name: str, cells: list[tuple[_Column, float, float | None]]) -> None:
         if name not in self._time_model and len(self._time_model) >= MAX_KEYS:
@@ -1245,7 +1361,7 @@ class WaitsParser(Parser):
                 events[name] = acc  # its full-table row was cut off or unreadable
         facts: dict[str, float | str | dict[str, float]] = {}
         details: dict = {
-            "tables": [t.model_dump() for t in self._tables],
+            "tables": [t.dump() for t in self._tables],
             "events_from": "full tables"
             if self._events_full
             else ("top-N summary" if self._events_top else None),
@@ -1287,14 +1403,14 @@ class WaitsParser(Parser):
             if "time_s" in cpu and events:
                 facts["event.cpu_s"] = cpu["time_s"]
         _table_fact(facts, "event.pct_of_db_time", pct_db)
-        details["events"] = [r.model_dump() for r in rows[:TOP_ROWS]]
+        details["events"] = [r.dump() for r in rows[:TOP_ROWS]]
         if self._cpu:
             details["cpu"] = self._cpu
         if bg:
             _table_fact(facts, "bg_event.waited_s", {r.event: r.waited_s for r in bg})
             _table_fact(facts, "bg_event.count", {r.event: r.count for r in bg})
             _table_fact(facts, "bg_event.avg_ms", {r.event: r.avg_ms for r in bg})
-            details["background_events"] = [r.model_dump() for r in bg[:TOP_ROWS]]
+            details["background_events"] = [r.dump() for r in bg[:TOP_ROWS]]
         if self._wait_class:
             for fact, key in (
                 ("wait_class.waited_s", "waited_s"),

@@ -1032,92 +1032,265 @@ static PyObject *Table_procs(Table *t, PyObject *unused)
     return Py_BuildValue("(NL)", names, t->dropped);
 }
 
-/* -- top mode: a top frame's process rows (top.py's _Frame) --------------------------------------
+/* -- top mode: a top capture's frames (top.py's _Frame) -------------------------------------------
  *
- * One Table per frame: per command (the first word of COMMAND, 200 characters at most) column 0
- * folds %CPU (its total is _Frame.proc_cpu, max(0.0, its high) proc_cpu_max) and column 1 %MEM
- * (proc_mem); a second Table (`states`, one column) counts the rows per state. The layout comes
- * with each run: the header's column count, where %CPU, %MEM and the state are. A row top's
- * claims would not take, or that its feed would read otherwise (a number pasted.number reads
- * differently, a cut row, `N processes:`, text beyond ASCII) stops the run; the parser then
- * reads the rest of the frame in Python, from the sums read back (export). */
+ * One Table holds a frame's rows: per command (the first word of COMMAND, 200 characters at most)
+ * column 0 folds %CPU (its total is _Frame.proc_cpu, max(0.0, its high) proc_cpu_max) and column
+ * 1 %MEM (proc_mem); a second Table (`states`, one column) counts the rows per state. The layout
+ * comes with each run: the header's column count, where %CPU, %MEM and the state are, and the
+ * header line itself. A run reads whole frames of procps top: the rows, the blank lines (when
+ * the parser says feed would take them), the header line it was given, and the summary lines
+ * feed reads without looking at anything else (`top - ... up`, `Tasks:`/`Threads:`/`Processes:`
+ * with a total, `%Cpu(s):`/`Cpu(s):`/`%CpuN :`, `KiB|MiB|GiB|TiB Mem|Swap|Memory :`), which it
+ * does not read: it hands the current frame's back as text, and the parser reads them only when
+ * that frame's facts are wanted (a frame replaces the one before it, so the summary lines of
+ * every other frame are never read). A `top -` line starts a new frame: the two Tables are
+ * cleared. A row top's claims would not take, or that its feed would read otherwise (a number
+ * pasted.number reads differently, a cut row, `N processes:`, text beyond ASCII), any other line
+ * and any summary line in another shape stop the run; the parser then reads on in Python (the
+ * rest of a frame's rows from the sums read back: export). */
 
 static PyTypeObject TableType;
 
-/* run(text, pos, endpos, states, ncols, at_cpu, at_mem, at_state) -> (pos, rows taken) */
+static void keys_free(Table *t)
+{
+    for (int i = 0; i < t->nkeys; i++) {
+        TKey *k = &t->keys[i];
+        for (int c = 0; c < t->ncols; c++)
+            PyMem_Free(k->ser[c].pts);
+        PyMem_Free(k->ser);
+        PyMem_Free(k->order);
+        PyMem_Free(k->seen);
+        PyMem_Free(k->name);
+        Py_XDECREF(k->names);
+    }
+    t->nkeys = 0;
+    for (size_t i = 0; i < t->tabcap; i++)
+        t->tab[i] = -1;
+}
+
+/* does l[0..n) hold w? (memmem is not in C99) */
+static int holds(const unsigned char *l, Py_ssize_t n, const char *w)
+{
+    size_t k = strlen(w);
+    for (const unsigned char *p = l; (p = memchr(p, w[0], (size_t)(n - (p - l)))) != NULL; p++)
+        if ((size_t)(n - (p - l)) >= k && memcmp(p, w, k) == 0)
+            return 1;
+    return 0;
+}
+
+/* start_score's first test (_TOP_HINT): one of the words is in the line */
+static int top_hint(const unsigned char *l, Py_ssize_t n)
+{
+    static const char *const words[] = {"top -",     "last pid", "Tasks", "Threads", "Processes",
+                                        "Cpu",       "CPU states", "Mem", "PID"};
+    for (size_t w = 0; w < sizeof(words) / sizeof(words[0]); w++)
+        if (holds(l, n, words[w]))
+            return 1;
+    return 0;
+}
+
+enum { TOP_NONE, TOP_FRAME, TOP_SUMMARY };
+
+/* Is l[0..n) (printable ASCII, not blank, no longer than top.MAX_LINE) a summary line that
+ * start_score scores 2 and feed reads (as _read) as the line it is, unpaste leaving it as it is?
+ * TOP_FRAME: `top - ... up` (_TOP, a new frame); TOP_SUMMARY: Tasks, CPU or memory (_TASKS with
+ * a total, _CPU but `CPU states`, _MEM with a unit); TOP_NONE: any other line, for the parser.
+ * Each starts in the first column with a word unpaste's prefixes (syslog, `#`, `>`) cannot
+ * start with, and each leaves the shapes _read tests before it unmatched. */
+static int top_summary(const unsigned char *l, Py_ssize_t n)
+{
+    Py_ssize_t i;
+    if (starts(l, 0, n, "top - ")) { /* _TOP: top\s+-\s+\S+\s+up\b */
+        i = skip_ws(l, 6, n);
+        Py_ssize_t j = skip_tok(l, i, n);
+        if (j == i || j == n || !is_ws(l[j]))
+            return TOP_NONE;
+        j = skip_ws(l, j, n);
+        if (!starts(l, j, n, "up") || (j + 2 < n && is_word(l[j + 2])))
+            return TOP_NONE;
+        return TOP_FRAME;
+    }
+    if (starts(l, 0, n, "Tasks:") || starts(l, 0, n, "Threads:") ||
+        starts(l, 0, n, "Processes:")) { /* _TASKS: a digit after the colon, and `total` */
+        const unsigned char *c = memchr(l, ':', (size_t)n);
+        Py_ssize_t k = c - l + 1;
+        int digit = 0;
+        for (Py_ssize_t j = k; j < n && !digit; j++)
+            digit = is_digit(l[j]);
+        if (!digit || !holds(l + k, n - k, "total"))
+            return TOP_NONE;
+        return TOP_SUMMARY;
+    }
+    i = l[0] == '%';
+    if (starts(l, i, n, "Cpu")) { /* _CPU: %?Cpu(\(s\)|\d+)\s*: */
+        i += 3;
+        if (starts(l, i, n, "(s)"))
+            i += 3;
+        else {
+            Py_ssize_t j = i;
+            while (j < n && is_digit(l[j]))
+                j++;
+            if (j == i)
+                return TOP_NONE;
+            i = j;
+        }
+        i = skip_ws(l, i, n);
+        return i < n && l[i] == ':' ? TOP_SUMMARY : TOP_NONE;
+    }
+    if ((l[0] == 'K' || l[0] == 'M' || l[0] == 'G' || l[0] == 'T') && starts(l, 1, n, "iB")) {
+        /* _MEM with a unit: (KiB|MiB|GiB|TiB)\s*(Mem|Swap|Memory)\s*: */
+        i = skip_ws(l, 3, n);
+        Py_ssize_t j;
+        if (starts(l, i, n, "Memory") && (j = skip_ws(l, i + 6, n)) < n && l[j] == ':')
+            return TOP_SUMMARY;
+        if (starts(l, i, n, "Mem") && (j = skip_ws(l, i + 3, n)) < n && l[j] == ':')
+            return TOP_SUMMARY;
+        if (starts(l, i, n, "Swap") && (j = skip_ws(l, i + 4, n)) < n && l[j] == ':')
+            return top_hint(l, n) ? TOP_SUMMARY : TOP_NONE;
+    }
+    return TOP_NONE;
+}
+
+#define TOP_MARKS 256 /* summary lines held per frame; more: the parser reads on */
+
+/* run(text, pos, endpos, states, ncols, at_cpu, at_mem, at_state, header, flags)
+ *   -> (pos, lines taken, rows read, frames started, header set, [the frame's summary lines])
+ * flags: 1 the header is set (rows are the frame's), 2 a blank line is the parser's (feed takes
+ * it and the detector's memo says no other format starts on one), 4 a `top -` line may start a
+ * new frame (a frame was read before, not Solaris's). Rows and summary lines counted and kept
+ * are those since the last frame this run started, or all when it started none. */
 static PyObject *top_run(Table *t, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 8 || !PyUnicode_Check(args[0]) || Py_TYPE(args[3]) != &TableType) {
-        PyErr_SetString(PyExc_TypeError,
-                        "run(text, pos, endpos, states, ncols, at_cpu, at_mem, at_state)");
+    if (nargs != 10 || !PyUnicode_Check(args[0]) || Py_TYPE(args[3]) != &TableType ||
+        !PyUnicode_Check(args[8])) {
+        PyErr_SetString(PyExc_TypeError, "run(text, pos, endpos, states, ncols, at_cpu, "
+                                         "at_mem, at_state, header, flags)");
         return NULL;
     }
-    PyObject *text = args[0];
+    PyObject *text = args[0], *header = args[8];
     Table *st = (Table *)args[3];
     Py_ssize_t pos = PyLong_AsSsize_t(args[1]), endpos = PyLong_AsSsize_t(args[2]);
     long ncols = PyLong_AsLong(args[4]), at_cpu = PyLong_AsLong(args[5]),
-         at_mem = PyLong_AsLong(args[6]), at_state = PyLong_AsLong(args[7]);
+         at_mem = PyLong_AsLong(args[6]), at_state = PyLong_AsLong(args[7]),
+         flags = PyLong_AsLong(args[9]);
     if (PyErr_Occurred())
         return NULL;
     if (ncols < 1 || ncols > 64 || at_cpu < 0 || at_cpu >= ncols || at_mem < 0 ||
-        at_mem >= ncols || at_state >= ncols || t->ncols != 2 || st->ncols < 1) {
+        at_mem >= ncols || at_state >= ncols || t->ncols != 2 || st->ncols < 1 || st == t) {
         PyErr_SetString(PyExc_ValueError, "top run: a bad layout");
         return NULL;
     }
+    int have = (flags & 1) != 0, blank_ok = (flags & 2) != 0, frame_ok = (flags & 4) != 0;
     Py_ssize_t len = PyUnicode_GET_LENGTH(text);
     if (endpos > len)
         endpos = len;
-    if (PyUnicode_KIND(text) != PyUnicode_1BYTE_KIND || pos < 0 || pos >= endpos)
-        return Py_BuildValue("(ni)", pos, 0);
-    const unsigned char *s = PyUnicode_1BYTE_DATA(text);
-    long long taken = 0;
-    while (pos < endpos) {
-        Py_ssize_t e, n;
-        if (!line_at(s, pos, endpos, t->max_line, &e, &n))
-            break;
-        const unsigned char *l = s + pos;
-        n -= pos;
-        if (n == 0 || !plain_line(l, n))
-            break;
-        Py_ssize_t ts[64], te[64];
-        int nt = 0;
-        Py_ssize_t i = skip_ws(l, 0, n);
-        while (i < n && nt < ncols) {
-            ts[nt] = i;
-            i = skip_tok(l, i, n);
-            te[nt++] = i;
-            i = skip_ws(l, i, n);
-        }
-        /* claims (_ROW): the pid, a user that is no number, one token more; feed: not Solaris's
-         * `N processes:`, at least the header's columns */
-        if (nt < ncols || nt < 3 || !all_digits(l + ts[0], te[0] - ts[0]) ||
-            all_digits(l + ts[1], te[1] - ts[1]) ||
-            (te[1] - ts[1] >= 10 && memcmp(l + ts[1], "processes:", 10) == 0))
-            break;
-        double v[2];
-        if (!proc_num(l, ts[at_cpu], te[at_cpu], 1, &v[0]) ||
-            !proc_num(l, ts[at_mem], te[at_mem], 1, &v[1]))
-            break;
-        Py_ssize_t kn = te[ncols - 1] - ts[ncols - 1];
-        if (kn > PROC_CMD)
-            kn = PROC_CMD;
-        int ki = key_get(t, (const char *)l + ts[ncols - 1], kn, 1);
-        if (ki == -1)
-            return PyErr_NoMemory();
-        if (ki >= 0) {
-            key_add(t, ki, v, NULL);
-            if (at_state >= 0) {
-                int si = key_get(st, (const char *)l + ts[at_state], te[at_state] - ts[at_state], 1);
-                if (si == -1)
+    long long taken = 0, rows = 0, frames = 0;
+    Py_ssize_t marks[TOP_MARKS][2];
+    int nmarks = 0;
+    if (PyUnicode_KIND(text) == PyUnicode_1BYTE_KIND && pos >= 0 && pos < endpos) {
+        const unsigned char *s = PyUnicode_1BYTE_DATA(text);
+        const unsigned char *hs = PyUnicode_KIND(header) == PyUnicode_1BYTE_KIND
+                                      ? PyUnicode_1BYTE_DATA(header)
+                                      : NULL;
+        Py_ssize_t hn = hs ? PyUnicode_GET_LENGTH(header) : -1;
+        while (pos < endpos) {
+            Py_ssize_t e, n;
+            if (!line_at(s, pos, endpos, t->max_line, &e, &n))
+                break;
+            const unsigned char *l = s + pos;
+            n -= pos;
+            if (n == 0) {
+                if (!blank_ok)
+                    break;
+            } else if (!plain_line(l, n)) {
+                break;
+            } else if (n == hn && memcmp(l, hs, (size_t)n) == 0) {
+                have = 1; /* the header read before: feed reads it so again */
+            } else if (is_digit(l[0]) || is_ws(l[0])) {
+                if (!have)
+                    break;
+                Py_ssize_t ts[64], te[64];
+                int nt = 0;
+                Py_ssize_t i = skip_ws(l, 0, n);
+                while (i < n && nt < ncols) {
+                    ts[nt] = i;
+                    i = skip_tok(l, i, n);
+                    te[nt++] = i;
+                    i = skip_ws(l, i, n);
+                }
+                /* claims (_ROW): the pid, a user that is no number, one token more; feed: not
+                 * Solaris's `N processes:`, at least the header's columns */
+                if (nt < ncols || nt < 3 || !all_digits(l + ts[0], te[0] - ts[0]) ||
+                    all_digits(l + ts[1], te[1] - ts[1]) ||
+                    (te[1] - ts[1] >= 10 && memcmp(l + ts[1], "processes:", 10) == 0))
+                    break;
+                double v[2];
+                if (!proc_num(l, ts[at_cpu], te[at_cpu], 1, &v[0]) ||
+                    !proc_num(l, ts[at_mem], te[at_mem], 1, &v[1]))
+                    break;
+                Py_ssize_t kn = te[ncols - 1] - ts[ncols - 1];
+                if (kn > PROC_CMD)
+                    kn = PROC_CMD;
+                int ki = key_get(t, (const char *)l + ts[ncols - 1], kn, 1);
+                if (ki == -1)
                     return PyErr_NoMemory();
-                if (si >= 0)
-                    key_add(st, si, v, NULL);
+                if (ki >= 0) {
+                    key_add(t, ki, v, NULL);
+                    if (at_state >= 0) {
+                        int si = key_get(st, (const char *)l + ts[at_state],
+                                         te[at_state] - ts[at_state], 1);
+                        if (si == -1)
+                            return PyErr_NoMemory();
+                        if (si >= 0)
+                            key_add(st, si, v, NULL);
+                    }
+                }
+                rows++;
+            } else {
+                int kind = top_summary(l, n);
+                if (kind == TOP_NONE || nmarks == TOP_MARKS)
+                    break;
+                if (kind == TOP_FRAME) {
+                    if (!frame_ok)
+                        break;
+                    keys_free(t);
+                    keys_free(st);
+                    frames++;
+                    rows = 0;
+                    nmarks = 0;
+                    have = 0;
+                }
+                marks[nmarks][0] = pos;
+                marks[nmarks++][1] = pos + n;
             }
+            taken++;
+            pos = e + 1;
         }
-        taken++;
-        pos = e + 1;
     }
-    return Py_BuildValue("(nL)", pos, taken);
+    PyObject *lines = PyList_New(nmarks);
+    if (lines == NULL)
+        return NULL;
+    for (int m = 0; m < nmarks; m++) {
+        PyObject *one = PyUnicode_Substring(text, marks[m][0], marks[m][1]);
+        if (one == NULL) {
+            Py_DECREF(lines);
+            return NULL;
+        }
+        PyList_SET_ITEM(lines, m, one);
+    }
+    return Py_BuildValue("(nLLLiN)", pos, taken, rows, frames, have, lines);
+}
+
+/* clear(): top mode, the store emptied for the parser's next frame (the Table is reused) */
+static PyObject *Table_clear(Table *t, PyObject *unused)
+{
+    if (!t->topm && !(t->ncols == 1 && !t->rows && !t->grouped && !t->proc && !t->sheet)) {
+        PyErr_SetString(PyExc_ValueError, "clear: a top frame's Table");
+        return NULL;
+    }
+    keys_free(t);
+    Py_RETURN_NONE;
 }
 
 /* top(): makes this Table a top frame's store (two columns: %CPU, %MEM) */
@@ -2077,16 +2250,7 @@ static int Table_init(Table *t, PyObject *args, PyObject *kw)
 
 static void Table_dealloc(Table *t)
 {
-    for (int i = 0; i < t->nkeys; i++) {
-        TKey *k = &t->keys[i];
-        for (int c = 0; c < t->ncols; c++)
-            PyMem_Free(k->ser[c].pts);
-        PyMem_Free(k->ser);
-        PyMem_Free(k->order);
-        PyMem_Free(k->seen);
-        PyMem_Free(k->name);
-        Py_XDECREF(k->names);
-    }
+    keys_free(t);
     PyMem_Free(t->keys);
     PyMem_Free(t->tab);
     PyMem_Free(t->lo);
@@ -2132,6 +2296,8 @@ static PyMethodDef Table_methods[] = {
      "padd(key, shown, ident, cols, values): proc mode, a row the Python reader read"},
     {"top", (PyCFunction)Table_top, METH_NOARGS,
      "top(): top mode, a frame's process rows (run(text, pos, endpos, states, ...))"},
+    {"clear", (PyCFunction)Table_clear, METH_NOARGS,
+     "clear(): top mode, the store emptied for the next frame"},
     {"procs", (PyCFunction)Table_procs, METH_NOARGS,
      "procs() -> ([(shown, ident) per key], dropped rows): proc mode"},
     {NULL}};

@@ -72,7 +72,7 @@ _SUFFIX_MB = {"k": 1 / 1024, "K": 1 / 1024, "M": 1.0, "G": 1024.0, "T": 1048576.
 
 
 class _Frame:
-    def __init__(self) -> None:
+    def __init__(self, core: tuple | None = None) -> None:
         self.load: tuple[float, float, float] | None = None
         self.days: float | None = None
         self.tasks: dict[str, float] = {}
@@ -87,23 +87,14 @@ class _Frame:
         self.rows = 0
         # the C store of this frame's rows (table.c's top mode: per command and per state),
         # read back into the dicts above before Python reads a row or the facts are made;
-        # None with `python` False: not made yet; `python` True: the dicts are the store
-        self.core: tuple | None = None
+        # None with `python` False: not given yet; `python` True: the dicts are the store
+        self.core: tuple | None = core
         self.python = False
-
-    def store(self) -> tuple | None:
-        """The frame's C tables (made on first use), or None: the Python dicts are the store."""
-        if self.core is None and not self.python:
-            cpu = ostable.native_table(
-                ["cpu", "mem"], keyed=True, bounds={}, max_keys=MAX_KEYS, max_line=MAX_LINE
-            )
-            states = ostable.native_table(["n"], keyed=True, bounds={}, max_keys=1 << 30)
-            if cpu is None or states is None:
-                self.python = True
-                return None
-            cpu.top()
-            self.core = (cpu, states)
-        return self.core
+        # the summary lines the C reader took for this frame, not read yet: read (in order, by
+        # TopParser._replay) when the frame's facts are wanted or Python reads another summary
+        # line of it; a later frame replaces this one, so most frames' are never read (they
+        # were most of what top cost once its rows were in C: ~30 µs a frame)
+        self.pending: list[str] = []
 
     def settle(self) -> None:
         """The C store read back into the dicts (in the order its keys came: a C row adds a
@@ -142,6 +133,9 @@ class TopParser(Parser):
         self.columns: list[str] | None = None
         self._cells: tuple[int | None, int | None, int | None] = (None, None, None)
         self._layout: tuple[int, int, int, int] | None = None  # for the C reader (top_run)
+        self._header = ""  # the line of the last header read (the C reader reads it again)
+        self._columns: list[str] = []  # its columns
+        self._tables: tuple | None = None  # the C frame store, made once, cleared per frame
         self._headers: dict[str, list[str]] = {}  # a header line as pasted -> its columns
         self.solaris = False
 
@@ -158,17 +152,55 @@ class TopParser(Parser):
 
     feed_run = Parser.feed_steps
 
+    def _store(self) -> tuple | None:
+        """The current frame's C tables (the parser's, emptied for it), or None: the Python
+        dicts are its store."""
+        f = self.frame
+        if f.core is None and not f.python:
+            if self._tables is None:
+                cpu = ostable.native_table(
+                    ["cpu", "mem"], keyed=True, bounds={}, max_keys=MAX_KEYS, max_line=MAX_LINE
+                )
+                states = ostable.native_table(["n"], keyed=True, bounds={}, max_keys=1 << 30)
+                if cpu is None or states is None:
+                    f.python = True
+                    return None
+                cpu.top()
+                self._tables = (cpu, states)
+            else:  # the frame before is gone (replaced), or settled into its dicts
+                self._tables[0].clear()
+                self._tables[1].clear()
+            f.core = self._tables
+        return f.core
+
     def run_step(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int, int]:
-        """Parser.feed_steps' step: a frame's process rows read in C (table.c's top mode) while
-        the frame's rows have all been read there, then the lines feed would read as below
-        without the detector's tests; every other line goes through feed."""
+        """Parser.feed_steps' step: frames read in C (table.c's top mode: rows, blank lines,
+        the header in force, the summary lines kept as text for `_replay`) while the frame's
+        rows have all been read there, then the lines feed would read as below without the
+        detector's tests; every other line goes through feed."""
         n = 0
         f = self.frame
-        if self.columns is not None and not f.python and self._layout is not None:
-            core = f.store()
+        if self._layout is not None and not f.python:
+            core = self._store()
             if core is not None:
-                pos, n = core[0].run(text, pos, endpos, core[1], *self._layout)
-                f.rows += n
+                blank = plain.get((type(self), "")) is False and self.lines > 0
+                flags = (
+                    (self.columns is not None)
+                    | blank << 1
+                    | (self.frames > 0 and not self.solaris) << 2
+                )
+                pos, n, rows, frames, have, summary = core[0].run(
+                    text, pos, endpos, core[1], *self._layout, self._header, flags
+                )
+                if frames:
+                    self.frames += frames
+                    f = self.frame = _Frame(core)
+                    f.pending = summary
+                    f.rows = rows
+                else:
+                    f.pending += summary
+                    f.rows += rows
+                self.columns = self._columns if have else None
                 if pos >= endpos:
                     return pos, n, self.STEP_STOP
         end, line = line_at(text, pos, endpos)
@@ -178,7 +210,7 @@ class TopParser(Parser):
             return pos, n, self.STEP_STOP
         columns = self._headers.get(line)
         if columns is not None:  # a header read before: feed reads it so again
-            self._set_columns(columns)
+            self._set_columns(columns, line)
             return end + 1, n + 1, self.STEP_TOOK
         if len(line) <= MAX_LINE and _TOP_HINT.search(line):
             got = unpaste(line)
@@ -188,8 +220,9 @@ class TopParser(Parser):
                 return end + 1, n + 1, self.STEP_TOOK
         return pos, n, self.STEP_FEED
 
-    def _set_columns(self, columns: list[str]) -> None:
-        self.columns = columns
+    def _set_columns(self, columns: list[str], line: str) -> None:
+        self.columns = self._columns = columns
+        self._header = line
         self._cells = _cells(columns)
         cpu, mem, state = self._cells
         self._layout = (len(columns), cpu, mem, -1 if state is None else state)
@@ -229,12 +262,10 @@ class TopParser(Parser):
             self.frames += 1
             self.columns = None
             self.solaris = self.solaris or bool(_SOL_TOP.match(text))
-            if m := _LOAD.search(text):
-                vals = [number(m[k]) or 0.0 for k in "abc"]
-                self.frame.load = (vals[0], vals[1], vals[2])
-            if m := _UPDAYS.search(text):
-                self.frame.days = float(m["days"])
+            self._uptime(text)
             return True
+        if self.frame.pending:  # the summary lines before this one first
+            self._replay()
         if m := _TASKS.match(text):
             self.frame.tasks = {"total": 0.0}
             for p in _PAIR.finditer(m["rest"]):
@@ -271,13 +302,32 @@ class TopParser(Parser):
             return True
         if _HEADER.match(text):
             columns = text.split()
-            self._set_columns(columns)
+            self._set_columns(columns, line)
             if len(self._headers) < 64:
                 self._headers[line] = columns
             return True
         if self.columns is not None:
             return self._row(text)
         return False
+
+    def _uptime(self, text: str) -> None:
+        """The frame's load averages and days up, from its first line."""
+        if m := _LOAD.search(text):
+            vals = [number(m[k]) or 0.0 for k in "abc"]
+            self.frame.load = (vals[0], vals[1], vals[2])
+        if m := _UPDAYS.search(text):
+            self.frame.days = float(m["days"])
+
+    def _replay(self) -> None:
+        """The summary lines the C reader took for this frame, read as feed would have read
+        them then (they set only the frame's summary fields, which nothing read since)."""
+        lines, self.frame.pending = self.frame.pending, []
+        for line in lines:
+            text = unpaste(line)
+            if _TOP.match(text):  # the frame's first line (the frame itself is made)
+                self._uptime(text)
+            else:
+                self._read(text, line)
 
     def _memory(self, m: re.Match) -> None:
         key = (m["unit"], m["what"], m["rest"])
@@ -323,6 +373,8 @@ class TopParser(Parser):
     def facts(self) -> tuple[dict, dict, list[str], Platform | None]:
         f = self.frame
         f.settle()
+        if f.pending:
+            self._replay()
         facts: dict = {}
         if f.load:
             facts["load.avg1"], facts["load.avg5"], facts["load.avg15"] = f.load

@@ -460,9 +460,9 @@ def _held_terms(
 class BulkWriter:
     """Writes documents into a new, empty index as one segment, as whoosh's SegmentWriter would
     with add_document for each and commit(): `add` a document's fields, then `commit` (or
-    `cancel`). Past `max_postings` postings held in memory everything so far and everything
-    after goes to whoosh's own pool, which spills sorted runs to disk, so memory stays bounded
-    at any size (at whoosh's speed for that part).
+    `cancel`). Past `max_postings` tokens and postings held in memory, everything so far and
+    everything after goes to whoosh's own pool, which spills sorted runs to disk, so memory
+    stays bounded at any size (at whoosh's speed for that part).
 
     Held: the fields _chain_spec reads, their text values at boost 1 (all of SearchIndex's),
     as tokens (_HeldTokens, grouped into postings at commit); other fields as postings, field

@@ -81,11 +81,11 @@ MERGE_FANOUT = 4
 # the least recently used are dropped; the benchmark's 16 queries use ~113k postings at 10k
 # entries.
 POSTINGS_BUDGET = 300_000
-# How many postings a rebuild holds in memory before handing them to whoosh's pool (which spills
-# sorted runs to disk, at its old speed): ~70 bytes each (a tuple of docnum, weight and encoded
-# positions; measured, peak RSS of a 10k build 522 MB against 346 MB with whoosh's writer), so
-# ~210 MB at most. The 10k benchmark's build holds ~2.6M.
-BULK_POSTINGS = 3_000_000
+# How many tokens (and postings of fields held as postings) a rebuild holds in memory before
+# handing them to whoosh's pool (which spills sorted runs to disk, at its old speed): 12 bytes a
+# token in kb.index_fast._HeldTokens's arrays, ~145 MB at most, plus the commit's grouping of the
+# largest field. The 10k benchmark's build holds ~3.4M tokens.
+BULK_POSTINGS = 12_000_000
 
 
 # --------------------------------------------------------------------------------------------

@@ -277,28 +277,34 @@ def _chain_spec(field: Any) -> _ChainSpec | None:
     return _ChainSpec(items[0].expression, strip, stop, stem, ignore, type(fmt) is Positions)
 
 
-def _positions(spec: _ChainSpec, value: str) -> dict[str, list[int]]:
-    """word -> its positions in `value`, as Positions.word_values collects them from the
-    analyzer's tokens (StopFilter's renumbering included: the first kept token keeps its
-    position, each later one takes the previous kept position + 1)."""
+def _tokens(spec: _ChainSpec, value: str, lookup: Any) -> tuple[list[Any], Any]:
+    """What `lookup` (a dict's __getitem__: the lowercased token -> its word, or None for a
+    stop word) gives for the tokens of `value` that are kept, in token order, and their
+    positions, as the analyzer's tokens carry them (StopFilter's renumbering included: the
+    first kept token keeps its position, each later one takes the previous kept position + 1)."""
     if spec.findall is not None:
         tokens = spec.findall(value)
     else:
         tokens = [m.group(0) for m in spec.finditer(value)]
     if spec.strip:  # StripFilter, then LowercaseFilter, on each token
         tokens = map(str.strip, tokens)
-    mapped = list(map(spec.words.__getitem__, map(str.lower, tokens)))
+    mapped = list(map(lookup, map(str.lower, tokens)))
+    if None not in mapped:
+        return mapped, range(len(mapped))
+    kept = [w for w in mapped if w is not None]
     if spec.renumber:
-        kept = [w for w in mapped if w is not None] if None in mapped else mapped
         first = mapped.index(kept[0]) if kept else 0
-        pairs: Any = zip(range(first, first + len(kept)), kept, strict=True)
-    elif None in mapped:
-        pairs = ((i, w) for i, w in enumerate(mapped) if w is not None)
-    else:
-        pairs = enumerate(mapped)
+        return kept, range(first, first + len(kept))
+    return kept, [i for i, w in enumerate(mapped) if w is not None]
+
+
+def _positions(spec: _ChainSpec, value: str) -> dict[str, list[int]]:
+    """word -> its positions in `value`, as Positions.word_values collects them from the
+    analyzer's tokens."""
+    words, positions = _tokens(spec, value, spec.words.__getitem__)
     poses: dict[str, list[int]] = {}
     get = poses.get
-    for pos, word in pairs:
+    for pos, word in zip(positions, words, strict=True):
         found = get(word)
         if found is None:
             poses[word] = [pos]
@@ -332,17 +338,137 @@ _UINT_SIZE = len(pack_uint(0))
 _ONE = pack_uint(1)
 
 
+class _WordIds(dict):
+    """One field's lowercased token -> the id of the word indexed for it (None for a stop
+    word); `vocab` is the words by id."""
+
+    def __init__(self, words: _Words) -> None:
+        super().__init__()
+        self.words = words
+        self.vocab: list[str] = []
+        self.of_word: dict[str, int] = {}
+
+    def __missing__(self, token: str) -> int | None:
+        word = self.words[token]
+        wid = None
+        if word is not None:
+            wid = self.of_word.get(word)
+            if wid is None:
+                wid = self.of_word[word] = len(self.vocab)
+                self.vocab.append(word)
+        self[token] = wid
+        return wid
+
+
+class _HeldTokens:
+    """A field's kept tokens (a field _chain_spec reads, text values, boost 1): each token's
+    word id, and per value its docnum, token count and first position (the others follow one
+    by one, as StopFilter renumbers them; a value whose positions have gaps keeps its list in
+    `gaps`). The commit groups them into postings with one stable sort (_held_terms). ~8 bytes
+    a token, where a tuple per posting with its encoded value cost ~70 bytes and a Python step
+    per word of every value (with the per-token loop that grouped each value's positions, ~30 %
+    of a 10k rebuild's CPU)."""
+
+    def __init__(self, spec: _ChainSpec) -> None:
+        self.ids = _WordIds(spec.words)
+        self.words: list[int] = []
+        self.docs = array("i")
+        self.counts = array("i")
+        self.firsts = array("i")
+        self.gaps: list[tuple[int, list[int]]] = []  # (index of the first token, positions)
+
+    def add(self, spec: _ChainSpec, value: str, docnum: int) -> int:
+        """Holds the kept tokens of `value`; returns how many (the field length whoosh adds)."""
+        wids, positions = _tokens(spec, value, self.ids.__getitem__)
+        n = len(wids)
+        if n:
+            if type(positions) is not range:
+                self.gaps.append((len(self.words), positions))
+            self.words += wids
+            self.docs.append(docnum)
+            self.counts.append(n)
+            self.firsts.append(positions[0])
+        return n
+
+    def columns(self) -> tuple[Any, Any, Any]:
+        """Per token: word id, docnum, position (numpy arrays)."""
+        import numpy as np
+
+        words = np.array(self.words, np.int32)
+        counts = np.frombuffer(self.counts, np.int32)
+        docs = np.repeat(np.frombuffer(self.docs, np.int32), counts)
+        # a value's k-th token is at its first position + k
+        starts = np.cumsum(counts) - counts
+        positions = np.arange(len(words), dtype=np.int32)
+        positions -= np.repeat(
+            (starts - np.frombuffer(self.firsts, np.int32)).astype(np.int32), counts
+        )
+        for at, listed in self.gaps:
+            positions[at : at + len(listed)] = listed
+        return words, docs, positions
+
+
+def _held_terms(
+    held: _HeldTokens, tails: _Tails | None
+) -> Iterator[tuple[bytes, list[int], list[float], list[bytes]]]:
+    """The postings of a field's held tokens, word by word in byte order: (word, docnums,
+    weights, values), documents in docnum order, each value what the field's format encodes
+    (a new bytes object per posting: whoosh pickles a block's values as a tuple, where an object
+    met twice would be written as a back-reference), each weight the frequency (the sum of the
+    tokens' boosts of 1.0). `tails` is the Positions format's (None: Frequency)."""
+    import numpy as np  # here: the search CLI imports this module's importers without numpy
+
+    n = len(held.words)
+    if not n:
+        return
+    words, docs, positions = held.columns()
+    vocab = held.ids.vocab
+    order = sorted(range(len(vocab)), key=vocab.__getitem__)  # code point order = UTF-8 order
+    rank = np.empty(len(vocab), np.int32)
+    rank[order] = np.arange(len(vocab), dtype=np.int32)
+    ranks = rank[words]
+    # tokens arrive in docnum and position order: a stable sort by word keeps both
+    idx = np.argsort(ranks, kind="stable")
+    ranks = ranks[idx]
+    docs = docs[idx]
+    new = np.ones(n, bool)  # the first token of each (word, document): a posting
+    np.not_equal(ranks[1:], ranks[:-1], out=new[1:])
+    new[1:] |= docs[1:] != docs[:-1]
+    starts = np.flatnonzero(new)
+    freqs = np.diff(starts, append=n)
+    ids = docs[starts].tolist()
+    weights = freqs.astype(np.float64).tolist()
+    if tails is not None:
+        positions = positions[idx]
+        values = list(map(_ONE.__add__, map(tails.__getitem__, positions[starts].tolist())))
+        multi = np.flatnonzero(freqs > 1)
+        if len(multi):
+            plist = positions.tolist()
+            for i, s, f in zip(
+                multi.tolist(), starts[multi].tolist(), freqs[multi].tolist(), strict=True
+            ):
+                values[i] = _encode_positions(plist[s : s + f])
+    else:  # Frequency.word_values's value: the frequency
+        values = list(map(pack_uint, freqs.tolist()))
+    bounds = np.flatnonzero(np.diff(ranks[starts], prepend=-1)).tolist()
+    bounds.append(len(starts))
+    for k, wid in enumerate(order):
+        a, b = bounds[k], bounds[k + 1]
+        yield vocab[wid].encode("utf-8"), ids[a:b], weights[a:b], values[a:b]
+
+
 class BulkWriter:
     """Writes documents into a new, empty index as one segment, as whoosh's SegmentWriter would
     with add_document for each and commit(): `add` a document's fields, then `commit` (or
-    `cancel`). Past `max_postings` postings held in memory everything so far and everything
-    after goes to whoosh's own pool, which spills sorted runs to disk, so memory stays bounded
-    at any size (at whoosh's speed for that part).
+    `cancel`). Past `max_postings` tokens and postings held in memory, everything so far and
+    everything after goes to whoosh's own pool, which spills sorted runs to disk, so memory
+    stays bounded at any size (at whoosh's speed for that part).
 
-    Held postings: field -> word -> [(docnum, weight, value)], documents in docnum order. The
-    fields _chain_spec reads are keyed by the word as text (UTF-8 keeps code point order, so
-    sorting either sorts both); the weight is the frequency as a float times the boost, as
-    whoosh sums the tokens' boosts of 1.0. The other fields hold whoosh's own tuples."""
+    Held: the fields _chain_spec reads, their text values at boost 1 (all of SearchIndex's),
+    as tokens (_HeldTokens, grouped into postings at commit); other fields as postings, field
+    -> word bytes -> [(docnum, weight, value)] of whoosh's own tuples, in docnum order. A
+    boosted or non-text value of a field held as tokens hands everything to the pool first (a
+    field's postings are in one place)."""
 
     def __init__(self, writer: Any, max_postings: int) -> None:
         if type(writer) is not SegmentWriter or writer.segments or writer.docnum:
@@ -361,7 +487,8 @@ class BulkWriter:
                 spec = shared.setdefault((id(field.analyzer), spec.positions), spec)
             self._specs[name] = spec
         self._fields: dict[str, dict[Any, list[tuple[int, Any, Any]]]] = {}
-        self._held = 0
+        self._tokens: dict[str, _HeldTokens] = {}
+        self._held = 0  # tokens and postings held
         self._max = max_postings
         self._pooled = False  # True once postings went to whoosh's pool
         self._tails: dict[int, _Tails] = {}  # per format object
@@ -397,16 +524,21 @@ class BulkWriter:
                 if field.indexed:
                     fieldboost = w._field_boost(fields, name, docboost)
                     spec = self._specs[name]
-                    if spec is not None and isinstance(value, str) and not self._pooled:
-                        length = self._post_words(name, field, spec, value, docnum, fieldboost)
+                    text = spec is not None and isinstance(value, str)
+                    if text and fieldboost == 1.0 and not self._pooled:
+                        held = self._tokens.get(name)
+                        if held is None:
+                            held = self._tokens[name] = _HeldTokens(spec)
+                        length = held.add(spec, value, docnum)
+                        self._held += length
+                        if self._held > self._max:
+                            self._to_pool()
                         if not field.scorable:
                             length = 0
                     else:
-                        items = (
-                            self._index(field, spec, value)
-                            if spec is not None and isinstance(value, str)
-                            else field.index(value)
-                        )
+                        if spec is not None and not self._pooled:
+                            self._to_pool()
+                        items = self._index(field, spec, value) if text else field.index(value)
                         scorable = field.scorable
                         for tbytes, freq, weight, vbytes in items:
                             weight *= fieldboost
@@ -438,10 +570,7 @@ class BulkWriter:
         if type(fmt) is Frequency:
             return self._freqs[n] if n < 64 else pack_uint(n)
         if n == 1:
-            tails = self._tails.get(id(fmt))
-            if tails is None:
-                tails = self._tails[id(fmt)] = _Tails(fmt.encode)
-            return _ONE + tails[poslist[0]]
+            return _ONE + self._tails_of(fmt)[poslist[0]]
         return fmt.encode(poslist)
 
     def _index(
@@ -453,37 +582,6 @@ class BulkWriter:
             (word.encode("utf-8"), len(poslist), float(len(poslist)), self._value(field, poslist))
             for word, poslist in _positions(spec, value).items()
         ]
-
-    def _post_words(
-        self, name: str, field: Any, spec: _ChainSpec, value: str, docnum: int, boost: float
-    ) -> int:
-        """_index and _post in one loop (the hot one): holds the postings of a value of a field
-        _chain_spec reads, returns the sum of their frequencies."""
-        poses = _positions(spec, value)
-        if not poses:  # whoosh starts a field only for a posting
-            return 0
-        terms = self._fields.get(name)
-        if terms is None:
-            terms = self._fields[name] = defaultdict(list)
-        if boost == 1.0 and spec.positions:
-            fmt = field.format
-            tails = self._tails.get(id(fmt))
-            if tails is None:
-                tails = self._tails[id(fmt)] = _Tails(fmt.encode)
-            encode = _encode_positions if type(fmt) is Positions else fmt.encode
-            for word, poslist in poses.items():
-                if len(poslist) == 1:
-                    terms[word].append((docnum, 1.0, _ONE + tails[poslist[0]]))
-                else:
-                    terms[word].append((docnum, float(len(poslist)), encode(poslist)))
-        else:
-            value_of = self._value
-            for word, poslist in poses.items():
-                terms[word].append((docnum, float(len(poslist)) * boost, value_of(field, poslist)))
-        self._held += len(poses)
-        if self._held > self._max:
-            self._to_pool()
-        return sum(map(len, poses.values()))
 
     def _post(self, name: str, tbytes: bytes, docnum: int, weight: float, vbytes: Any) -> None:
         if self._pooled:
@@ -501,26 +599,39 @@ class BulkWriter:
         """Hand every held posting to whoosh's pool (in order) and pool the rest from now on."""
         add = self._w.pool.add
         for name, terms in self._sorted_fields():
-            for tbytes, plist in terms:
-                for docnum, weight, vbytes in plist:
+            for tbytes, ids, weights, values in terms:
+                for docnum, weight, vbytes in zip(ids, weights, values, strict=True):
                     add((name, tbytes, docnum, weight, vbytes))
         self._fields.clear()
+        self._tokens.clear()
         self._held = 0
         self._pooled = True
 
-    def _sorted_fields(self) -> Iterator[tuple[str, Iterator[tuple[bytes, list[Any]]]]]:
+    def _sorted_fields(
+        self,
+    ) -> Iterator[tuple[str, Iterator[tuple[bytes, Any, Any, Any]]]]:
         """The held postings in the pool's order: field, word bytes, docnum (each document adds
-        a word of a field once, in docnum order, so (field, word, docnum) never ties), with the
-        text-keyed fields' words encoded."""
-        for name in sorted(self._fields):
-            terms = self._fields[name]
-            yield name, self._sorted_terms(name, terms)
+        a word of a field once, in docnum order, so (field, word, docnum) never ties); per word
+        (word bytes, docnums, weights, values)."""
+        for name in sorted({*self._fields, *self._tokens}):
+            held = self._tokens.get(name)
+            if held is not None and not held.words:
+                continue  # whoosh starts a field only for a posting
+            if held is not None:
+                field = self._schema[name]
+                positions = type(field.format) is Positions
+                tails = self._tails_of(field.format) if positions else None
+                yield name, _held_terms(held, tails)
+            else:
+                terms = self._fields[name]
+                yield name, ((key, *zip(*terms[key], strict=True)) for key in sorted(terms))
 
-    def _sorted_terms(
-        self, name: str, terms: dict[Any, list[tuple[int, Any, Any]]]
-    ) -> Iterator[tuple[bytes, list[Any]]]:
-        for key in sorted(terms):
-            yield (key.encode("utf-8") if isinstance(key, str) else key), terms[key]
+    def _tails_of(self, fmt: Any) -> _Tails:
+        """The single positions' value tails of a format object."""
+        tails = self._tails.get(id(fmt))
+        if tails is None:
+            tails = self._tails[id(fmt)] = _Tails(fmt.encode)
+        return tails
 
     def commit(self) -> None:
         """SegmentWriter.commit() for a writer that only added documents to an empty index."""
@@ -564,9 +675,8 @@ class BulkWriter:
             fw.start_field(name, schema[name])
             add = fw.add
             kept = self.kept.setdefault(name, {}) if name in self.keep_fields else None
-            for tbytes, plist in terms:
+            for tbytes, ids, weights, values in terms:
                 fw.start_term(tbytes)
-                ids, weights, values = zip(*plist, strict=True)
                 if kept is not None:
                     kept[tbytes] = (ids, weights)
                 if None in values:  # whoosh's pool writes b"" for no value
@@ -577,6 +687,7 @@ class BulkWriter:
                 fw.finish_term()
             fw.finish_field()
         self._fields.clear()
+        self._tokens.clear()
 
 
 _BYTE_LENGTH = [None, *(byte_to_length(b) for b in range(1, 256))]

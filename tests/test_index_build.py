@@ -204,3 +204,27 @@ def test_the_tokenizer_pattern_without_groups_finds_the_same_tokens(pattern):
 
 def test_a_named_group_is_left_to_the_match_objects():
     assert _findall(re.compile(r"(?P<w>\w+)")) is None
+
+
+@pytest.mark.parametrize("renumber", [True, False])
+def test_held_tokens_carry_the_positions_whooshs_analyzer_gives(renumber):
+    # StopFilter(renumber=False) leaves gaps where stop words were: those values' positions are
+    # kept as lists; renumbered ones as a first position
+    from whoosh.analysis import LowercaseFilter, RegexTokenizer, StemFilter, StopFilter
+    from whoosh.fields import TEXT
+
+    from kb.index_fast import _chain_spec, _HeldTokens
+
+    analyzer = RegexTokenizer() | LowercaseFilter() | StopFilter(renumber=renumber) | StemFilter()
+    field = TEXT(analyzer=analyzer)
+    spec = _chain_spec(field)
+    values = ["the log file sync and the log", "a an the", "", "waits on log file sync waits"]
+    held = _HeldTokens(spec)
+    want = []
+    for docnum, value in enumerate(values):
+        held.add(spec, value, docnum)
+        want += [(t.text, docnum, t.pos) for t in analyzer(value, positions=True)]
+    words, docs, positions = held.columns()
+    got = [(held.ids.vocab[w], d, p) for w, d, p in zip(words, docs, positions, strict=True)]
+    assert got == want
+    assert (len(held.gaps) > 0) is not renumber

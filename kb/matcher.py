@@ -987,7 +987,7 @@ class _Layers:
 
 
 # bumped whenever what `Matcher.save` writes changes: an older file is then rebuilt
-SAVED_FORMAT = 3
+SAVED_FORMAT = 4
 _MAGIC = b"PERFKBC1"
 _ALIGN = 16
 

@@ -23,7 +23,7 @@ import numpy as np
 import re2
 
 from kb.conditions import OPS, fact_held, needle_of, numbers_compare, operands, text_held
-from kb.literals import grams, rarest_grams
+from kb.literals import any_probe, grams, rarest_grams
 from kb.literals import probe as literal_probe
 from kb.signatures import FactCondition, TextCondition, walk
 
@@ -304,35 +304,17 @@ class Program:
         arrays["by_slot_leaf"] = np.array([p[1] for p in pairs], dtype=np.int64)
         blob, ptr = _blob([_leaf_json(c) for c in self.leaf_conds])
         arrays["leaf_blob"], arrays["leaf_ptr"] = blob, ptr
-        buckets = []
-        for key, bucket in self.buckets.items():
-            buckets.append(
-                {
-                    "key": key,
-                    "probes": sorted(bucket.probes) if bucket.probes is not None else None,
-                    "needles": [
-                        [needle, cs, [list(x) for x in leaves]]
-                        for (needle, cs), leaves in bucket.needles.items()
-                    ],
-                    "sets": [
-                        [
-                            _set_case(members),
-                            [
-                                None if m is None else [m[0], m[1].regex, m[1].min_count]
-                                for m in members
-                            ],
-                        ]
-                        for _, members in bucket.sets
-                    ],
-                }
-            )
+        # each bucket's JSON apart, parsed when a paste reaches the bucket (_SavedBuckets)
+        keys = list(self.buckets)
+        blob, ptr = _blob([json.dumps(_bucket_json(self.buckets[key])) for key in keys])
+        arrays["bucket_blob"], arrays["bucket_ptr"] = blob, ptr
         doc = {
             "n_sigs": self.n_sigs,
             "n_leaves": self.n_leaves,
             "size": self.size,
             "python_leaves": [[i, read] for i, _, read in self.python_leaves],
             "always": [i for i, _ in self.always],
-            "buckets": buckets,
+            "bucket_keys": keys,
         }
         return arrays, doc
 
@@ -355,13 +337,9 @@ class Program:
         prog.by_slot = _CsrMap(arrays["by_slot_slot"], arrays["by_slot_leaf"])
         prog.python_leaves = [(i, prog.leaf_conds[i], read) for i, read in doc["python_leaves"]]
         prog.always = [(i, prog.leaf_conds[i]) for i in doc["always"]]
-        prog.buckets = {}
-        for b in doc["buckets"]:
-            bucket = _Bucket(probes=set(b["probes"]) if b["probes"] is not None else None)
-            for needle, cs, leaves in b["needles"]:
-                bucket.needles[(needle, cs)] = [(i, n) for i, n in leaves]
-            bucket.sets = [_LazySet(cs, members, prog.leaf_conds) for cs, members in b["sets"]]
-            prog.buckets[b["key"]] = bucket
+        prog.buckets = _SavedBuckets(
+            doc["bucket_keys"], arrays["bucket_blob"], arrays["bucket_ptr"], prog.leaf_conds
+        )
         return prog
 
     def prepare(self) -> None:
@@ -395,7 +373,10 @@ class Program:
                 for i, min_count in leaves:
                     held[i] = count >= min_count
             for found in bucket.sets:
-                rset, added = found.compiled() if isinstance(found, _LazySet) else found
+                got = found.compiled_for(view.lowered) if isinstance(found, _LazySet) else found
+                if got is None:
+                    continue  # none of its patterns can match this text
+                rset, added = got
                 if view.data is None:
                     view.data = text.encode("utf-8", "replace")
                 for j in rset.Match(view.data) or ():
@@ -475,6 +456,62 @@ def _set_case(members: list) -> bool:
     return next((m[1].case_sensitive for m in members if m is not None), False)
 
 
+def _bucket_json(bucket: _Bucket) -> dict:
+    return {
+        "probes": sorted(bucket.probes) if bucket.probes is not None else None,
+        "needles": [
+            [needle, cs, [list(x) for x in leaves]]
+            for (needle, cs), leaves in bucket.needles.items()
+        ],
+        "sets": [
+            [
+                _set_case(members),
+                [
+                    None if m is None else [m[0], m[1].regex, m[1].min_count, any_probe(m[1])]
+                    for m in members
+                ],
+            ]
+            for _, members in bucket.sets
+        ],
+    }
+
+
+class _SavedBuckets(Mapping):
+    """A saved program's text buckets by key, each read from its JSON when a paste first
+    reaches it. Why: the buckets (their literals, needles and RE2 patterns) were most of the
+    saved KB's JSON header, 10 MB at 50,000 entries, decoded in full by every process that
+    loaded it (~60 ms of a `perfkb analyze`), while a paste reaches a few of them."""
+
+    def __init__(self, keys: list, blob: np.ndarray, ptr: np.ndarray, leaves: _LazyLeaves):
+        self.keys_, self.blob, self.ptr, self.leaves = keys, blob, ptr, leaves
+        self.at = {key: k for k, key in enumerate(keys)}
+        self.done: dict[str | None, _Bucket] = {}
+
+    def __len__(self) -> int:
+        return len(self.keys_)
+
+    def __iter__(self):
+        return iter(self.keys_)
+
+    def __contains__(self, key) -> bool:
+        return key in self.at
+
+    def __getitem__(self, key) -> _Bucket:
+        bucket = self.done.get(key)
+        if bucket is None:
+            k = self.at[key]
+            raw = (
+                self.blob[self.ptr[k] : self.ptr[k + 1]].tobytes().decode("utf-8", "surrogatepass")
+            )
+            b = json.loads(raw)
+            bucket = _Bucket(probes=set(b["probes"]) if b["probes"] is not None else None)
+            for needle, cs, leaves in b["needles"]:
+                bucket.needles[(needle, cs)] = [(i, n) for i, n in leaves]
+            bucket.sets = [_LazySet(cs, members, self.leaves) for cs, members in b["sets"]]
+            self.done[key] = bucket
+        return bucket
+
+
 class _LazyLeaves:
     """A saved program's leaf conditions, each read from its JSON when evaluation needs it
     (string facts, string thresholds, text leaves counted more than once): most never are."""
@@ -512,31 +549,76 @@ class _CsrMap:
 
 class _LazySet:
     """A saved RE2 set: its patterns added again in the saved order, compiled on first scan (a
-    paste reaches few buckets). Members are (leaf, regex, min_count); None matched the empty
-    string when saved and is counted with `always`."""
+    paste reaches few buckets). Members are (leaf, regex, min_count, literals one of which
+    every match contains, or None); None matched the empty string when saved and is counted
+    with `always`."""
+
+    MAX_SUBSETS = 4  # then the whole set, compiled once, serves every text
 
     def __init__(self, case_sensitive: bool, members: list, leaves: _LazyLeaves) -> None:
         self.case_sensitive, self.members, self.leaves = case_sensitive, members, leaves
         self.done: tuple | None = None
+        self.subsets: dict[tuple[int, ...], tuple] = {}
 
     def compiled(self) -> tuple:
         if self.done is None:
-            options = re2.Options()
-            options.case_sensitive = self.case_sensitive
-            options.log_errors = False
-            options.max_mem = SET_MAX_MEM
-            rset = re2.Set.SearchSet(options)
-            added: list = []
-            for m in self.members:
-                if m is None:
-                    rset.Add("(?:)")  # keeps the indices; its leaf is evaluated with `always`
-                    added.append(None)
-                else:
-                    rset.Add(m[1])
-                    added.append(_SavedLeaf(m[0], m[2], self.leaves))
-            rset.Compile()
-            self.done = (rset, added)
+            self.done = self._compile(range(len(self.members)))
         return self.done
+
+    def compiled_for(self, lowered: str) -> tuple | None:
+        """The set to scan `lowered`'s text with: only the patterns that can match it (those
+        with none of their alternatives' literals in it cannot), None when no pattern can.
+        Why: compiling was most of a seed paste's cost at 50,000 synthetic entries (10,232
+        patterns in 82 sets, ~90 ms), and 6,256 of them were alternations of phrases absent
+        from the paste. A long-lived process compiles the whole set (warm, or after
+        MAX_SUBSETS different subsets) and scans with it."""
+        if self.done is not None:
+            return self.done
+        seen: dict[tuple[str, ...], bool] = {}
+        possible = []
+        for j, m in enumerate(self.members):
+            if m is None:
+                continue
+            gate = m[3] if len(m) > 3 else None
+            if gate is not None:
+                key = tuple(gate)
+                ok = seen.get(key)
+                if ok is None:
+                    ok = seen[key] = any(p in lowered for p in gate)
+                if not ok:
+                    continue
+            possible.append(j)
+        if not possible:
+            return None
+        if len(possible) == sum(m is not None for m in self.members):
+            return self.compiled()
+        key = tuple(possible)
+        found = self.subsets.get(key)
+        if found is None:
+            if len(self.subsets) >= self.MAX_SUBSETS:
+                return self.compiled()
+            found = self.subsets[key] = self._compile(possible)
+        return found
+
+    def _compile(self, which) -> tuple:
+        """A set of the members at positions `which` (all of them: indices kept, a None
+        member added as an empty pattern evaluated with `always`), and its members by index."""
+        options = re2.Options()
+        options.case_sensitive = self.case_sensitive
+        options.log_errors = False
+        options.max_mem = SET_MAX_MEM
+        rset = re2.Set.SearchSet(options)
+        added: list = []
+        for j in which:
+            m = self.members[j]
+            if m is None:
+                rset.Add("(?:)")  # keeps the indices; its leaf is evaluated with `always`
+                added.append(None)
+            else:
+                rset.Add(m[1])
+                added.append(_SavedLeaf(m[0], m[2], self.leaves))
+        rset.Compile()
+        return (rset, added)
 
 
 class _SavedLeaf(tuple):

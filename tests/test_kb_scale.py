@@ -108,33 +108,48 @@ def test_an_edit_behind_perfkbs_back_clears_the_checksum_and_changes_the_state(
         assert _rows(settings)["two"][1] == data_checksum(_rows(settings)["two"][0])
 
 
-def test_the_state_key_is_the_digest_of_the_rows_as_documented(settings, make_entry):
-    """The digest is of the store id, each live row's id, rev and checksum (None when
-    unverified) in id order, then each unverified row's data checksum: a change to that formula
-    makes every compiled KB saved before it stale (a rebuild, 45 s at 50,000 entries)."""
-    import hashlib
-
+def test_the_state_key_moves_with_every_change_to_entries_and_only_then(settings, make_entry):
+    """The key is the store id and the entries' stamp (migration 3's triggers write a new
+    random one with every insert, update or delete of a row of `entries`, whoever makes it):
+    each state of the entries gets a key no other state had, reads and writes to other tables
+    keep it."""
+    keys: list[str] = []
     with Store(settings) as store:
+
+        def moved() -> None:
+            key = store.state_key()
+            assert key.startswith(store.store_id + ":")
+            assert key not in keys
+            keys.append(key)
+
+        moved()
         for name in ("b-two", "a-one", "c-three"):
             store.add(make_entry(name), author="t")
+            moved()
+        store.update(make_entry("a-one", title="One, edited"), author="t")
+        moved()
         store.delete("c-three", author="t")
-        with sqlite3.connect(settings.db_path) as conn:  # an edit behind perfkb's back
-            conn.execute(
-                "UPDATE entries SET data = replace(data, 'Sample', 'Hand') WHERE id = 'b-two'"
-            )
-            rows = conn.execute(
-                "SELECT id, rev, checksum, data FROM entries WHERE deleted = 0 ORDER BY id"
-            ).fetchall()
-            (store_id,) = conn.execute("SELECT value FROM meta WHERE key = 'store_id'").fetchone()
-        want = hashlib.blake2b(digest_size=20)
-        want.update(f"{store_id}\n".encode())
-        for entry_id, rev, checksum, _ in rows:
-            want.update(f"{entry_id}\t{rev}\t{checksum}\n".encode())
-        assert [r[2] is None for r in rows] == [False, True]
-        for entry_id, _, checksum, data in rows:
-            if checksum is None:
-                want.update(f"{entry_id}\traw\t{data_checksum(data)}\n".encode())
-        assert store.state_key() == want.hexdigest()
+        moved()
+        store.restore("c-three", author="t")
+        moved()
+        store.list_entries()
+        store.record_feedback("a-one", "fp", "right", "u")
+        store.save_analysis("text", "{}")
+        assert store.state_key() == keys[-1]
+        behind_its_back = [
+            "UPDATE entries SET data = replace(data, 'Sample', 'Hand') WHERE id = 'b-two'",
+            "UPDATE entries SET title = 'x' WHERE id = 'a-one'",
+            "DELETE FROM entries WHERE id = 'c-three'",
+            "INSERT INTO entries (id, title, data, deleted, created, updated, rev)"
+            " VALUES ('d', 'D', '{}', 0, '2024-01-01', '2024-01-01', 1)",
+        ]
+        for sql in behind_its_back:
+            with sqlite3.connect(settings.db_path) as conn:
+                conn.execute(sql)
+            moved()
+        with sqlite3.connect(settings.db_path) as conn:  # the same edit again: a new state too
+            conn.execute(behind_its_back[1])
+        moved()
 
 
 def test_the_migration_gives_valid_old_rows_a_checksum_and_leaves_bad_ones_unverified(
@@ -144,9 +159,12 @@ def test_the_migration_gives_valid_old_rows_a_checksum_and_leaves_bad_ones_unver
         store.add(make_entry("good"), author="t")
     with sqlite3.connect(settings.db_path) as conn:  # back to schema 1, plus a row no one checked
         conn.execute("DROP TRIGGER entries_unverified")
+        for event in ("insert", "update", "delete"):
+            conn.execute(f"DROP TRIGGER entries_stamp_{event}")
+        conn.execute("DELETE FROM meta WHERE key = 'entries_stamp'")
         conn.execute("DROP INDEX entries_state")
         conn.execute("ALTER TABLE entries DROP COLUMN checksum")
-        conn.execute("DELETE FROM schema_version WHERE version = 2")
+        conn.execute("DELETE FROM schema_version WHERE version >= 2")
         conn.execute(
             "INSERT INTO entries (id, title, data, deleted, created, updated, rev)"
             " VALUES ('bad', 'Bad', '{\"id\": \"bad\"}', 0, '2024-01-01', '2024-01-01', 1)"

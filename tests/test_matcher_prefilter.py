@@ -9,6 +9,7 @@ import pytest
 
 from kb.analysis import analyze_text
 from kb.evaluate import eval_text
+from kb.literals import any_probe as _any_probe
 from kb.literals import literal_runs as _literal_runs
 from kb.literals import probe as _probe
 from kb.matcher import Matcher
@@ -63,6 +64,70 @@ def test_probe_comes_from_all_nodes_only_and_is_long_ascii():
     assert _probe(cond({"not": {"text": "oraus.msb"}})) is None
     assert _probe(cond({"text": "ab"})) is None  # too short to index
     assert _probe(cond({"text": "Straße wait"})) is None  # non-ASCII: case folding is not exact
+
+
+@pytest.mark.parametrize(
+    ("regex", "literals"),
+    [
+        (r"htons\(53\)|port = 53\b|\.53:", [".53:", "htons(53)", "port = 53"]),
+        (r"Htons\(53\)|\.5?3:", None),  # '.' then '3:': no 3-character run in the second
+        (r"(?m)poll\(\d+\)\s+= 0|pollsys\(", ["poll(", "pollsys("]),
+        (r"abc|de", None),  # an alternative without a 3-character literal: no gate
+        (r"abc|", None),  # the empty alternative matches anywhere
+        (r"(abc|xyz)", None),  # no top-level alternation: `probe`'s case
+        (r"abc", None),
+        (r"[|]abc|defg", ["abc", "defg"]),  # a class and an escape are not alternations
+        (r"abc\|def|ghij", ["abc|def", "ghij"]),
+        (r"(?i)ABC|Def", ["abc", "def"]),  # lowercase: the text is case-folded
+        (r"abc|d\x41ef", None),  # an escape with an argument: give up on that alternative
+        (r"Straße|wait", None),  # non-ASCII: case folding is not exact
+    ],
+)
+def test_any_probe_is_one_literal_per_alternative(regex, literals):
+    cond = _text_entry("x", {"regex": regex}).signatures[0].when
+    assert _any_probe(cond) == literals
+
+
+def test_saved_sets_skip_alternations_absent_from_the_text_and_answer_the_same(tmp_path):
+    """A saved program compiles only the RE2 patterns that can match a text (an alternation
+    none of whose literals is there cannot), and answers as the matcher built in memory."""
+    from kb import sigindex
+
+    entries = [
+        _text_entry(f"alt{i}", {"regex": rf"htons\(53\)|port = 53\b|\.53:(?:zq{i}zq)?"})
+        for i in range(150)
+    ] + [
+        _text_entry(f"poll{i}", {"regex": rf"poll\(\d+\)|pollsys\((?:zq{i}zq)?", "min_count": 2})
+        for i in range(150)
+    ]
+    entries += [_text_entry("free", {"regex": r"\d+ +\d+"})]
+    built = Matcher(entries)
+    built.save(tmp_path / "kb.arrays", "k", [1] * len(entries))
+    texts = ["nothing here 12  34", "poll(3) poll(4) htons(53)", "pollsys(9)", "PORT = 53 x", ""]
+    for text in texts:
+        saved = Matcher.load(
+            tmp_path / "kb.arrays", "k", lambda i, r: built.entries[built.position[i]]
+        )
+        a = analyze_text(text, matcher=built)
+        b = analyze_text(text, matcher=saved)
+        assert a.model_dump(exclude={"elapsed_ms"}) == b.model_dump(exclude={"elapsed_ms"}), text
+        lazy = [
+            found
+            for _, prog in saved.index._programs.values()
+            for bucket in prog.buckets.values()
+            for found in bucket.sets
+        ]
+        assert all(isinstance(x, sigindex._LazySet) for x in lazy)
+        compiled = sum(
+            len(added)
+            for x in lazy
+            for _, added in [*x.subsets.values(), *([x.done] if x.done else [])]
+        )
+        low = text.casefold()
+        alt = any(p in low for p in ("htons(53)", ".53:", "port = 53"))
+        poll = "poll(" in low or "pollsys(" in low
+        want = (1 + 150 * poll + 150 * alt) if text else 0  # "": nothing scanned
+        assert compiled == want, text
 
 
 def test_prefilter_skips_absent_literals_and_keeps_present_ones():

@@ -98,7 +98,11 @@ class Parser(ABC):
         """For `feed_run`: feed the line of `text` at `pos` through `feed`, as the detector would,
         if it would hand it to this parser (this parser claims it or scores it 2, or `plain` says
         no other format starts on it) and it is not longer than MAX_LINE. Returns where the next
-        line starts, or -1 when the run must stop here (the parser then unchanged by it)."""
+        line starts, or -1 when the run must stop here (the parser then unchanged by it). At
+        `endpos` there is no line left: a `run_step` that took the run's last line and asks for
+        the ordinary path must not have an empty line fed (the AWR reader's tests found one)."""
+        if pos >= endpos:
+            return -1
         nl = text.find("\n", pos, endpos)
         end = endpos if nl < 0 else nl
         if end - pos > MAX_LINE:

@@ -420,3 +420,27 @@ def test_feed_run_on_damaged_input_takes_exactly_what_feed_would(ptype, data):
     # no fence (each ends a run before the fast path is asked)
     lines = [_UNFIT.sub(" ", line).replace("```", "`` ") for line in lines]
     check_feed_run(ptype, lines, detector_memo(ptype, lines), "\n")
+
+
+@every_parser
+def test_feed_one_at_the_runs_end_feeds_nothing(ptype):
+    """A `run_step` that took a run's last line may still ask for the ordinary path (feed_steps
+    calls feed_one then): at endpos there is no line, so nothing is fed and the run stops.
+    Before the guard, feed_one fed an empty line there (found by the AWR reader's tests on an
+    archive cut mid-report)."""
+    fed: list[str] = []
+
+    class Spy(ptype):  # type: ignore[misc, valid-type]
+        def feed(self, line: str) -> bool:
+            fed.append(line)
+            return True
+
+        def claims(self, line: str) -> bool:
+            return True
+
+    text = "x\n"
+    assert Spy().feed_one(text, len(text), len(text), {}) == -1
+    assert Spy().feed_one(text, 1, 1, {}) == -1
+    assert fed == []
+    assert Spy().feed_one(text, 0, len(text), {}) == 2  # the spy does feed a real line
+    assert fed == ["x"]

@@ -856,8 +856,7 @@ class WaitsParser(Parser):
             taken += 1
         if taken:
             self._prose = 0  # what `feed` does after an accepted line
-        # at the run's end nothing is left for `feed_one` (it would read an empty line there)
-        return pos, taken, self.STEP_STOP if pos >= endpos else self.STEP_FEED
+        return pos, taken, self.STEP_FEED
 
     # -- feeding -------------------------------------------------------------------------------
 

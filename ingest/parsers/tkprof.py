@@ -112,7 +112,7 @@ except ImportError:  # pragma: no cover - the pure-Python path is the reference
 # False: feed_run reads every line in Python (the reference the tests compare the C reader
 # with). The C reader takes a strict subset of _FAST's lines and applies them as feed_run does.
 NATIVE = _c_tables is not None
-_C_STATES = (START, CALLS, STRUCT, ROWSRC, WAITS, TRAILER)
+_C_STATES = (START, CALLS, STRUCT, ROWSRC, WAITS, TRAILER, SQL)
 _C_KINDS = ("Parse", "Execute", "Fetch", "total")
 
 # The lines a large report is mostly made of, read straight from the text by the fast path
@@ -480,7 +480,7 @@ class TkprofParser(Parser):
             if native is not None:  # the table lines it can vouch for, then one in Python
                 pos, k = native(
                     self, text, pos, endpos, _C_STATES, _C_KINDS, MAX_LINE, MAX_EVENTS,
-                    MAX_ROWSOURCE_ROWS,
+                    MAX_ROWSOURCE_ROWS, plain, MAX_SQL_LINES, TEXT_EXCERPT,
                 )  # fmt: skip
                 if k:
                     taken += k

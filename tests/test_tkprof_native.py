@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import random
+import re
 import sys
 from pathlib import Path
 
@@ -570,3 +571,29 @@ def test_the_c_reader_takes_the_statement_lines(tmp_path, monkeypatch):
     block = parse_text(path.read_text()).blocks[0]
     # all but the first SQL text line of each statement (unique: the detector asks about it)
     assert sum(taken) > block.lines * 0.9
+
+
+def test_the_first_word_gates_change_no_answer(tmp_path):
+    """`_SCORED` (start_score) and `_SQL_OTHER` (SQL text in `_step`, feed_run's stop before SQL
+    text the detector must ask about) turn lines away by how they start: with both matching
+    every line (so every regex is asked, as before them) the scores and the evidence are the
+    same, on the corpus, the fixtures, generated reports and the hostile lines above."""
+    path = tmp_path / "r.prf"
+    gen_oracle.generate_tkprof(60 * 1024, path, seed=3)
+    texts = [p.read_text(errors="replace") for p in _reports()] + [path.read_text()]
+    hostile = ATTR_LINES + [
+        "  Parse", "\u2003call x", "  \u0663 1 (cr=1)", "TKPROF: Release 9", "OVERALL TOTALS FOR ALL",
+        "*" * 12, "Plan Hash: 1", "SQL ID: x", "Parsing user id: 1", "select 1 from dual",
+    ]  # fmt: skip
+    lines = [line for text in texts for line in text.splitlines()] + hostile
+    gated = [tkprof.TkprofParser.start_score(line) for line in lines]
+    every = re.compile("")
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(tkprof, "_SCORED", every)
+        m.setattr(tkprof, "_SQL_OTHER", every)
+        assert [tkprof.TkprofParser.start_score(line) for line in lines] == gated
+        want = [parse_text(text).model_dump_json() for text in texts]
+        want.append(parse_text(_head() + "".join(h + "\n" for h in hostile)).model_dump_json())
+    got = [parse_text(text).model_dump_json() for text in texts]
+    got.append(parse_text(_head() + "".join(h + "\n" for h in hostile)).model_dump_json())
+    assert got == want

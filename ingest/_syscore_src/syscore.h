@@ -12,7 +12,7 @@
  *   stacks.c      stack_frames(), the frame reader of the stack formats (stack.py, dtrace.py)
  *   trace10046.c  trace10046_waits(), the runs of WAIT lines of a raw 10046 trace
  *   summary.c     strace_summary_rows(), the runs of strace -c table rows and rulers
- *   tkprof.c      tkprof_tables(), the runs of a tkprof report's call and wait table lines
+ *   tkprof.c      tkprof_tables(), the runs of a tkprof report's statements (tables, attributes, SQL text)
  *
  * Why this file: every type, constant and helper used by more than one of them lives here and
  * only here, so no struct is defined twice. Helpers the scanners call per byte or per line are

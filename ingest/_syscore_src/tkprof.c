@@ -309,15 +309,22 @@ static int set_attr_long(PyObject *o, const char *name, long n)
     return r;
 }
 
-/* o.name += n for an int attribute; -1 on an error (or not an exact int) */
-static int add_attr_long(PyObject *o, const char *name, long long n)
+/* *out = o.name, an int attribute; -1 on an error */
+static int get_long(PyObject *o, const char *name, long long *out)
 {
     PyObject *v = PyObject_GetAttrString(o, name);
     if (v == NULL)
         return -1;
-    long long cur = PyLong_AsLongLong(v);
+    *out = PyLong_AsLongLong(v);
     Py_DECREF(v);
-    if (cur == -1 && PyErr_Occurred())
+    return *out == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
+/* o.name += n for an int attribute; -1 on an error (or not an exact int) */
+static int add_attr_long(PyObject *o, const char *name, long long n)
+{
+    long long cur;
+    if (get_long(o, name, &cur) < 0)
         return -1;
     PyObject *w = PyLong_FromLongLong(cur + n);
     if (w == NULL)
@@ -533,12 +540,11 @@ static int resync(PyObject *p, long *state, PyObject **stmt, PyObject **calls, P
     Py_CLEAR(*stmt);
     if ((*stmt = PyObject_GetAttrString(p, "_stmt")) == NULL)
         return -1;
-    PyObject *o = PyObject_GetAttrString(p, "_state");
-    if (o == NULL)
+    long long st;
+    if (get_long(p, "_state", &st) < 0)
         return -1;
-    *state = PyLong_AsLong(o);
-    Py_DECREF(o);
-    return *state == -1 && PyErr_Occurred() ? -1 : 0;
+    *state = (long)st;
+    return 0;
 }
 
 /* "SQL ID: id [Plan Hash: digits]" (RE_SQL_ID) -> p._new_stmt(sql_id=..., plan_hash=...).
@@ -628,14 +634,10 @@ PyObject *tkprof_tables(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
         return Py_BuildValue("(nn)", pos, (Py_ssize_t)0);
     const unsigned char *s = PyUnicode_1BYTE_DATA(text);
 
-    PyObject *o = PyObject_GetAttrString(p, "_state");
-    if (o == NULL)
+    long long st0;
+    if (get_long(p, "_state", &st0) < 0)
         return NULL;
-    long state = PyLong_AsLong(o);
-    Py_DECREF(o);
-    if (state == -1 && PyErr_Occurred())
-        return NULL;
-    long state0 = state;
+    long state = (long)st0, state0 = state;
     PyObject *stmt = PyObject_GetAttrString(p, "_stmt");
     if (stmt == NULL)
         return NULL;
@@ -805,12 +807,8 @@ PyObject *tkprof_tables(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
             if (state == st_sql) { /* SQL text (_step_sql, _add_text) */
                 if (sql_other(s, i, e) || !ascii_text(s, pos, le))
                     break;
-                PyObject *nl = PyObject_GetAttrString(stmt, "text_lines");
-                if (nl == NULL)
-                    goto fail;
-                long lines = PyLong_AsLong(nl);
-                Py_DECREF(nl);
-                if (lines == -1 && PyErr_Occurred())
+                long long lines;
+                if (get_long(stmt, "text_lines", &lines) < 0)
                     goto fail;
                 if (lines >= max_sql)
                     break;

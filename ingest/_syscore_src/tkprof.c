@@ -547,47 +547,60 @@ static int resync(PyObject *p, long *state, PyObject **stmt, PyObject **calls, P
     return 0;
 }
 
-/* "SQL ID: id [Plan Hash: digits]" (RE_SQL_ID) -> p._new_stmt(sql_id=..., plan_hash=...).
- * Returns 1 when called, 0 when the line does not read so, -1 on an error. */
-static int sql_id_line(PyObject *p, const unsigned char *s, Py_ssize_t i, Py_ssize_t e)
+/* p.method(**kw) (kw may be NULL) with the state so far written back first, then the state and
+ * statement read again (resync): a statement closed or opened by the parser's own method. */
+static int in_parser(PyObject *p, const char *method, PyObject *kw, long *state, PyObject **stmt,
+                     PyObject **calls, PyObject **waits)
+{
+    if (set_state(p, *state) < 0)
+        return -1;
+    PyObject *m = PyObject_GetAttrString(p, method);
+    PyObject *args = m == NULL ? NULL : PyTuple_New(0);
+    PyObject *got = args == NULL ? NULL : PyObject_Call(m, args, kw);
+    Py_XDECREF(m);
+    Py_XDECREF(args);
+    if (got == NULL)
+        return -1;
+    Py_DECREF(got);
+    return resync(p, state, stmt, calls, waits);
+}
+
+/* "SQL ID: id [Plan Hash: digits]" (RE_SQL_ID) -> the keywords of p._new_stmt(sql_id=...,
+ * plan_hash=...); NULL without an error when the line does not read so. */
+static PyObject *sql_id_kwargs(const unsigned char *s, Py_ssize_t i, Py_ssize_t e)
 {
     if (!ascii_text(s, i, e))
-        return 0;
+        return NULL;
     Py_ssize_t j = pat(s, i, e, "SQL`ID:~");
     if (j < 0)
-        return 0;
+        return NULL;
     Py_ssize_t a = j;
     while (j < e && is_word(s[j]))
         j++;
     Py_ssize_t b = j, ha = -1;
     if (a == b)
-        return 0;
+        return NULL;
     if (j < e) {
         if ((j = pat(s, j, e, " Plan`Hash:~")) < 0)
-            return 0;
+            return NULL;
         ha = j;
         while (j < e && is_digit(s[j]))
             j++;
         if (j == ha || j != e)
-            return 0;
+            return NULL;
     }
     PyObject *kw = Py_BuildValue("{s:s#}", "sql_id", (const char *)s + a, b - a);
     if (kw == NULL)
-        return -1;
+        return NULL;
     PyObject *hash = ha < 0 ? (Py_INCREF(Py_None), Py_None)
                             : PyUnicode_FromStringAndSize((const char *)s + ha, e - ha);
-    int r = hash == NULL ? -1 : PyDict_SetItemString(kw, "plan_hash", hash);
-    Py_XDECREF(hash);
-    PyObject *meth = r < 0 ? NULL : PyObject_GetAttrString(p, "_new_stmt");
-    PyObject *args = meth == NULL ? NULL : PyTuple_New(0);
-    PyObject *got = args == NULL ? NULL : PyObject_Call(meth, args, kw);
-    Py_XDECREF(args);
-    Py_XDECREF(meth);
-    Py_DECREF(kw);
-    if (got == NULL)
-        return -1;
-    Py_DECREF(got);
-    return 1;
+    if (hash == NULL || PyDict_SetItemString(kw, "plan_hash", hash) < 0) {
+        Py_XDECREF(hash);
+        Py_DECREF(kw);
+        return NULL;
+    }
+    Py_DECREF(hash);
+    return kw;
 }
 
 /* tkprof_tables(parser, text, pos, endpos, states, kinds, max_line, max_events, max_rows,
@@ -675,13 +688,7 @@ PyObject *tkprof_tables(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
                 j++;
             if (j != e || j - i < 10)
                 break;
-            if (set_state(p, state) < 0)
-                goto fail;
-            PyObject *got = PyObject_CallMethod(p, "_on_stars", NULL);
-            if (got == NULL)
-                goto fail;
-            Py_DECREF(got);
-            if (resync(p, &state, &stmt, &calls, &waits) < 0)
+            if (in_parser(p, "_on_stars", NULL, &state, &stmt, &calls, &waits) < 0)
                 goto fail;
             state0 = state;
             taken++;
@@ -779,14 +786,15 @@ PyObject *tkprof_tables(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
         }
         if (state != st_start && state != st_trailer && state != st_sql &&
             tk_starts(s, i, e, "SQL ID:")) { /* a statement closes, the next opens */
-            if (set_state(p, state) < 0)
-                goto fail;
-            int r = sql_id_line(p, s, i, e);
-            if (r < 0)
-                goto fail;
-            if (r == 0)
+            PyObject *kw = sql_id_kwargs(s, i, e);
+            if (kw == NULL) {
+                if (PyErr_Occurred())
+                    goto fail;
                 break;
-            if (resync(p, &state, &stmt, &calls, &waits) < 0)
+            }
+            int r = in_parser(p, "_new_stmt", kw, &state, &stmt, &calls, &waits);
+            Py_DECREF(kw);
+            if (r < 0)
                 goto fail;
             state0 = state;
             taken++;

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import random
+import re
 import sys
 from pathlib import Path
 
@@ -102,8 +103,9 @@ def test_the_c_reader_takes_the_table_lines(tmp_path, monkeypatch):
     monkeypatch.setattr(tkprof, "_c_tables", counted)
     block = parse_text(path.read_text()).blocks[0]
     assert block.facts["tkprof.statements"] == exp.statements
-    # call table (rulers, rows, total), wait rows and blank lines: over a third of the lines
-    assert sum(taken) > block.lines / 3
+    # tables, attribute lines, headers, SQL ID, stars and repeated SQL text: all but the first
+    # SQL text line of each statement (unique: the detector asks the other formats about it)
+    assert sum(taken) > block.lines * 0.9
 
 
 @pytest.mark.parametrize("path", _reports(), ids=lambda p: p.name)
@@ -431,3 +433,150 @@ def test_more_plan_lines_than_kept():
     )
     want = _alike((_head() + body.replace(ROWS_23, ROWS_23 + many)).encode(), native_lines=150)
     assert f'"row_source_lines":{tkprof.MAX_ROWSOURCE_ROWS + 26}' in want
+
+
+# The statement's own lines the C reader reads too (attribute lines, table headers, SQL text the
+# detector's memo vouches for, SQL ID and stars through the parser's own methods): each placed
+# where a report prints it, and damaged at each point the reader checks.
+ATTR_LINES = [
+    "Misses in library cache during parse: 1\n",
+    "Misses in library cache during execute: 3\n",
+    "Misses in library cache during parse: " + "9" * 12 + "\n",
+    "Misses in library cache during parse: " + "9" * 13 + "\n",
+    "Misses in library cache during parse:7\n",
+    "Misses in library cache during parse: 1 x\n",
+    "Misses in library cache during parse: \u0661\n",
+    "Misses  in library cache during parse: 1\n",
+    "  Misses in library cache during parse: 1  \r\n",
+    "Optimizer mode: ALL_ROWS\n",
+    "Optimizer goal: CHOOSE\n",
+    "Optimizer mode: FIRST_ROWS trailing words\n",
+    "Optimizer mode:\tRULE\n",
+    "Optimizer mode:\n",
+    "Optimizer mode: caf\u00e9\n",
+    "Optimizer mode: A\u00a0B\n",
+    "Parsing user id: 54\n",
+    "Parsing user id: SYS   (recursive depth: 2)\n",
+    "Parsing user id: SYS   (recursive depth: 999999)\n",
+    "Parsing user id: SYS   (recursive depth: 1234567) recursive depth: 3\n",
+    "Parsing user id: SYS   (recursive depth: 2x) recursive depth: 3\n",
+    "Parsing user id: SYS   recursive depth:4\n",
+    "Parsing user id: recursive depth: 5\n",
+    "Parsing user id: 54  (SCOTT)   (recursive depth: 1)\n",
+    "Parsing user id:\n",
+    "Parsing user id: 5\u00e9\n",
+    "Number of plan statistics captured: 1\n",
+    "Number of plan statistics captured: 1 x\n",
+    "Number of plan statistics captured:\n",
+    "Rows     Row Source Operation\n",
+    "Rows     Execution Plan\n",
+    "Rows (1st) Rows (avg) Rows (max)  Row Source Operation\n",
+    "Rows (1st) Rows (avg) Rows (max)  Execution Plan\n",
+    "Rows (1st) Rows (avg)  Row Source Operation\n",
+    "Rows\tRow Source Operation\n",
+    "Rows     Row  Source Operation\n",
+    "Elapsed times include waiting on following events:\n",
+    "Elapsed times include waiting on following events: x\n",
+    "  Event waited on                             Times   Max. Wait  Total Waited\n",
+    "  Event waited on Times Max.Wait Total Waited\n",
+    "  ----------------------------------------   Waited  ----------  ------------\n",
+    "----   Waited  ----------  ------------\n",
+    "----   Waited  ----------\n",
+    "----   Waitedx  ----------  ------------\n",
+    "call     count       cpu    elapsed       disk      query    current        rows\n",
+    "call     count       cpu    elapsed       disk      query    current\n",
+    "SQL ID: 7bsn3x2rc3yfq Plan Hash: 1234567890\n",
+    "SQL ID: 7bsn3x2rc3yfq\n",
+    "SQL ID:7bsn3x2rc3yfq  Plan Hash:1\n",
+    "SQL ID: 7bsn3x2rc3yfq Plan Hash: x\n",
+    "SQL ID: 7bsn3x2rc3yfq junk\n",
+    "SQL ID: \n",
+    "SQL ID: caf\u00e9\n",
+    "*" * 10 + "\n",
+    "*" * 9 + "\n",
+    "  " + "*" * 80 + "  \n",
+    "*" * 80 + " x\n",
+]
+
+
+@pytest.mark.parametrize("line", ATTR_LINES)
+def test_statement_lines_at_the_bounds(line):
+    body = _stmt(SQL, sql_id="7bsn3x2rc3yfq", rows=ROWS_23, waits=True)
+    data = [
+        # in place of each attribute line, and again after it
+        body.replace("Optimizer mode: ALL_ROWS\n", line),
+        body.replace("Optimizer mode: ALL_ROWS\n", "Optimizer mode: ALL_ROWS\n" + line),
+        body.replace("Misses in library cache during parse: 1\n", line),
+        body.replace("Parsing user id: 54\n", line),
+        # inside the plan, inside the wait table, in the SQL text, after the stars
+        body.replace(PLAN_23 if PLAN_23 in body else ROWS_23, ROWS_23 + line, 1),
+        body.replace("  db file sequential read", line + "  db file sequential read", 1),
+        body.replace("from\n", "from\n" + line, 1),
+        body + line,
+    ]
+    for one in data:
+        _alike((_head() + one + body).encode("utf-8"), native_lines=20)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "  and o.created > sysdate - 1\n",
+        "\tand   o.created\t> sysdate - 1\n",
+        "  and o.name = 'caf\u00e9'\n",
+        "  and o.name = 'a\u00a0b'\n",
+        "-- a comment\n",
+        "------- ------\n",
+        "  1  1  1  OP (cr=1 pr=0 pw=0 time=1 us)\n",
+        "  db file sequential read  40  0.05   7.90\n",
+        "Parse ordered text\n",
+        "call it\n",
+        "TKPROF: Release 19.0.0.0.0\n",
+        "Plan Hash: 42\n",
+        "x" * 400 + "\n",
+        " r  b   swpd   free   buff  cache   si   so    bi    bo   in   cs us sy id wa st\n",
+        "procs -----------memory---------- ---swap-- -----io---- -system-- ------cpu-----\n",
+        "Misses in library cache during parse: 1\n",
+        "Optimizer mode: ALL_ROWS\n",
+        "SQL ID: 7bsn3x2rc3yfq\n",
+    ],
+)
+def test_sql_text_lines(line):
+    """SQL text the detector's memo has seen (the same statement twice): the C reader reads it
+    only where the memo says no other format starts on it, as feed_one would."""
+    body = _stmt(SQL + line, sql_id="7bsn3x2rc3yfq", rows=ROWS_23, waits=True)
+    long_sql = "".join(f"  and c{i} = :b{i}\n" for i in range(80)) + line
+    longer = _stmt(SQL + long_sql, sql_id="7bsn3x2rc3yfq", rows=ROWS_23, waits=False)
+    _alike((_head() + body * 3 + longer * 2).encode("utf-8"), native_lines=40)
+
+
+def test_sql_text_past_the_kept_lines():
+    lines = "".join(f"  and c{i % 7} = :b\n" for i in range(tkprof.MAX_SQL_LINES + 20))
+    body = _stmt(SQL + lines, sql_id="7bsn3x2rc3yfq", rows=ROWS_23, waits=True)
+    _alike((_head() + body * 2).encode("utf-8"), native_lines=tkprof.MAX_SQL_LINES)
+
+
+def test_the_first_word_gates_change_no_answer(tmp_path):
+    """`_SCORED` (start_score) and `_SQL_OTHER` (SQL text in `_step`, feed_run's stop before SQL
+    text the detector must ask about) turn lines away by how they start: with both matching
+    every line (so every regex is asked, as before them) the scores and the evidence are the
+    same, on the corpus, the fixtures, generated reports and the hostile lines above."""
+    path = tmp_path / "r.prf"
+    gen_oracle.generate_tkprof(60 * 1024, path, seed=3)
+    texts = [p.read_text(errors="replace") for p in _reports()] + [path.read_text()]
+    hostile = ATTR_LINES + [
+        "  Parse", "\u2003call x", "  \u0663 1 (cr=1)", "TKPROF: Release 9", "OVERALL TOTALS FOR ALL",
+        "*" * 12, "Plan Hash: 1", "SQL ID: x", "Parsing user id: 1", "select 1 from dual",
+    ]  # fmt: skip
+    lines = [line for text in texts for line in text.splitlines()] + hostile
+    gated = [tkprof.TkprofParser.start_score(line) for line in lines]
+    every = re.compile("")
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(tkprof, "_SCORED", every)
+        m.setattr(tkprof, "_SQL_OTHER", every)
+        assert [tkprof.TkprofParser.start_score(line) for line in lines] == gated
+        want = [parse_text(text).model_dump_json() for text in texts]
+        want.append(parse_text(_head() + "".join(h + "\n" for h in hostile)).model_dump_json())
+    got = [parse_text(text).model_dump_json() for text in texts]
+    got.append(parse_text(_head() + "".join(h + "\n" for h in hostile)).model_dump_json())
+    assert got == want

@@ -12,7 +12,7 @@
  *   stacks.c      stack_frames(), the frame reader of the stack formats (stack.py, dtrace.py)
  *   trace10046.c  trace10046_waits(), the runs of WAIT lines of a raw 10046 trace
  *   summary.c     strace_summary_rows(), the runs of strace -c table rows and rulers
- *   tkprof.c      tkprof_tables(), the runs of a tkprof report's call and wait table lines
+ *   tkprof.c      tkprof_tables(), the runs of a tkprof report's statements (tables, attributes, SQL text)
  *   awr.c         awr_rows(), the runs of rows of an AWR / Statspack report's open table;
  *                 awr_cells(), a row's cells under a ruler (the report's SQL and header rows)
  *

@@ -1,4 +1,4 @@
-/* ingest/_syscore_src/tkprof.c: tkprof_tables(), the runs of a tkprof report's fixed tables
+/* ingest/_syscore_src/tkprof.c: tkprof_tables(), the runs of a tkprof report's statements
  * (ingest/parsers/tkprof.py's feed_run).
  *
  * Why: a report is mostly per-statement tables (the call table's rows and rulers, the wait
@@ -7,15 +7,22 @@
  * lie and applied to the parser's own state exactly as feed_run applies them: a call row sets
  * stmt.calls[kind] to a tuple of 7 floats (_call_row), a wait row adds [count, max, total] into
  * stmt.waits (_add_wait), a blank line ends a table (CALLS/ROWSRC/WAITS -> STRUCT), a ruler inside
- * a table is nothing.
+ * a table is nothing. With the tables in C, a statement's other lines were most of what was left
+ * in Python (issue 19: 20.5 MB/s at 1 GB), each a trip out of this loop and back: so the
+ * attribute lines and table headers (`_attr`: Misses, Optimizer, Parsing user id, Number of plan,
+ * Rows, call, Elapsed times, Event waited, the wait table's dashes) are read here too, SQL text
+ * (`_add_text`) when the detector's memo says no other format starts on the line (what feed_one
+ * asks first), and stars and a SQL ID line call the parser's own _on_stars / _new_stmt (closing a
+ * statement stays in Python) and the run goes on.
  *
- * The Python reader stays the definition: this accepts a strict subset of what _FAST reads, in
- * the states feed_run applies it in, and stops, leaving the line to Python, at anything else and
- * wherever Python would do more: a call row that starts a statement (no statement, or its kind
- * already read), a new event past MAX_EVENTS, numbers of more than 15 digits (the MAX_VALUE
- * check), text beyond printable ASCII in an event name, stars (a statement closes), plan lines,
- * SQL text and attribute lines, and a line longer than max_line. tkprof.NATIVE = False turns it
- * off; tests compare both.
+ * The Python reader stays the definition: this accepts a strict subset of what feed_run reads, in
+ * the states it applies each in (attribute lines: printable ASCII, the regex's exact shape), and
+ * stops, leaving the line to Python, at anything else and wherever Python would do more: a call
+ * row or call header that starts a statement, a new event past MAX_EVENTS, numbers of more than
+ * 15 digits (the MAX_VALUE check), misses over 12 digits, a recursive depth the first match does
+ * not read, text beyond printable ASCII, SQL text the memo has no answer for or that starts like
+ * another line, and a line longer than max_line. tkprof.NATIVE = False turns it off; tests
+ * compare both.
  */
 #include "syscore.h"
 
@@ -244,6 +251,276 @@ done:
     return result;
 }
 
+/* A line's whole text against a pattern: ' ' is [ \t]++, '~' is [ \t]*+, '`' a literal space,
+ * anything else itself. Returns where the match ends, -1 if it does not. */
+static Py_ssize_t pat(const unsigned char *s, Py_ssize_t i, Py_ssize_t e, const char *p)
+{
+    for (; *p; p++) {
+        if (*p == ' ' || *p == '~') {
+            Py_ssize_t a = i;
+            while (i < e && blank(s[i]))
+                i++;
+            if (*p == ' ' && i == a)
+                return -1;
+        } else if (i < e && s[i] == (unsigned char)(*p == '`' ? ' ' : *p)) {
+            i++;
+        } else {
+            return -1;
+        }
+    }
+    return i;
+}
+
+/* printable ASCII and tab from i to e: where the C reader reads words the Python reader reads
+ * with \s, \S, \w and str.split() (which beyond ASCII mean more) */
+static int ascii_text(const unsigned char *s, Py_ssize_t i, Py_ssize_t e)
+{
+    for (; i < e; i++)
+        if (!plain_byte(s[i]))
+            return 0;
+    return 1;
+}
+
+/* a run of non-blanks from i (\S+ in printable ASCII); returns its end, i if none */
+static Py_ssize_t word_end(const unsigned char *s, Py_ssize_t i, Py_ssize_t e)
+{
+    while (i < e && !blank(s[i]))
+        i++;
+    return i;
+}
+
+static int set_attr_str(PyObject *o, const char *name, const unsigned char *s, Py_ssize_t n)
+{
+    PyObject *v = PyUnicode_FromStringAndSize((const char *)s, n);
+    if (v == NULL)
+        return -1;
+    int r = PyObject_SetAttrString(o, name, v);
+    Py_DECREF(v);
+    return r;
+}
+
+static int set_attr_long(PyObject *o, const char *name, long n)
+{
+    PyObject *v = PyLong_FromLong(n);
+    if (v == NULL)
+        return -1;
+    int r = PyObject_SetAttrString(o, name, v);
+    Py_DECREF(v);
+    return r;
+}
+
+/* *out = o.name, an int attribute; -1 on an error */
+static int get_long(PyObject *o, const char *name, long long *out)
+{
+    PyObject *v = PyObject_GetAttrString(o, name);
+    if (v == NULL)
+        return -1;
+    *out = PyLong_AsLongLong(v);
+    Py_DECREF(v);
+    return *out == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
+/* o.name += n for an int attribute; -1 on an error (or not an exact int) */
+static int add_attr_long(PyObject *o, const char *name, long long n)
+{
+    long long cur;
+    if (get_long(o, name, &cur) < 0)
+        return -1;
+    PyObject *w = PyLong_FromLongLong(cur + n);
+    if (w == NULL)
+        return -1;
+    int r = PyObject_SetAttrString(o, name, w);
+    Py_DECREF(w);
+    return r;
+}
+
+/* An attribute line or table header of a statement (feed_run's `_attr`) outside SQL text, read
+ * as the one regex that reads it would; the state it leaves in *state. Returns 1 when taken, 0
+ * to leave the line to Python (another line, a shape the regex would read otherwise, a bound),
+ * -1 on an error. stmt is not None. */
+static int attr_line(PyObject *stmt, const unsigned char *s, Py_ssize_t i, Py_ssize_t e,
+                     int in_waits, long *state, long st_struct, long st_rowsrc, long st_waits)
+{
+    Py_ssize_t j;
+    if (!ascii_text(s, i, e))
+        return 0;
+    switch (s[i]) {
+    case 'M': /* RE_MISSES; more than 12 digits is malformed: Python's */
+        if ((j = pat(s, i, e, "Misses`in`library`cache`during`parse:~")) >= 0 ||
+            (j = pat(s, i, e, "Misses`in`library`cache`during`execute:~")) >= 0) {
+            int parse = s[i + 31] == 'p';
+            int k = digits(s, j, e, 12);
+            if (k <= 0 || j + k != e)
+                return 0;
+            long long n = 0;
+            for (Py_ssize_t q = j; q < e; q++)
+                n = n * 10 + (s[q] - '0');
+            if (add_attr_long(stmt, parse ? "misses_parse" : "misses_execute", n) < 0)
+                return -1;
+            *state = st_struct;
+            return 1;
+        }
+        return 0;
+    case 'O': /* RE_OPTIMIZER: the first word after the colon, the rest ignored */
+        if ((j = pat(s, i, e, "Optimizer`mode:~")) < 0 && (j = pat(s, i, e, "Optimizer`goal:~")) < 0)
+            return 0;
+        if (j == e)
+            return 0;
+        if (set_attr_str(stmt, "optimizer_mode", s + j, word_end(s, j, e) - j) < 0)
+            return -1;
+        *state = st_struct;
+        return 1;
+    case 'P': { /* RE_USER, then RE_DEPTH searched in the rest */
+        if ((j = pat(s, i, e, "Parsing`user`id:~")) < 0 || j == e)
+            return 0;
+        Py_ssize_t u = word_end(s, j, e);
+        long depth = 0;
+        for (Py_ssize_t q = u; q + 16 <= e; q++) {
+            if (memcmp(s + q, "recursive depth:", 16) != 0)
+                continue;
+            Py_ssize_t d = q + 16;
+            while (d < e && blank(s[d]))
+                d++;
+            int k = digits(s, d, e, 6);
+            if (k <= 0 || (d + k < e && is_word(s[d + k])))
+                return 0; /* the first one does not read: Python searches on */
+            for (Py_ssize_t x = d; x < d + k; x++)
+                depth = depth * 10 + (s[x] - '0');
+            break;
+        }
+        if (set_attr_str(stmt, "user", s + j, u - j) < 0 || set_attr_long(stmt, "depth", depth) < 0)
+            return -1;
+        *state = st_struct;
+        return 1;
+    }
+    case 'N': /* RE_PLAN_STATS */
+        if ((j = pat(s, i, e, "Number`of`plan`statistics`captured:~")) < 0)
+            return 0;
+        if (j == e || digits(s, j, e, (int)(e - j)) != e - j)
+            return 0;
+        *state = st_struct;
+        return 1;
+    case 'R': { /* RE_ROWSRC_HEADER */
+        static const char *const three[] = {
+            "Rows (1st) Rows (avg) Rows (max) Row`Source`Operation",
+            "Rows (1st) Rows (avg) Rows (max) Execution`Plan", NULL};
+        static const char *const one[] = {"Rows Row`Source`Operation", "Rows Execution`Plan",
+                                          NULL};
+        int is3 = -1;
+        for (int k = 0; three[k] && is3 < 0; k++)
+            if (pat(s, i, e, three[k]) == e)
+                is3 = 1;
+        for (int k = 0; one[k] && is3 < 0; k++)
+            if (pat(s, i, e, one[k]) == e)
+                is3 = 0;
+        if (is3 < 0)
+            return 0;
+        if (PyObject_SetAttrString(stmt, "rs_three", is3 ? Py_True : Py_False) < 0 ||
+            PyObject_SetAttrString(stmt, "rs_base_col", Py_None) < 0)
+            return -1;
+        *state = st_rowsrc;
+        return 1;
+    }
+    case 'E': /* RE_WAIT_INTRO, RE_WAIT_HEAD1 */
+        if (pat(s, i, e, "Elapsed`times`include`waiting`on`following`events:") != e &&
+            pat(s, i, e, "Event`waited`on Times Max.~Wait Total`Waited") != e)
+            return 0;
+        *state = st_waits;
+        return 1;
+    case '-': /* RE_WAIT_HEAD2, inside a wait table only */
+        if (!in_waits)
+            return 0;
+        j = i;
+        while (j < e && s[j] == '-')
+            j++;
+        if (j == i || (j = pat(s, j, e, " Waited ")) < 0)
+            return 0;
+        for (int k = 0; k < 2; k++) {
+            Py_ssize_t a = j;
+            while (j < e && s[j] == '-')
+                j++;
+            if (j == a)
+                return 0;
+            if (k == 0 && (j = pat(s, j, e, " ")) < 0)
+                return 0;
+        }
+        return j == e;
+    }
+    return 0;
+}
+
+/* RE_CALL_HEADER */
+static int call_header(const unsigned char *s, Py_ssize_t i, Py_ssize_t e)
+{
+    return pat(s, i, e, "call count cpu elapsed disk query current rows") == e;
+}
+
+/* Does a line in SQL text start like one _step reads otherwise (RE_HEADER, the call header,
+ * stars, a call row, SQL ID, Plan Hash)? Then Python reads it. */
+static int sql_other(const unsigned char *s, Py_ssize_t i, Py_ssize_t e)
+{
+    static const char *const words[] = {"TKPROF:", "call", "*",      "Parse",      "Execute",
+                                        "Fetch",   "total", "SQL ID:", "Plan Hash:", NULL};
+    for (int k = 0; words[k]; k++)
+        if (tk_starts(s, i, e, words[k]))
+            return 1;
+    return 0;
+}
+
+/* A SQL text line (`_add_text`): stmt.text_lines += 1 and, while the excerpt is short, its words
+ * joined by one space after the text so far, cut at `excerpt` characters. */
+static int sql_text(PyObject *stmt, const unsigned char *s, Py_ssize_t i, Py_ssize_t e,
+                    Py_ssize_t excerpt)
+{
+    if (add_attr_long(stmt, "text_lines", 1) < 0)
+        return -1;
+    PyObject *text = PyObject_GetAttrString(stmt, "text");
+    if (text == NULL)
+        return -1;
+    if (!PyUnicode_Check(text)) {
+        Py_DECREF(text);
+        PyErr_SetString(PyExc_TypeError, "stmt.text");
+        return -1;
+    }
+    Py_ssize_t have = PyUnicode_GET_LENGTH(text);
+    if (have >= excerpt) {
+        Py_DECREF(text);
+        return 0;
+    }
+    /* " ".join(line.split()), as much of it as the excerpt can take */
+    Py_ssize_t room = excerpt - have - (have > 0);
+    char buf[512];
+    Py_ssize_t n = 0;
+    for (Py_ssize_t q = i; q < e && n < room;) {
+        if (blank(s[q])) {
+            while (q < e && blank(s[q]))
+                q++;
+            buf[n++] = ' ';
+        } else {
+            buf[n++] = (char)s[q++];
+        }
+    }
+    PyObject *words = PyUnicode_FromStringAndSize(buf, n);
+    PyObject *out = NULL;
+    if (words != NULL && have > 0) {
+        PyObject *sp = PyUnicode_FromString(" ");
+        PyObject *a = sp == NULL ? NULL : PyUnicode_Concat(text, sp);
+        out = a == NULL ? NULL : PyUnicode_Concat(a, words);
+        Py_XDECREF(sp);
+        Py_XDECREF(a);
+    } else if (words != NULL) {
+        out = words;
+        Py_INCREF(out);
+    }
+    Py_DECREF(text);
+    Py_XDECREF(words);
+    if (out == NULL)
+        return -1;
+    int r = PyObject_SetAttrString(stmt, "text", out);
+    Py_DECREF(out);
+    return r;
+}
+
 static int set_state(PyObject *p, long state)
 {
     PyObject *v = PyLong_FromLong(state);
@@ -254,46 +531,126 @@ static int set_state(PyObject *p, long state)
     return r;
 }
 
-/* tkprof_tables(parser, text, pos, endpos, states, kinds, max_line, max_events, max_rows)
- *   -> (pos, taken); max_rows: MAX_ROWSOURCE_ROWS, the plan lines kept per statement.
- *   states: (START, CALLS, STRUCT, ROWSRC, WAITS, TRAILER), tkprof.py's constants; kinds: the
- *   four call kinds as str ("Parse", "Execute", "Fetch", "total"), the keys of stmt.calls. */
-PyObject *tkprof_tables(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+/* After a call into the parser (a statement closed or opened): its state and statement again,
+ * the statement's dicts to be fetched anew. */
+static int resync(PyObject *p, long *state, PyObject **stmt, PyObject **calls, PyObject **waits)
 {
-    if (nargs != 9 || !PyUnicode_Check(args[1]) || !PyTuple_Check(args[4]) ||
-        PyTuple_GET_SIZE(args[4]) != 6 || !PyTuple_Check(args[5]) ||
-        PyTuple_GET_SIZE(args[5]) != 4) {
-        PyErr_SetString(PyExc_TypeError, "tkprof_tables(parser, text, pos, endpos, states, "
-                                         "kinds, max_line, max_events, max_rows)");
+    Py_CLEAR(*calls);
+    Py_CLEAR(*waits);
+    Py_CLEAR(*stmt);
+    if ((*stmt = PyObject_GetAttrString(p, "_stmt")) == NULL)
+        return -1;
+    long long st;
+    if (get_long(p, "_state", &st) < 0)
+        return -1;
+    *state = (long)st;
+    return 0;
+}
+
+/* p.method(**kw) (kw may be NULL) with the state so far written back first, then the state and
+ * statement read again (resync): a statement closed or opened by the parser's own method. */
+static int in_parser(PyObject *p, const char *method, PyObject *kw, long *state, PyObject **stmt,
+                     PyObject **calls, PyObject **waits)
+{
+    if (set_state(p, *state) < 0)
+        return -1;
+    PyObject *m = PyObject_GetAttrString(p, method);
+    PyObject *args = m == NULL ? NULL : PyTuple_New(0);
+    PyObject *got = args == NULL ? NULL : PyObject_Call(m, args, kw);
+    Py_XDECREF(m);
+    Py_XDECREF(args);
+    if (got == NULL)
+        return -1;
+    Py_DECREF(got);
+    return resync(p, state, stmt, calls, waits);
+}
+
+/* "SQL ID: id [Plan Hash: digits]" (RE_SQL_ID) -> the keywords of p._new_stmt(sql_id=...,
+ * plan_hash=...); NULL without an error when the line does not read so. */
+static PyObject *sql_id_kwargs(const unsigned char *s, Py_ssize_t i, Py_ssize_t e)
+{
+    if (!ascii_text(s, i, e))
+        return NULL;
+    Py_ssize_t j = pat(s, i, e, "SQL`ID:~");
+    if (j < 0)
+        return NULL;
+    Py_ssize_t a = j;
+    while (j < e && is_word(s[j]))
+        j++;
+    Py_ssize_t b = j, ha = -1;
+    if (a == b)
+        return NULL;
+    if (j < e) {
+        if ((j = pat(s, j, e, " Plan`Hash:~")) < 0)
+            return NULL;
+        ha = j;
+        while (j < e && is_digit(s[j]))
+            j++;
+        if (j == ha || j != e)
+            return NULL;
+    }
+    PyObject *kw = Py_BuildValue("{s:s#}", "sql_id", (const char *)s + a, b - a);
+    if (kw == NULL)
+        return NULL;
+    PyObject *hash = ha < 0 ? (Py_INCREF(Py_None), Py_None)
+                            : PyUnicode_FromStringAndSize((const char *)s + ha, e - ha);
+    if (hash == NULL || PyDict_SetItemString(kw, "plan_hash", hash) < 0) {
+        Py_XDECREF(hash);
+        Py_DECREF(kw);
         return NULL;
     }
-    PyObject *p = args[0], *text = args[1], *kinds = args[5];
+    Py_DECREF(hash);
+    return kw;
+}
+
+/* tkprof_tables(parser, text, pos, endpos, states, kinds, max_line, max_events, max_rows,
+ *               plain, max_sql_lines, excerpt) -> (pos, taken)
+ *   states: (START, CALLS, STRUCT, ROWSRC, WAITS, TRAILER, SQL), tkprof.py's constants; kinds: the
+ *   four call kinds as str ("Parse", "Execute", "Fetch", "total"), the keys of stmt.calls;
+ *   max_rows: MAX_ROWSOURCE_ROWS, the plan lines kept per statement; plain: the detector's memo
+ *   ((type(parser), line) -> does another format start on it), which alone lets a SQL text
+ *   line be read here; max_sql_lines, excerpt: MAX_SQL_LINES, TEXT_EXCERPT. Stars and a SQL ID
+ *   line outside SQL text call the parser's own `_on_stars` / `_new_stmt` (a statement closes). */
+PyObject *tkprof_tables(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 12 || !PyUnicode_Check(args[1]) || !PyTuple_Check(args[4]) ||
+        PyTuple_GET_SIZE(args[4]) != 7 || !PyTuple_Check(args[5]) ||
+        PyTuple_GET_SIZE(args[5]) != 4 || !PyDict_Check(args[9])) {
+        PyErr_SetString(PyExc_TypeError, "tkprof_tables(parser, text, pos, endpos, states, "
+                                         "kinds, max_line, max_events, max_rows, plain, "
+                                         "max_sql_lines, excerpt)");
+        return NULL;
+    }
+    PyObject *p = args[0], *text = args[1], *kinds = args[5], *plain = args[9];
     Py_ssize_t pos = PyLong_AsSsize_t(args[2]);
     Py_ssize_t endpos = PyLong_AsSsize_t(args[3]);
     Py_ssize_t max_line = PyLong_AsSsize_t(args[6]);
     Py_ssize_t max_events = PyLong_AsSsize_t(args[7]);
     Py_ssize_t max_rows = PyLong_AsSsize_t(args[8]);
+    long max_sql = PyLong_AsLong(args[10]);
+    Py_ssize_t excerpt = PyLong_AsSsize_t(args[11]);
     long st_start = PyLong_AsLong(PyTuple_GET_ITEM(args[4], 0));
     long st_calls = PyLong_AsLong(PyTuple_GET_ITEM(args[4], 1));
     long st_struct = PyLong_AsLong(PyTuple_GET_ITEM(args[4], 2));
     long st_rowsrc = PyLong_AsLong(PyTuple_GET_ITEM(args[4], 3));
     long st_waits = PyLong_AsLong(PyTuple_GET_ITEM(args[4], 4));
     long st_trailer = PyLong_AsLong(PyTuple_GET_ITEM(args[4], 5));
+    long st_sql = PyLong_AsLong(PyTuple_GET_ITEM(args[4], 6));
     if (PyErr_Occurred())
         return NULL;
+    if (excerpt < 0 || excerpt > 500) { /* sql_text's buffer */
+        PyErr_SetString(PyExc_ValueError, "excerpt must be 0..500");
+        return NULL;
+    }
     Py_ssize_t n = PyUnicode_GET_LENGTH(text);
     if (PyUnicode_KIND(text) != PyUnicode_1BYTE_KIND || endpos > n || pos < 0)
         return Py_BuildValue("(nn)", pos, (Py_ssize_t)0);
     const unsigned char *s = PyUnicode_1BYTE_DATA(text);
 
-    PyObject *o = PyObject_GetAttrString(p, "_state");
-    if (o == NULL)
+    long long st0;
+    if (get_long(p, "_state", &st0) < 0)
         return NULL;
-    long state = PyLong_AsLong(o);
-    Py_DECREF(o);
-    if (state == -1 && PyErr_Occurred())
-        return NULL;
-    long state0 = state;
+    long state = (long)st0, state0 = state;
     PyObject *stmt = PyObject_GetAttrString(p, "_stmt");
     if (stmt == NULL)
         return NULL;
@@ -301,9 +658,10 @@ PyObject *tkprof_tables(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
     Py_ssize_t taken = 0;
 
     while (pos < endpos) {
-        Py_ssize_t end, e;
-        if (!line_at(s, pos, endpos, max_line, &end, &e))
+        Py_ssize_t end, le;
+        if (!line_at(s, pos, endpos, max_line, &end, &le))
             break;
+        Py_ssize_t e = le;
         int has_nl = end < n; /* the match takes the newline (feed_run's limit allows it) */
         if (has_nl && end - pos == max_line)
             break;
@@ -320,6 +678,19 @@ PyObject *tkprof_tables(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
                 break;
             if (state == st_calls || state == st_rowsrc || state == st_waits)
                 state = st_struct;
+            taken++;
+            pos = next;
+            continue;
+        }
+        if (s[i] == '*') { /* stars: _on_stars closes the statement */
+            Py_ssize_t j = i;
+            while (j < e && s[j] == '*')
+                j++;
+            if (j != e || j - i < 10)
+                break;
+            if (in_parser(p, "_on_stars", NULL, &state, &stmt, &calls, &waits) < 0)
+                goto fail;
+            state0 = state;
             taken++;
             pos = next;
             continue;
@@ -342,11 +713,14 @@ PyObject *tkprof_tables(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
                 if (!ok)
                     break;
             }
-            if (!ok || !(state == st_calls || state == st_rowsrc || state == st_struct))
+            if (ok && (state == st_calls || state == st_rowsrc || state == st_struct)) {
+                taken++;
+                pos = next;
+                continue;
+            }
+            if (ok && state != st_sql)
                 break;
-            taken++;
-            pos = next;
-            continue;
+            /* else SQL text, or a line that starts with dashes (the wait table's header) */
         }
         Py_ssize_t klen;
         int kind = call_kind(s, i, e, &klen);
@@ -409,6 +783,70 @@ PyObject *tkprof_tables(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
             taken++;
             pos = next;
             continue;
+        }
+        if (state != st_start && state != st_trailer && state != st_sql &&
+            tk_starts(s, i, e, "SQL ID:")) { /* a statement closes, the next opens */
+            PyObject *kw = sql_id_kwargs(s, i, e);
+            if (kw == NULL) {
+                if (PyErr_Occurred())
+                    goto fail;
+                break;
+            }
+            int r = in_parser(p, "_new_stmt", kw, &state, &stmt, &calls, &waits);
+            Py_DECREF(kw);
+            if (r < 0)
+                goto fail;
+            state0 = state;
+            taken++;
+            pos = next;
+            continue;
+        }
+        if (state != st_start && state != st_trailer && stmt != Py_None) {
+            if (s[i] == 'c' && call_header(s, i, e)) { /* _on_call_header */
+                if (calls == NULL && (calls = PyObject_GetAttrString(stmt, "calls")) == NULL)
+                    goto fail;
+                if (!PyDict_Check(calls) || PyDict_GET_SIZE(calls) > 0)
+                    break; /* a new statement: Python's */
+                state = st_calls;
+                taken++;
+                pos = next;
+                continue;
+            }
+            if (state == st_sql) { /* SQL text (_step_sql, _add_text) */
+                if (sql_other(s, i, e) || !ascii_text(s, pos, le))
+                    break;
+                long long lines;
+                if (get_long(stmt, "text_lines", &lines) < 0)
+                    goto fail;
+                if (lines >= max_sql)
+                    break;
+                /* the detector hands it to this block only if no other format starts on it */
+                PyObject *line = PyUnicode_Substring(text, pos, le);
+                PyObject *key = line == NULL ? NULL : PyTuple_Pack(2, (PyObject *)Py_TYPE(p), line);
+                Py_XDECREF(line);
+                if (key == NULL)
+                    goto fail;
+                PyObject *other = PyDict_GetItemWithError(plain, key);
+                Py_DECREF(key);
+                if (other == NULL && PyErr_Occurred())
+                    goto fail;
+                if (other != Py_False)
+                    break;
+                if (sql_text(stmt, s, i, e, excerpt) < 0)
+                    goto fail;
+                taken++;
+                pos = next;
+                continue;
+            }
+            int r = attr_line(stmt, s, i, e, state == st_waits, &state, st_struct, st_rowsrc,
+                              st_waits);
+            if (r < 0)
+                goto fail;
+            if (r > 0) {
+                taken++;
+                pos = next;
+                continue;
+            }
         }
         /* a wait row: [ \t]++ event [ \t]++ int [ \t]++ dec [ \t]++ dec */
         if (i == pos || state != st_waits || stmt == Py_None || excluded(s, i, e))
@@ -499,6 +937,6 @@ PyObject *tkprof_tables(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
 fail:
     Py_XDECREF(calls);
     Py_XDECREF(waits);
-    Py_DECREF(stmt);
+    Py_XDECREF(stmt);
     return NULL;
 }

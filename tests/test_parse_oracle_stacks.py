@@ -126,3 +126,16 @@ def test_short_call_stack_trace_section_of_an_incident_file():
     f = b.facts
     assert f["frame.top"] == {"skgpwwait": 1.0}  # semtimedop is the syscall wrapper
     assert "ksedsts" not in f["frame.count"] and f["layer.count"]["kgl"] == 1
+
+
+def test_a_short_stack_line_is_malformed_once_however_many_parts_are_unreadable():
+    """malformed_lines counts lines (the parser contract: never more than the block's lines); a
+    short_stack sample with two unreadable parts is one malformed line. Found by the contract's
+    random input (two damaged parts in one sample counted 2 for 1 line)."""
+    from ingest.parsers.stack import StackParser
+
+    parser = StackParser()
+    assert parser.feed("ksedsts()+244<-ksdxfstk()+32<-x y<-z w<-opitsk()+1673<-ksdxcb()+1")
+    block = parser.finish(1, 1)
+    assert block.malformed_lines == 1
+    assert "opitsk" in str(block.facts)

@@ -390,19 +390,20 @@ class StackParser(Parser):
         frames of the dump itself (ksedsts ... __sighandler) are not the process's work."""
         self._commit()
         frames: list[Frame] = []
+        unreadable = False  # a line is malformed once, however many of its parts are
         for part in line.split("<-"):
             m = _SHORT_FRAME.match(part)
             if m is None:
                 part = part.strip()
                 tail = re.search(r"([A-Za-z_$][\w$#.]*)\(\)(?:\+\d+)?\s*$", part)
                 if tail is None:
-                    if part:
-                        self.malformed += 1
+                    unreadable = unreadable or bool(part)
                     continue
                 name = tail.group(1)
             else:
                 name = m.group(1)
             frames.append(_frame(name, "oracle"))
+        self.malformed += unreadable
         cut = 0
         for i, f in enumerate(frames[:8]):
             if f.function in _DUMPER:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import gc
+import importlib
 import importlib.util
 import os
 import re
@@ -18,6 +19,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -120,8 +122,47 @@ def _no_pydantic_plugin_scan() -> None:
     ships no pydantic plugin and none is meant to watch its validation; a user who wants one
     sets the variable (to a name list, or to an empty value) and perfkb leaves it alone. Set
     here, in perfkb's own command, not on import: a program that imports kb keeps its plugins.
-    (pydantic still imports importlib.metadata: the scan is skipped, the import is not.)"""
+
+    With plugins off, pydantic's loader (`pydantic.plugin._loader`, a private module) answers
+    no plugins without looking at anything, yet importing it imports importlib.metadata (email,
+    zipfile, csv: 60 M instructions, ~12 ms CPU of the 1-line analyze). So its place is taken
+    by `_PluginsOff`, which gives the same answer while the variable says off and hands over
+    to the real loader otherwise (or when pydantic asks it anything else)."""
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    if _plugins_off():
+        sys.modules.setdefault(
+            _PydanticPluginsOff.NAME, _PydanticPluginsOff(_PydanticPluginsOff.NAME)
+        )
+
+
+def _plugins_off() -> bool:
+    """pydantic's own test (pydantic/plugin/_loader.py: get_plugins) for "no plugins at all"."""
+    return os.environ.get("PYDANTIC_DISABLE_PLUGINS") in ("__all__", "1", "true")
+
+
+class _PydanticPluginsOff(ModuleType):
+    """Stands in for pydantic's plugin loader while plugins are off (see
+    _no_pydantic_plugin_scan): `get_plugins()` is () as pydantic's is then; with the variable
+    changed since, or for any other name, the real loader is imported in its place and asked.
+    pydantic imports `get_plugins` from it on every validator it builds, so once the real one
+    is in sys.modules it is the one asked. tests/test_startup.py checks both ways."""
+
+    NAME = "pydantic.plugin._loader"
+
+    def get_plugins(self) -> Any:
+        if _plugins_off():
+            return ()
+        return self._real().get_plugins()
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # the import system's probes (`__path__`): a plain module
+            raise AttributeError(name)
+        return getattr(self._real(), name)
+
+    def _real(self) -> ModuleType:
+        if sys.modules.get(self.NAME) is self:
+            del sys.modules[self.NAME]
+        return importlib.import_module(self.NAME)
 
 
 class _OneLineErrors(TyperGroup):

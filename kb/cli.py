@@ -125,14 +125,18 @@ def _no_pydantic_plugin_scan() -> None:
 
     With plugins off, pydantic's loader (`pydantic.plugin._loader`, a private module) answers
     no plugins without looking at anything, yet importing it imports importlib.metadata (email,
-    zipfile, csv: 60 M instructions, ~12 ms CPU of the 1-line analyze). So its place is taken
-    by `_PluginsOff`, which gives the same answer while the variable says off and hands over
+    zipfile, csv: 60 M instructions, ~12 ms CPU of the 1-line analyze). So `perfkb analyze`
+    puts `_PydanticPluginsOff` in its place, which gives the same answer while the variable says off and hands over
     to the real loader otherwise (or when pydantic asks it anything else)."""
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+
+
+def _stand_in_for_pydantic_plugin_loader() -> None:
+    """See _PydanticPluginsOff; called by `perfkb analyze` before its imports (`--help` and
+    search import nothing of pydantic, so they leave pydantic's modules alone)."""
     if _plugins_off():
-        sys.modules.setdefault(
-            _PydanticPluginsOff.NAME, _PydanticPluginsOff(_PydanticPluginsOff.NAME)
-        )
+        name = _PydanticPluginsOff.NAME
+        sys.modules.setdefault(name, _PydanticPluginsOff(name))
 
 
 def _plugins_off() -> bool:
@@ -1230,6 +1234,7 @@ def analyze(
     # (frozen). Measured 2026-11-25 on a seed snippet: the freeze took 44 ms CPU off against
     # the starter KB (0.31 -> 0.27 s), 50 ms at 50,000 entries. What the analysis makes later
     # (a 1 GB capture's objects) is still collected as before.
+    _stand_in_for_pydantic_plugin_loader()
     was_on = gc.isenabled()
     gc.disable()
     try:

@@ -12,8 +12,8 @@ both; tkprof and waits share the `event.*` facts for the same reason.
 The facts themselves are data, ingest/data/facts.yaml: a table per family (its sources and key
 are its facts' defaults), so adding a fact is adding a row there.
 """
-
-from __future__ import annotations
+# Annotations are evaluated here, not kept as strings (no `from __future__ import annotations`):
+# pydantic compiled each string field annotation (typing.ForwardRef) on every start (issue #19).
 
 import math
 from collections.abc import Iterator, Mapping
@@ -78,7 +78,7 @@ class FactSpec(BaseModel):
     unit: str = ""  # ms, s, %, ... ; default: from the name's suffix
 
     @model_validator(mode="after")
-    def _defaults(self) -> FactSpec:
+    def _defaults(self) -> "FactSpec":
         if not self.label:
             self.label = _label_from_name(self.name)
         if not self.unit:
@@ -310,7 +310,7 @@ class ChartPart(BaseModel):
     optional: bool = False  # left out of the bar (and its legend) when zero
 
     @model_validator(mode="after")
-    def _one_source(self) -> ChartPart:
+    def _one_source(self) -> "ChartPart":
         if (self.fact is None) == (not self.rest):
             raise ValueError(f"part {self.label!r}: give a fact or rest: true, not both")
         return self
@@ -352,7 +352,7 @@ class BlockChart(BaseModel):
     since_boot: str = ""
 
     @model_validator(mode="after")
-    def _whole(self) -> BlockChart:
+    def _whole(self) -> "BlockChart":
         """A row that cannot draw anything is a mistake in the file, found when it is read."""
         if self.kind == "hbars" and not (self.facts or self.scalars):
             raise ValueError(f"{self.caption!r}: hbars needs facts or scalars")

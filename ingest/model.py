@@ -1,8 +1,8 @@
 """Typed evidence: what ingest hands to kb. Parsers fill these; nothing downstream re-reads raw text
 except the optional literal/regex text conditions, which only see the capped `Block.text`."""
 
-from __future__ import annotations
-
+# Annotations are evaluated here, not kept as strings (no `from __future__ import annotations`):
+# pydantic compiled each string field annotation (typing.ForwardRef) on every start (issue #19).
 from typing import Literal
 
 from pydantic import BaseModel, Field

@@ -1,7 +1,7 @@
 """The incident entry: what a team learned in a postmortem, in a shape perfkb can match against."""
 
-from __future__ import annotations
-
+# Annotations are evaluated here, not kept as strings (no `from __future__ import annotations`):
+# pydantic compiled each string field annotation (typing.ForwardRef) on every start (issue #19).
 import re
 from datetime import UTC, datetime
 from typing import Literal
@@ -166,7 +166,7 @@ class NextCommand(_Strict):
         return v
 
     @model_validator(mode="after")
-    def _explained(self) -> NextCommand:
+    def _explained(self) -> "NextCommand":
         if self.intrusive and not self.intrusive_why:
             raise ValueError("an intrusive command says why (intrusive_why)")
         if self.intrusive_why and not self.intrusive:
@@ -286,7 +286,7 @@ class Entry(_Strict):
         return v
 
     @model_validator(mode="after")
-    def _unique_signature_names(self) -> Entry:
+    def _unique_signature_names(self) -> "Entry":
         seen: set[str] = set()
         dupes = sorted({s.name for s in self.signatures if s.name in seen or seen.add(s.name)})
         if dupes:

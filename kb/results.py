@@ -1,7 +1,7 @@
 """What an analysis returns: the one object the bot, the web page, the API and the CLI render."""
 
-from __future__ import annotations
-
+# Annotations are evaluated here, not kept as strings (no `from __future__ import annotations`):
+# pydantic compiled each string field annotation (typing.ForwardRef) on every start (issue #19).
 from typing import Literal
 
 from pydantic import BaseModel, Field

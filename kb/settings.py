@@ -8,8 +8,8 @@ did is kept: PERFKB_<FIELD> (any case) for each field, the SLACK_* aliases of th
 (first choice first), values given to `Settings(...)` over the environment, unknown variables
 ignored, defaults validated; a bad value is the same pydantic ValidationError.
 """
-
-from __future__ import annotations
+# Annotations are evaluated here, not kept as strings (no `from __future__ import annotations`):
+# pydantic compiled each string field annotation (typing.ForwardRef) on every start (issue #19).
 
 import os
 from functools import lru_cache

@@ -19,8 +19,8 @@ Condition nodes (exactly one form each):
   - {text: LITERAL | regex: PATTERN, min_count: N, case_sensitive: BOOL}
 """
 
-from __future__ import annotations
-
+# Annotations are evaluated here, not kept as strings (no `from __future__ import annotations`):
+# pydantic compiled each string field annotation (typing.ForwardRef) on every start (issue #19).
 import difflib
 import math
 import re
@@ -87,7 +87,7 @@ class _Node(_Strict):
     kind: ClassVar[str]
 
     @property
-    def children(self) -> tuple[Condition, ...]:
+    def children(self) -> tuple["Condition", ...]:
         return ()
 
 
@@ -109,10 +109,10 @@ class FactRef(_Strict):
     fact: str
     key: str | None = None
     times: float = 1.0
-    plus: list[FactOperand] = Field(default_factory=list, max_length=MAX_PLUS)
+    plus: list["FactOperand"] = Field(default_factory=list, max_length=MAX_PLUS)
 
     @model_validator(mode="after")
-    def _known(self) -> FactRef:
+    def _known(self) -> "FactRef":
         _check_fact(self.fact, _checked_str(self.key, "key"))
         return self
 
@@ -122,7 +122,7 @@ class FactOperand(_Strict):
     key: str | None = None
 
     @model_validator(mode="after")
-    def _known(self) -> FactOperand:
+    def _known(self) -> "FactOperand":
         _check_fact(self.fact, _checked_str(self.key, "key"))
         return self
 
@@ -144,7 +144,7 @@ class FactCondition(_Node):
         return v
 
     @model_validator(mode="after")
-    def _shape(self) -> FactCondition:
+    def _shape(self) -> "FactCondition":
         _check_fact(self.fact, _checked_str(self.key, "key"))
         _checked_str(self.value, "value")
         if (self.value is None) == (self.ref is None):
@@ -195,7 +195,7 @@ class TextCondition(_Node):
     case_sensitive: bool = False
 
     @model_validator(mode="after")
-    def _shape(self) -> TextCondition:
+    def _shape(self) -> "TextCondition":
         if (self.text is None) == (self.regex is None):
             raise ValueError("give exactly one of 'text' or 'regex'")
         if self.text is not None and not self.text.strip():
@@ -216,29 +216,29 @@ class TextCondition(_Node):
 
 class AllOf(_Node):
     kind: ClassVar[str] = "all"
-    all: list[Condition] = Field(min_length=1)
+    all: list["Condition"] = Field(min_length=1)
 
     @property
-    def children(self) -> tuple[Condition, ...]:
+    def children(self) -> tuple["Condition", ...]:
         return tuple(self.all)
 
 
 class AnyOf(_Node):
     kind: ClassVar[str] = "any"
-    any: list[Condition] = Field(min_length=1)
+    any: list["Condition"] = Field(min_length=1)
 
     @property
-    def children(self) -> tuple[Condition, ...]:
+    def children(self) -> tuple["Condition", ...]:
         return tuple(self.any)
 
 
 class NotOf(_Node):
     kind: ClassVar[str] = "not"
-    not_: Condition = Field(alias="not")
+    not_: "Condition" = Field(alias="not")
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
     @property
-    def children(self) -> tuple[Condition, ...]:
+    def children(self) -> tuple["Condition", ...]:
         return (self.not_,)
 
 
@@ -344,7 +344,7 @@ class Signature(_Strict):
         return v
 
     @model_validator(mode="after")
-    def _facts_fit_sources(self) -> Signature:
+    def _facts_fit_sources(self) -> "Signature":
         sources = set(self.sources)
         for leaf in walk(self.when):
             if isinstance(leaf, FactCondition):

@@ -13,8 +13,8 @@ command to run. So every analysis gets `findings`, matched or not:
   language: a `when:` condition tree evaluated by kb/evaluate.py, commands whose placeholders
   are filled only by kb/command_fill.py. The rules are reviewed like entries, not hidden in code.
 """
-
-from __future__ import annotations
+# Annotations are evaluated here, not kept as strings (no `from __future__ import annotations`):
+# pydantic compiled each string field annotation (typing.ForwardRef) on every start (issue #19).
 
 import math
 import re
@@ -81,7 +81,7 @@ class FillFrom(_Strict):
     )
 
     @model_validator(mode="after")
-    def _one(self) -> FillFrom:
+    def _one(self) -> "FillFrom":
         if (self.fact is None) == (self.top_of is None):
             raise ValueError("give exactly one of 'fact' or 'top_of'")
         name = self.fact or self.top_of
@@ -124,7 +124,7 @@ class TriageRule(_Strict):
     commands: list[RuleCommand] = Field(default_factory=list)
 
     @model_validator(mode="after")
-    def _checked(self) -> TriageRule:
+    def _checked(self) -> "TriageRule":
         if self.when is not None:
             # The signature language's own checks: facts known, facts fit the sources.
             Signature(name=self.name, sources=self.sources, when=self.when)
@@ -144,7 +144,7 @@ class SentenceRule(TriageRule):
     finding: str = Field(min_length=1, max_length=1000)
 
     @model_validator(mode="after")
-    def _follows_a_describer(self) -> SentenceRule:
+    def _follows_a_describer(self) -> "SentenceRule":
         if self.follows not in {d.__name__.lstrip("_") for d in _DESCRIBERS}:
             raise ValueError(f"sentence {self.name}: no describer '{self.follows}'")
         return self

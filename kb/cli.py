@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import gc
-import importlib
 import importlib.util
 import os
 import re
@@ -19,7 +18,6 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -123,50 +121,8 @@ def _no_pydantic_plugin_scan() -> None:
     sets the variable (to a name list, or to an empty value) and perfkb leaves it alone. Set
     here, in perfkb's own command, not on import: a program that imports kb keeps its plugins.
 
-    With plugins off, pydantic's loader (`pydantic.plugin._loader`, a private module) answers
-    no plugins without looking at anything, yet importing it imports importlib.metadata (email,
-    zipfile, csv: 60 M instructions, ~12 ms CPU of the 1-line analyze). So `perfkb analyze`
-    puts `_PydanticPluginsOff` in its place, which gives the same answer while the variable says off and hands over
-    to the real loader otherwise (or when pydantic asks it anything else)."""
+    (pydantic still imports importlib.metadata: the scan is skipped, the import is not.)"""
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-
-
-def _stand_in_for_pydantic_plugin_loader() -> None:
-    """See _PydanticPluginsOff; called by `perfkb analyze` before its imports (`--help` and
-    search import nothing of pydantic, so they leave pydantic's modules alone)."""
-    if _plugins_off():
-        name = _PydanticPluginsOff.NAME
-        sys.modules.setdefault(name, _PydanticPluginsOff(name))
-
-
-def _plugins_off() -> bool:
-    """pydantic's own test (pydantic/plugin/_loader.py: get_plugins) for "no plugins at all"."""
-    return os.environ.get("PYDANTIC_DISABLE_PLUGINS") in ("__all__", "1", "true")
-
-
-class _PydanticPluginsOff(ModuleType):
-    """Stands in for pydantic's plugin loader while plugins are off (see
-    _no_pydantic_plugin_scan): `get_plugins()` is () as pydantic's is then; with the variable
-    changed since, or for any other name, the real loader is imported in its place and asked.
-    pydantic imports `get_plugins` from it on every validator it builds, so once the real one
-    is in sys.modules it is the one asked. tests/test_startup.py checks both ways."""
-
-    NAME = "pydantic.plugin._loader"
-
-    def get_plugins(self) -> Any:
-        if _plugins_off():
-            return ()
-        return self._real().get_plugins()
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):  # the import system's probes (`__path__`): a plain module
-            raise AttributeError(name)
-        return getattr(self._real(), name)
-
-    def _real(self) -> ModuleType:
-        if sys.modules.get(self.NAME) is self:
-            del sys.modules[self.NAME]
-        return importlib.import_module(self.NAME)
 
 
 class _OneLineErrors(TyperGroup):
@@ -1234,7 +1190,6 @@ def analyze(
     # (frozen). Measured 2026-11-25 on a seed snippet: the freeze took 44 ms CPU off against
     # the starter KB (0.31 -> 0.27 s), 50 ms at 50,000 entries. What the analysis makes later
     # (a 1 GB capture's objects) is still collected as before.
-    _stand_in_for_pydantic_plugin_loader()
     was_on = gc.isenabled()
     gc.disable()
     try:

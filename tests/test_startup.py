@@ -410,42 +410,6 @@ def test_analyze_does_not_scan_for_pydantic_plugins_unless_the_user_asks(tmp_pat
     assert "pydantic" in groups
 
 
-def test_analyze_imports_no_importlib_metadata_while_pydantic_plugins_are_off(tmp_path):
-    """With plugins off, pydantic's loader is stood in for (kb/cli.py: _PydanticPluginsOff), so
-    its module-level import of importlib.metadata (~12 ms CPU) is not paid; with the variable
-    empty (every plugin allowed) the real loader is imported and scans, as pydantic does."""
-    capture = _one_line_capture(tmp_path)
-    modules, stdout = _modules(tmp_path, "analyze", "--json", str(capture))
-    assert json.loads(stdout)["blocks"][0]["format"] == "truss"
-    assert "importlib.metadata" not in modules
-    assert "pydantic.plugin._loader" in modules  # the stand-in answered pydantic
-    # (with the variable empty the real loader scans: test_analyze_does_not_scan_for_...)
-
-
-def test_the_plugin_loader_stand_in_answers_as_pydantics_and_hands_over(monkeypatch):
-    """Same answer as pydantic's get_plugins for each value that means off; for any other
-    value, and for any other name pydantic may import from its loader, the real module."""
-    import importlib
-
-    from pydantic.plugin import _loader as real
-
-    from kb.cli import _PydanticPluginsOff
-
-    name = _PydanticPluginsOff.NAME
-    monkeypatch.setitem(sys.modules, name, real)
-    for value in ("__all__", "1", "true"):
-        monkeypatch.setenv("PYDANTIC_DISABLE_PLUGINS", value)
-        assert tuple(_PydanticPluginsOff(name).get_plugins()) == tuple(real.get_plugins()) == ()
-    stand_in = _PydanticPluginsOff(name)
-    monkeypatch.setitem(sys.modules, name, stand_in)
-    monkeypatch.setenv("PYDANTIC_DISABLE_PLUGINS", "some-plugin")
-    assert list(stand_in.get_plugins()) == list(importlib.import_module(name).get_plugins())
-    assert sys.modules[name] is not stand_in  # the real loader took its place
-    monkeypatch.setitem(sys.modules, name, stand_in)
-    assert stand_in.PYDANTIC_ENTRY_POINT_GROUP == "pydantic"
-    assert not hasattr(stand_in, "__path__")
-
-
 def test_analyze_freezes_what_it_imported_out_of_the_cyclic_gc(tmp_path):
     """`perfkb analyze` runs once and exits: it moves what it has imported into the GC's
     permanent generation before the analysis (44 ms less CPU on a seed snippet), so the full

@@ -87,22 +87,32 @@ def test_the_time_budget_stops_a_slow_search(big_kb):
 
 def test_the_server_bounds_every_search_and_stays_responsive(big_kb):
     budget = 0.05
-    with serve(big_kb, {"PERFKB_SEARCH_TIME_BUDGET": str(budget)}) as server:
-        with httpx.Client(base_url=server.url, timeout=30) as client:
-            for q in REFUSED:
-                started = time.monotonic()
-                r = client.get("/api/search", params={"q": q})
-                assert r.status_code == 400, (q, r.status_code, r.text[:200])
-                assert "2 letters" in r.text or "empty" in r.text
-                assert time.monotonic() - started < 1.0, q
-                page = client.get("/search", params={"q": q})  # the page says why
-                assert page.status_code == 200 and "letters before" in page.text
-            r = client.get("/api/search", params={"q": HEAVY})
-            assert r.status_code == 400 and f"longer than {budget:g} s" in r.json()["detail"]
-            assert client.get("/api/search", params={"q": "shm*"}).json()["total"] > 0
+    with (
+        serve(big_kb, {"PERFKB_SEARCH_TIME_BUDGET": str(budget)}) as server,
+        httpx.Client(base_url=server.url, timeout=30) as client,
+    ):
+        for q in REFUSED:
+            started = time.monotonic()
+            r = client.get("/api/search", params={"q": q})
+            assert r.status_code == 400, (q, r.status_code, r.text[:200])
+            assert "2 letters" in r.text or "empty" in r.text
+            assert time.monotonic() - started < 1.0, q
+            page = client.get("/search", params={"q": q})  # the page says why
+            assert page.status_code == 200 and "letters before" in page.text
+        r = client.get("/api/search", params={"q": HEAVY})
+        assert r.status_code == 400 and f"longer than {budget:g} s" in r.json()["detail"]
+        assert client.get("/api/search", params={"q": "shm*"}).json()["total"] > 0
+    log = server.proc.stderr.read().decode()
+    assert "Traceback" not in log and "unhandled error" not in log, log[-2000:]
 
-        # Four clients hammer the heavy query, and some hang up at once; a cheap search keeps
-        # answering quickly, and the server is idle soon after the last of them.
+
+def test_a_cheap_search_answers_while_heavy_ones_hammer_the_server(big_kb):
+    """Four clients hammer the heavy query, and some hang up at once; a cheap search keeps
+    answering, and the server is idle soon after the last of them. The budget is 0.5 s here,
+    not the 0.05 s above: the cheap search shares two cores with four heavy ones, so its wall
+    time is theirs too (at 0.05 s `shmdt` itself was cut on a slower box, 2026-12-02 CI: 400)."""
+    budget = 0.5
+    with serve(big_kb, {"PERFKB_SEARCH_TIME_BUDGET": str(budget)}) as server:
         stop = threading.Event()
 
         def hammer(hang_up: bool) -> None:

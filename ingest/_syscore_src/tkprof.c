@@ -310,7 +310,7 @@ static int set_attr_long(PyObject *o, const char *name, long n)
 }
 
 /* *out = o.name, an int attribute; -1 on an error */
-static int get_long(PyObject *o, const char *name, long long *out)
+static int read_attr_long(PyObject *o, const char *name, long long *out)
 {
     PyObject *v = PyObject_GetAttrString(o, name);
     if (v == NULL)
@@ -324,7 +324,7 @@ static int get_long(PyObject *o, const char *name, long long *out)
 static int add_attr_long(PyObject *o, const char *name, long long n)
 {
     long long cur;
-    if (get_long(o, name, &cur) < 0)
+    if (read_attr_long(o, name, &cur) < 0)
         return -1;
     PyObject *w = PyLong_FromLongLong(cur + n);
     if (w == NULL)
@@ -541,7 +541,7 @@ static int resync(PyObject *p, long *state, PyObject **stmt, PyObject **calls, P
     if ((*stmt = PyObject_GetAttrString(p, "_stmt")) == NULL)
         return -1;
     long long st;
-    if (get_long(p, "_state", &st) < 0)
+    if (read_attr_long(p, "_state", &st) < 0)
         return -1;
     *state = (long)st;
     return 0;
@@ -648,7 +648,7 @@ PyObject *tkprof_tables(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
     const unsigned char *s = PyUnicode_1BYTE_DATA(text);
 
     long long st0;
-    if (get_long(p, "_state", &st0) < 0)
+    if (read_attr_long(p, "_state", &st0) < 0)
         return NULL;
     long state = (long)st0, state0 = state;
     PyObject *stmt = PyObject_GetAttrString(p, "_stmt");
@@ -816,7 +816,7 @@ PyObject *tkprof_tables(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
                 if (sql_other(s, i, e) || !ascii_text(s, pos, le))
                     break;
                 long long lines;
-                if (get_long(stmt, "text_lines", &lines) < 0)
+                if (read_attr_long(stmt, "text_lines", &lines) < 0)
                     goto fail;
                 if (lines >= max_sql)
                     break;

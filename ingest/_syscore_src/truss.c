@@ -140,7 +140,7 @@ static int truss_tail(const unsigned char *s, Py_ssize_t i, Py_ssize_t e, Py_ssi
 typedef struct {
     int nt;
     Py_ssize_t s[3], n[3];
-} Times;
+} TrussClocks;
 
 /* a line's -d timestamp (s), -D delta and -E in-call time (ms), as TrussParser._times reads the
  * columns it printed */
@@ -149,7 +149,7 @@ typedef struct {
     double d, D, E;
 } Cols;
 
-static int truss_cols(const unsigned char *s, const Times *t, int cols[3][3], Cols *out)
+static int truss_cols(const unsigned char *s, const TrussClocks *t, int cols[3][3], Cols *out)
 {
     memset(out, 0, sizeof(*out));
     if (!t->nt)
@@ -172,7 +172,7 @@ static int truss_cols(const unsigned char *s, const Times *t, int cols[3][3], Co
 /* A `Received signal #N, NAME ...` line (text after the prefix and times at i): what
  * TrussParser._feed_other does with it. Returns 1 if taken, 0 if not this shape, -1 on error. */
 static int truss_signal(Core *c, const unsigned char *s, Py_ssize_t i, Py_ssize_t e,
-                        int has_pid, long long pid, const Times *t, int cols[3][3], long long line)
+                        int has_pid, long long pid, const TrussClocks *t, int cols[3][3], long long line)
 {
     static const char head[] = "Received signal";
     if (!starts(s, i, e, head))
@@ -272,7 +272,7 @@ PyObject *Core_truss_run(Core *c, PyObject *const *args, Py_ssize_t nargs)
         for (int k = 0; k < pid_n; k++)
             pid = pid * 10 + (s[pid_s + k] - '0');
         /* up to three time columns */
-        Times t;
+        TrussClocks t;
         t.nt = 0;
         int bad = 0;
         while (t.nt < 3 && i < le && is_digit(s[i])) {

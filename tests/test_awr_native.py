@@ -24,12 +24,12 @@ from ingest.parsers.waits import WaitsParser, _split_row
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # benchmarks/ is not an installed package: run from the checkout
     sys.path.insert(0, str(ROOT))
-from benchmarks import gen_awr  # noqa: E402
 from tests.test_awr_reader_fast import (  # noqa: E402  (the corpus reports, the paste variants)
     _collapsed,
     _prefixed,
     _report_files,
     _wrapped,
+    generated_archive,
 )
 
 
@@ -64,9 +64,7 @@ def _same(data: bytes, monkeypatch) -> str:
 
 @pytest.fixture(scope="module")
 def archive(tmp_path_factory) -> bytes:
-    path = tmp_path_factory.mktemp("gen") / "awr.txt"
-    gen_awr.generate_awr(160 * 1024, path, seed=17)
-    return path.read_bytes()
+    return generated_archive(tmp_path_factory, 160 * 1024, seed=17)
 
 
 def test_corpus_and_fixture_reports(monkeypatch, rows_read):

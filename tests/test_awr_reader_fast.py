@@ -188,11 +188,16 @@ def _report_files() -> list[Path]:
     return keep
 
 
+def generated_archive(tmp_path_factory, size: int, seed: int) -> bytes:
+    """A gen_awr archive of `size` bytes (every layout), written once for a test module."""
+    path = tmp_path_factory.mktemp("gen") / "awr.txt"
+    gen_awr.generate_awr(size, path, seed=seed)
+    return path.read_bytes()
+
+
 @pytest.fixture(scope="module")
 def archive(tmp_path_factory) -> bytes:
-    path = tmp_path_factory.mktemp("gen") / "awr.txt"
-    gen_awr.generate_awr(200 * 1024, path, seed=31)
-    return path.read_bytes()
+    return generated_archive(tmp_path_factory, 200 * 1024, seed=31)
 
 
 def _collapsed(text: str) -> str:

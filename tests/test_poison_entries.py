@@ -156,13 +156,17 @@ def test_the_api_refuses_poison_with_422_and_commits_nothing(server, name):
 
 
 def test_200000_tags_are_refused_fast_everywhere(server, tmp_path):
+    """The bounds catch quadratic work, not a slow box: a list scan per tag over 200,000 tags is
+    2 x 10^10 comparisons (minutes). Measured 2026-12-02 at load 2-3.6 on 2 cores beside a CI
+    run: the API refusal 0.5 s, the CLI's (YAML parse included) 5.7 s, over half the 10 s bound
+    it had, so a busier box failed it; 30 s and 60 s still fail anything quadratic."""
     url, _ = server
     many = body("p-many-tags", tags=[f"t{i}" for i in range(200_000)])
     started = time.perf_counter()
     with httpx.Client(base_url=url, timeout=60) as client:
         r = client.post("/api/entries", content=json.dumps(many), headers=AUTH)
     assert r.status_code == 422 and f"at most {MAX_TAGS}" in r.text
-    assert time.perf_counter() - started < 3
+    assert time.perf_counter() - started < 30
     # YAML through the CLI too
     path = tmp_path / "many-tags.yaml"
     path.write_text(
@@ -173,7 +177,7 @@ def test_200000_tags_are_refused_fast_everywhere(server, tmp_path):
     result = CliRunner().invoke(app, ["--data-dir", str(tmp_path / "d"), "add", str(path)])
     assert result.exit_code == 1
     assert f"200000 tags; at most {MAX_TAGS}" in result.stderr
-    assert time.perf_counter() - started < 10
+    assert time.perf_counter() - started < 60
 
 
 def test_tags_are_lowercased_and_deduplicated_in_first_seen_order():

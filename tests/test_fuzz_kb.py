@@ -146,3 +146,10 @@ def test_the_bounded_run_of_make_test_finishes_and_reports(tmp_path):
     outcomes = json.loads(out.read_text())
     assert [o["target"] for o in outcomes] == TARGETS
     assert all(o["inputs"] > 0 and o["failures"] == 0 for o in outcomes)
+
+
+def test_a_bounded_run_checks_at_least_one_input_however_short(tmp_path):
+    """--seconds is time spent fuzzing: the warm-up is not counted, and the first input runs
+    even when the clock is already past the bound (a slow box once left a 1 s target with none)."""
+    outcome = FUZZ.run_hypothesis("commands", 50, 2.0, tmp_path, seed=1, seconds=1e-9)
+    assert outcome.inputs == 1 and outcome.failures == 0

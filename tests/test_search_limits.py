@@ -76,13 +76,21 @@ def test_expansions_and_words_are_capped(big_kb):
 
 
 def test_the_time_budget_stops_a_slow_search(big_kb):
+    """The budget cuts the search short of the work it would do. In CPU time, against the same
+    query finishing in the same process: wall time was the box's (the fresh-clone CI at load 5-7
+    took 1.02 s against a 1 s bound). The budget is checked between matches, and whoosh's union
+    of a wildcard's words reads every word's postings before the first match, so the cut comes
+    after that part (measured 2026-12-02: 0.44-0.57 s CPU against 1.13-1.30 s for the whole
+    search on this 3,000-entry KB); max_expansions is what bounds that part."""
+    roomy = _index(big_kb, time_budget=60)  # the same query with time to finish answers
+    started = time.process_time()
+    assert roomy.search(parse_query(HEAVY)).total > 0
+    whole = time.process_time() - started
     slow = _index(big_kb, time_budget=0.05)
-    started = time.monotonic()
+    started = time.process_time()
     with pytest.raises(QueryError, match="longer than 0.05 s"):
         slow.search(parse_query(HEAVY))
-    assert time.monotonic() - started < 1.0
-    roomy = _index(big_kb, time_budget=60)  # the same query with time to finish answers
-    assert roomy.search(parse_query(HEAVY)).total > 0
+    assert time.process_time() - started < 0.75 * whole
 
 
 def test_the_server_bounds_every_search_and_stays_responsive(big_kb):

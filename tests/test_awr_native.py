@@ -187,6 +187,15 @@ HOSTILE = [
     "gc cr block 2-way  " + "x" * (MAX_LINE + 10) + "  12",
     "gc cr block 2-way  " + "x" * (MAX_LINE - 40) + "  12",
     "db file parallel read           123,456     0      1,234      10     13.7   15.4",
+    # capitals: rows the C reader reads, section titles (case-sensitive) it leaves to section_of
+    "DB time                          12         0      1,234      10     13.7   15.4",
+    "Host CPU                         12         0      1,234      10     13.7   15.4",
+    "Cache Sizes                      12         0      1,234      10     13.7   15.4",
+    "Load Profile                     12         0      1,234      10     13.7   15.4",
+    "Top 5 Timed Events               12         0      1,234      10     13.7   15.4",
+    "TOP waits                        12         0      1,234      10     13.7   15.4",
+    "OUTPUT                           12",
+    "Instance Efficiency Percentages  12         0      1,234      10     13.7   15.4",
 ]
 
 

@@ -10,14 +10,17 @@
  * The Python reader stays the definition: this reads a strict subset of what `_feed` reads as a
  * row of the open table, and stops, leaving the line to Python, at anything else: a line longer
  * than max_line, a blank line, a byte beyond printable ASCII (a tab too), a first character that
- * is not a lower-case letter (titles, sections, rulers, page headers, the snapshot lines start
- * otherwise), a first word that may begin a title the case-insensitive regexes read (foreground,
- * background, wait, enqueue, instance, system, session, interval, init, begin, end), a ':' with a
+ * is not a letter (rulers, notes, page breaks start otherwise), a first word that may begin a
+ * title the case-insensitive regexes read (foreground, background, wait, enqueue, instance,
+ * interval, init, begin, end) or a Top N title ('top'), a ':' with a
  * '(' (RE_MINUTES), a '~', a row whose spacing was collapsed, a unit one space after a token
  * (`_tokens` joins '52.86 s'), a token `parse_number` might read otherwise than this does (signs,
  * decimal commas, more than 15 digits, values past MAX_VALUE), a name ending in '-' or 'N/A',
  * words after the numbers where the table has no Wait Class / Reason column, and more numbers
- * than value columns. waits.NATIVE = False turns it off; tests compare both.
+ * than value columns. A row starting with a capital ('DB time', 'SQL*Net ...': a fifth of an
+ * archive's rows) may still be a section title (`awr_report.section_of`, case-sensitive titles
+ * such as 'Host CPU'): the caller asks section_of of those (WaitsParser._titled_row).
+ * waits.NATIVE = False turns it off; tests compare both.
  *
  * awr_rows(text, pos, endpos, cols, ends, words_after, max_line) -> (pos, rows): cols are the
  * table's value columns (`_value_columns`), ends their right edges; rows is a list of (next,
@@ -27,13 +30,16 @@
 
 #define AWR_TOKENS 128
 
-/* Does the line's first word start (case-insensitively) like a title or snapshot line? */
-static int title_word(const unsigned char *s, Py_ssize_t i, Py_ssize_t e)
+/* Does the line's first word start (case-insensitively) like a title or snapshot line? With
+ * `row` (a line holding a number), not 'system' / 'session': RE_TITLE reads those only as the
+ * whole line 'Session waits' and the like, words alone ('session logical reads' is a row). */
+static int title_word(const unsigned char *s, Py_ssize_t i, Py_ssize_t e, int row)
 {
     static const char *const words[] = {"foreground", "background", "wait",   "enqueue",
-                                        "instance",   "system",     "session", "interval",
-                                        "init",       "begin",      "end",     NULL};
-    for (int k = 0; words[k]; k++) {
+                                        "instance",   "interval",   "init",   "begin",
+                                        "end",        "top",        "system", "session",
+                                        NULL};
+    for (int k = 0; words[k] && !(row && k >= 10); k++) {
         Py_ssize_t n = (Py_ssize_t)strlen(words[k]);
         if (n > e - i)
             continue;
@@ -145,6 +151,18 @@ static int token_kind(const unsigned char *s, Py_ssize_t a, Py_ssize_t b, double
     return T_NUMBER;
 }
 
+/* Append a new item (NULL: an error already set) to the runs' list, taking its reference:
+ * 0, or -1 on an error. */
+static int take_item(PyObject *list, PyObject *item)
+{
+    if (item == NULL || PyList_Append(list, item) < 0) {
+        Py_XDECREF(item);
+        return -1;
+    }
+    Py_DECREF(item);
+    return 0;
+}
+
 typedef struct {
     Py_ssize_t a, b;
     int kind, has_unit;
@@ -162,7 +180,8 @@ static int awr_row(const unsigned char *s, Py_ssize_t pos, Py_ssize_t e, PyObjec
         i++;
     while (e > i && s[e - 1] == ' ')
         e--;
-    if (i == e || s[i] < 'a' || s[i] > 'z' || title_word(s, i, e))
+    if (i == e || !((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z')) ||
+        title_word(s, i, e, 1))
         return 0;
     int colon = 0, paren = 0, doubled = 0;
     for (Py_ssize_t q = i; q < e; q++) {
@@ -344,12 +363,10 @@ PyObject *awr_rows(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
         Py_DECREF(name);
         Py_DECREF(cells);
         Py_DECREF(trailing);
-        if (row == NULL || PyList_Append(rows, row) < 0) {
-            Py_XDECREF(row);
+        if (take_item(rows, row) < 0) {
             Py_DECREF(rows);
             return NULL;
         }
-        Py_DECREF(row);
         pos = next;
     }
     return Py_BuildValue("(nN)", pos, rows);
@@ -446,4 +463,211 @@ fail:
     PyMem_Free(fill);
     Py_XDECREF(out);
     return PyErr_Occurred() ? NULL : PyErr_NoMemory();
+}
+
+/* awr_lines(text, pos, endpos, section, max_line) -> (pos, lines): the run of lines of a
+ * report section that `WaitsParser._feed` hands to the ReportReader and that change nothing but
+ * what the line's kind says (WaitsParser._report_lines applies them). Why: in an archive of
+ * reports two thirds of the lines come in the detector's runs, and after the table rows (awr_rows)
+ * most are the Load Profile's rows, the SQL text under SQL ordered by, the sections read for their
+ * title only (init.ora parameters, ...) and blank lines, each ~25 us through `feed_one`, `feed`,
+ * `_feed`, `section_of`, three snapshot regexes and the section's reader.
+ *
+ * section: AWR_LOAD (rows 'Label:  1,234.5  12.3' of the Load Profile), AWR_SQL (text lines under
+ * a keyed SQL ordered by table: no two spaces inside, no 13-character [0-9a-z] word that could be
+ * a SQL Id: `_sql_line` counts them as noise) or AWR_SKIP (any line of a section read for its
+ * title). Each item is (next, line, kind, label, values): kind AWR_BLANK (spaces only), AWR_ROW
+ * (a Load Profile row: its label, stripped, and its numbers as `to_float` reads them, each a
+ * plain number of `token_kind`'s with no unit or '%') or AWR_TEXT (noise or a skipped line).
+ *
+ * It stops at a line it cannot vouch for: longer than max_line, a byte beyond printable ASCII, a
+ * first word that may begin a title (title_word: RE_TITLE, RE_TOP_TITLE, RE_SNAP, RE_INTERVAL), a
+ * page header (OUTPUT, ...), a '(' after a ':' (RE_MINUTES), a ':' in a line holding 'sess'
+ * (RE_AAS). What it cannot see is the caller's to check on each line: `section_of` (the titles
+ * are many, case-sensitive and kept in awr_report.py) and whether the detector would hand the line
+ * to the parser at all (`claims` or the detector's memo). */
+enum { AWR_LOAD = 1, AWR_SQL = 2, AWR_SKIP = 3 };
+enum { AWR_BLANK = 0, AWR_ROW = 1, AWR_TEXT = 2 };
+
+/* Is [i, e) (non-blank, trimmed) a line `_feed` passes to the report section's reader as is? */
+static int report_text(const unsigned char *s, Py_ssize_t i, Py_ssize_t e)
+{
+    static const char *const pages[] = {"OUTPUT", "COLUMN_VALUE", "PLAN_TABLE_OUTPUT", NULL};
+    if (title_word(s, i, e, 0))
+        return 0;
+    for (int k = 0; pages[k]; k++)
+        if ((Py_ssize_t)strlen(pages[k]) == e - i && memcmp(s + i, pages[k], e - i) == 0)
+            return 0;
+    int colon = 0, sess = 0;
+    for (Py_ssize_t q = i; q < e; q++) {
+        unsigned char c = s[q];
+        if (c < 0x20 || c > 0x7e)
+            return 0;
+        if (c == '(' && colon)
+            return 0;
+        colon |= c == ':';
+        sess |= q + 4 <= e && (c | 0x20) == 's' && (s[q + 1] | 0x20) == 'e' &&
+                (s[q + 2] | 0x20) == 's' && (s[q + 3] | 0x20) == 's';
+    }
+    return !(colon && sess);
+}
+
+/* A Load Profile row: label, then ':', then plain numbers (RE_KV_NUMS with every `to_float` not
+ * None). 1 with *label and *values set (new references), 0 to leave it, -1 on an error. */
+static int load_row(const unsigned char *s, Py_ssize_t i, Py_ssize_t e, PyObject **label,
+                    PyObject **values)
+{
+    if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z')))
+        return 0;
+    const unsigned char *c = memchr(s + i, ':', (size_t)(e - i));
+    if (c == NULL)
+        return 0;
+    Py_ssize_t colon = c - s, le = colon;
+    while (le > i && s[le - 1] == ' ')
+        le--;
+    if (colon + 1 >= e || s[colon + 1] != ' ')
+        return 0;
+    double v[AWR_TOKENS];
+    Py_ssize_t nv = 0;
+    for (Py_ssize_t q = colon + 1; q < e;) {
+        while (q < e && s[q] == ' ')
+            q++;
+        Py_ssize_t a = q;
+        while (q < e && s[q] != ' ')
+            q++;
+        double unit;
+        int has_unit = 0;
+        if (nv == AWR_TOKENS || s[q - 1] == '%')
+            return 0;
+        int kind = token_kind(s, a, q, &v[nv], &unit, &has_unit);
+        if (kind < 0)
+            return -1;
+        if (kind != T_NUMBER || has_unit)
+            return 0;
+        nv++;
+    }
+    *values = PyTuple_New(nv);
+    if (*values == NULL)
+        return -1;
+    for (Py_ssize_t k = 0; k < nv; k++) {
+        PyObject *f = PyFloat_FromDouble(v[k]);
+        if (f == NULL) {
+            Py_DECREF(*values);
+            return -1;
+        }
+        PyTuple_SET_ITEM(*values, k, f);
+    }
+    *label = PyUnicode_FromStringAndSize((const char *)s + i, le - i);
+    if (*label == NULL) {
+        Py_DECREF(*values);
+        return -1;
+    }
+    return 1;
+}
+
+/* A line of SQL text under a keyed SQL ordered by table: `_sql_line`'s collapsed branch finds no
+ * SQL Id in it (no two spaces inside, no word of 13 [0-9a-z]), so it is noise. */
+static int sql_noise_line(const unsigned char *s, Py_ssize_t i, Py_ssize_t e)
+{
+    Py_ssize_t r = i;
+    while (r < e && (s[r] == '-' || s[r] == '~' || s[r] == ' '))
+        r++;
+    if (r == e)
+        return 0; /* RE_RULER's shape: new columns, maybe */
+    for (Py_ssize_t q = i; q < e;) {
+        Py_ssize_t a = q;
+        while (q < e && s[q] != ' ')
+            q++;
+        if (q - a == 13) {
+            Py_ssize_t k = a;
+            while (k < q && ((s[k] >= '0' && s[k] <= '9') || (s[k] >= 'a' && s[k] <= 'z')))
+                k++;
+            if (k == q)
+                return 0;
+        }
+        if (q < e && s[q + 1] == ' ')
+            return 0; /* two spaces inside: read by the ruler's cells (q + 1 < e: e trimmed) */
+        q++;
+    }
+    return 1;
+}
+
+PyObject *awr_lines(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5 || !PyUnicode_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "awr_lines(text, pos, endpos, section, max_line)");
+        return NULL;
+    }
+    PyObject *text = args[0];
+    Py_ssize_t pos = PyLong_AsSsize_t(args[1]);
+    Py_ssize_t endpos = PyLong_AsSsize_t(args[2]);
+    long section = PyLong_AsLong(args[3]);
+    Py_ssize_t max_line = PyLong_AsSsize_t(args[4]);
+    if (PyErr_Occurred())
+        return NULL;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    PyObject *out = PyList_New(0);
+    if (out == NULL)
+        return NULL;
+    if (PyUnicode_KIND(text) != PyUnicode_1BYTE_KIND || endpos > n || pos < 0 ||
+        section < AWR_LOAD || section > AWR_SKIP)
+        return Py_BuildValue("(nN)", pos, out);
+    const unsigned char *s = PyUnicode_1BYTE_DATA(text);
+    while (pos < endpos) {
+        Py_ssize_t end, le;
+        if (!line_at(s, pos, endpos, max_line, &end, &le))
+            break;
+        Py_ssize_t i = pos, e = le;
+        while (i < e && s[i] == ' ')
+            i++;
+        while (e > i && s[e - 1] == ' ')
+            e--;
+        int kind = AWR_TEXT;
+        PyObject *label = Py_None, *values = Py_None;
+        Py_INCREF(label);
+        Py_INCREF(values);
+        if (i == e) {
+            kind = AWR_BLANK; /* spaces only (a tab or a CR inside is Python's) */
+        } else if (!report_text(s, i, e)) {
+            kind = -1;
+        } else if (section == AWR_LOAD) {
+            Py_DECREF(label);
+            Py_DECREF(values);
+            int r = load_row(s, i, e, &label, &values);
+            if (r < 0) {
+                Py_DECREF(out);
+                return NULL;
+            }
+            if (r == 0) {
+                label = values = Py_None;
+                Py_INCREF(label);
+                Py_INCREF(values);
+                kind = -1;
+            } else {
+                kind = AWR_ROW;
+            }
+        } else if (section == AWR_SQL && !sql_noise_line(s, i, e)) {
+            kind = -1;
+        }
+        if (kind < 0) {
+            Py_DECREF(label);
+            Py_DECREF(values);
+            break;
+        }
+        Py_ssize_t next = end < n ? end + 1 : end;
+        PyObject *line = PyUnicode_FromStringAndSize((const char *)s + pos, le - pos);
+        if (line == NULL) {
+            Py_DECREF(label);
+            Py_DECREF(values);
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyObject *item = Py_BuildValue("(nNiNN)", next, line, kind, label, values);
+        if (take_item(out, item) < 0) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        pos = next;
+    }
+    return Py_BuildValue("(nN)", pos, out);
 }

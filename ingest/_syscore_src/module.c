@@ -253,6 +253,8 @@ static PyMethodDef module_methods[] = {
      "a run of a tkprof report's call and wait table lines (ingest/parsers/tkprof.py)"},
     {"awr_rows", (PyCFunction)(void (*)(void))awr_rows, METH_FASTCALL,
      "a run of rows of an AWR / Statspack report's open table (ingest/parsers/waits.py)"},
+    {"awr_lines", (PyCFunction)(void (*)(void))awr_lines, METH_FASTCALL,
+     "a run of a report section's lines the waits parser applies (ingest/parsers/waits.py)"},
     {"awr_cells", (PyCFunction)(void (*)(void))awr_cells, METH_FASTCALL,
      "the cells of a row under a ruler's spans (ingest/parsers/awr_report.py)"},
     {NULL}};

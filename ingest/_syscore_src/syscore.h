@@ -15,6 +15,7 @@
  *   tkprof.c      tkprof_tables(), the runs of a tkprof report's statements (tables, attributes, SQL text)
  *   awr.c         awr_rows(), the runs of rows of an AWR / Statspack report's open table;
  *                 awr_cells(), a row's cells under a ruler (the report's SQL and header rows)
+ *                 awr_lines(), a run of Load Profile rows, SQL text, skipped sections' lines
  *
  * Why this file: every type, constant and helper used by more than one of them lives here and
  * only here, so no struct is defined twice. Helpers the scanners call per byte or per line are
@@ -378,5 +379,6 @@ PyObject *strace_summary_rows(PyObject *mod, PyObject *const *args,
 PyObject *tkprof_tables(PyObject *mod, PyObject *const *args, Py_ssize_t nargs); /* tkprof.c */
 PyObject *awr_rows(PyObject *mod, PyObject *const *args, Py_ssize_t nargs);  /* awr.c */
 PyObject *awr_cells(PyObject *mod, PyObject *const *args, Py_ssize_t nargs); /* awr.c */
+PyObject *awr_lines(PyObject *mod, PyObject *const *args, Py_ssize_t nargs); /* awr.c */
 
 #endif /* SYSCORE_H */

@@ -423,11 +423,7 @@ class ReportReader:
         if m:
             values = [to_float(t) for t in m.group("nums").split()]
             if values and all(v is not None for v in values):
-                key = norm_key(m.group("label"))
-                cols = self._load_cols or ["per_s", "per_txn", "per_exec", "per_call"]
-                for col, v in zip(cols, values, strict=False):
-                    if v is not None and key:
-                        self.load.setdefault(col, {})[key] = v
+                self.load_row(m.group("label"), values)  # type: ignore[arg-type]
                 return True
         pairs = RE_PAIR.findall(line)
         for label, value in pairs:
@@ -435,6 +431,16 @@ class ReportReader:
             if v is not None:
                 self.ratios[norm_key(label)] = v
         return True
+
+    def load_row(self, label: str, values: list[float] | tuple[float, ...]) -> None:
+        """A Load Profile row `label:  values` (what `_load_line` and the C core's
+        `awr_lines` read), its values under the section's columns."""
+        key = norm_key(label)
+        if not key:
+            return
+        cols = self._load_cols or ["per_s", "per_txn", "per_exec", "per_call"]
+        for col, v in zip(cols, values, strict=False):
+            self.load.setdefault(col, {})[key] = v
 
     def _efficiency_line(self, line: str) -> bool:
         for label, value in RE_PAIR.findall(line):
@@ -454,11 +460,7 @@ class ReportReader:
             if line.strip() and not line.lstrip().startswith("->"):
                 self._hdr_lines = (self._hdr_lines + [line])[-3:]
             return True
-        labels = tuple(self._labels)
-        if sum(map(len, labels)) > CACHED_KEY * 10:
-            cols = _sql_columns.__wrapped__(labels)
-        else:
-            cols = _sql_columns(labels)
+        cols = self._sql_cols()
         if "id" not in cols and "hash" not in cols:
             return True
         toks = line.split()
@@ -501,6 +503,28 @@ class ReportReader:
         for k, v in row.items():
             if k not in ("id", "hash"):
                 entry.setdefault(k, v)
+        return True
+
+    def _sql_cols(self) -> tuple[str | None, ...]:
+        labels = tuple(self._labels)
+        if sum(map(len, labels)) > CACHED_KEY * 10:
+            return _sql_columns.__wrapped__(labels)
+        return _sql_columns(labels)
+
+    def sql_keyed(self) -> bool:
+        """Does `_sql_line` read rows now (a ruler seen, a SQL Id or hash column under it)? Then
+        a line with no SQL Id in it is SQL text: noise (`sql_noise`)."""
+        if self._spans is None:
+            return False
+        cols = self._sql_cols()
+        return "id" in cols or "hash" in cols
+
+    def sql_noise(self) -> bool:
+        """A line of SQL text taken when `_sql_line` would take it (the C core's `awr_lines`):
+        False, nothing changed, when it would end the section instead."""
+        if self._sql_noise >= MAX_SQL_NOISE:
+            return False
+        self._sql_noise += 1
         return True
 
     def _ruled_line(self, line: str, section: str) -> bool:

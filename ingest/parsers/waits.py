@@ -32,14 +32,18 @@ from ingest.model import Format, Platform
 from ingest.oracle_events import is_idle
 from ingest.parsers.awr_report import RE_MINUTES, RE_SNAP, ReportReader, section_of
 
-try:  # the C core's reader of an open table's rows (ingest/_syscore_src/awr.c); optional
+try:  # the C core's readers of an open table's rows and of report sections' lines
+    from ingest._syscore import awr_lines as _c_lines  # (ingest/_syscore_src/awr.c); optional
     from ingest._syscore import awr_rows as _c_rows
 except ImportError:  # pragma: no cover - the pure-Python path is the reference
-    _c_rows = None
+    _c_rows = _c_lines = None
 # False: every line goes through `feed` (the reference the tests compare the C reader with).
 NATIVE = _c_rows is not None
 # the report sections whose lines `_feed` hands to the ReportReader, not to the open table
 _REPORT_SECTIONS = frozenset({"header", "load", "efficiency", "sql", "latch", "segments", "skip"})
+# awr_lines's section codes and the kinds of line it hands back (awr.c's AWR_LOAD.., AWR_BLANK..)
+_LINES_LOAD, _LINES_SQL, _LINES_SKIP = 1, 2, 3
+_LINE_BLANK, _LINE_ROW = 0, 1
 
 # is_idle is pure and the same few dozen events come back in every report of an archive,
 # each asked twice a report (the total, then its row): the answers are cached
@@ -316,9 +320,11 @@ class _Table:
     # (value columns, their right edges, words after the numbers) for the C reader, worked out
     # at the first row; () when it does not read this table's rows (WaitsParser._native)
     native: tuple | None = field(default=None, repr=False, compare=False)
+    # whether a Wait Class column is among the columns, worked out at the first row
+    classed: bool | None = field(default=None, repr=False, compare=False)
 
 
-@dataclass
+@dataclass(slots=True)
 class _EventAcc:
     count: float | None = None
     waited_s: float | None = None
@@ -331,16 +337,18 @@ class _EventAcc:
     wait_class: str | None = None
 
     def add(self, row: dict[str, float | str]) -> None:
-        def plus(old: float | None, key: str) -> float | None:
-            v = row.get(key)
-            if not isinstance(v, float):
-                return old
-            return v if old is None else old + v
-
-        self.count = plus(self.count, "count")
-        self.waited_s = plus(self.waited_s, "time_s")
-        self.timeouts = plus(self.timeouts, "timeouts")
-        avg, cnt = row.get("avg_ms"), row.get("count")
+        # the sums written out, not a closure made per call: this runs for every event row of
+        # every report (a closure and three calls were a third of an archive row's cost here)
+        cnt = row.get("count")
+        if isinstance(cnt, float):
+            self.count = cnt if self.count is None else self.count + cnt
+        v = row.get("time_s")
+        if isinstance(v, float):
+            self.waited_s = v if self.waited_s is None else self.waited_s + v
+        v = row.get("timeouts")
+        if isinstance(v, float):
+            self.timeouts = v if self.timeouts is None else self.timeouts + v
+        avg = row.get("avg_ms")
         if isinstance(avg, float):
             self.avg_ms = avg
             if isinstance(cnt, float) and cnt > 0:
@@ -611,6 +619,13 @@ def _is_header(line: str) -> bool:
     """A line of column names ('Total Wait       Wait   % DB Wait'), not prose."""
     if RE_HAS_DIGIT.search(line) or len(line) > 400:
         return False
+    return _header_words(line)
+
+
+@lru_cache(maxsize=2048)
+def _header_words(line: str) -> bool:
+    """`_is_header`'s vocabulary test, cached: every report of an archive prints the same
+    column names, each asked up to three times (at most 400 characters a line kept)."""
     words = RE_WORDS.findall(line.lower())
     if not words:
         return False
@@ -689,6 +704,14 @@ def _split_row(line: str) -> _Split | None:
         name = RE_NAME_TAIL.sub("", name)
     nums = [_Cell(toks[i][0], toks[i][1], values[i]) for i in range(start, end)]
     return _Split(line, name.strip(), nums, [t[2] for t in toks[end:]])
+
+
+def _titled_row(name: str, line: str) -> bool:
+    """Is a row the C reader read a section title after all? It reads rows starting with a
+    capital ('DB time', 'SQL*Net message to client': a fifth of an archive's table rows, each
+    ~10x dearer through `_feed`), and `section_of`'s titles are case-sensitive words such as
+    'Host CPU', which it leaves to this (one regex, only for those rows)."""
+    return name[0] < "a" and section_of(line) is not None
 
 
 class WaitsParser(Parser):
@@ -836,12 +859,60 @@ class WaitsParser(Parser):
             return None
         return table, *table.native
 
+    def _lines_section(self) -> int:
+        """awr_lines's code for the section being read when the C core may read its lines (the
+        state in which `_feed` hands every line to the ReportReader): 0 when it may not."""
+        section = self._section
+        if not self._started or self._page_break or not NATIVE:
+            return 0
+        report = self._report
+        if section == "load":
+            return _LINES_LOAD if report._load_cols else 0  # else a line may name the columns
+        if section == "sql":
+            return _LINES_SQL if report.sql_keyed() else 0
+        return _LINES_SKIP if section == "skip" else 0
+
+    def _report_lines(
+        self, text: str, pos: int, endpos: int, plain: dict, section: int
+    ) -> tuple[int, int, int]:
+        """A run of a report section's lines read by the C core (`awr_lines`): blank lines,
+        Load Profile rows, SQL text and the lines of sections read for their title only, each
+        applied as `feed` applies it, as long as the detector would hand the line to this
+        parser (`feed_one`'s test) and it is no section title (`section_of`, which awr.c leaves
+        to Python); the line it stops at goes through `feed_one`."""
+        assert _c_lines is not None
+        _, lines = _c_lines(text, pos, endpos, section, MAX_LINE)
+        taken = 0
+        me = type(self)
+        claims = self.claims
+        report = self._report
+        for nxt, line, kind, label, values in lines:
+            if kind == _LINE_BLANK:
+                self._blank()
+            else:
+                if not (plain.get((me, line)) is False or claims(line)):
+                    break
+                if section_of(line) is not None:
+                    break
+                if kind == _LINE_ROW:
+                    report.load_row(label, values)
+                elif section == _LINES_SQL and not report.sql_noise():
+                    break
+                self._prose = 0
+            pos = nxt
+            taken += 1
+        return pos, taken, self.STEP_FEED
+
     def run_step(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int, int]:
         """The rows of the open table the C reader vouches for (`_native`), applied as `_row`
         applies them, as long as this block claims them (else the detector may hand a line
-        elsewhere); the line it stops at goes through `feed_one`."""
+        elsewhere), or a report section's lines (`_report_lines`); the line it stops at goes
+        through `feed_one`."""
         native = self._native()
         if native is None or _c_rows is None:
+            section = self._lines_section() if _c_lines is not None else 0
+            if section:
+                return self._report_lines(text, pos, endpos, plain, section)
             return pos, 0, self.STEP_FEED
         table, cols, ends, words = native
         _, rows = _c_rows(text, pos, endpos, cols, ends, words, MAX_LINE)
@@ -849,7 +920,7 @@ class WaitsParser(Parser):
         claimed = RE_CLAIMED.fullmatch
         take = self._take_row
         for nxt, line, name, cells, trailing in rows:
-            if claimed(line) is None:
+            if claimed(line) is None or _titled_row(name, line):
                 break
             take(table, name, cells, trailing)
             pos = nxt
@@ -865,20 +936,13 @@ class WaitsParser(Parser):
         if not s.strip():
             if not self._started:
                 return False
-            if self._table is not None:
-                self._last_table = self._table
-            self._table = None
-            if self._header:
-                self._stash = self._header
-            elif self._last_table is not None:
-                self._stash = []
-            self._header = []
+            self._blank()
             return True
         native = self._native() if _c_rows is not None else None
         if native is not None:  # a row of the open table the C reader vouches for
             table, cols, ends, words = native
             _, rows = _c_rows(s, 0, len(s), cols, ends, words, MAX_LINE)
-            if rows:
+            if rows and not _titled_row(rows[0][2], s):
                 _, _, name, cells, trailing = rows[0]
                 self._take_row(table, name, cells, trailing)
                 self._prose = 0
@@ -897,6 +961,18 @@ class WaitsParser(Parser):
             self._prose += 1
             return True
         return accepted
+
+    def _blank(self) -> None:
+        """A blank line inside the block: the table ends, the header read so far is kept for
+        a SQL*Plus page break."""
+        if self._table is not None:
+            self._last_table = self._table
+        self._table = None
+        if self._header:
+            self._stash = self._header
+        elif self._last_table is not None:
+            self._stash = []
+        self._header = []
 
     def _feed(self, s: str) -> bool:
         # Each test below runs only when the line's first character (or a character the line
@@ -1289,8 +1365,11 @@ class WaitsParser(Parser):
                 row["timeouts"] = value
             elif col.kind == "pct_db":
                 row["pct_db"] = value
-        if cls and any(c.kind == "class" for c in table.columns):
-            row["class"] = cls
+        if cls:
+            if table.classed is None:
+                table.classed = any(c.kind == "class" for c in table.columns)
+            if table.classed:
+                row["class"] = cls
         if name in CPU_ROWS:
             self._cpu[name] = {k: v for k, v in row.items() if isinstance(v, float)}
             return
@@ -1314,7 +1393,8 @@ class WaitsParser(Parser):
         """'enq: TX - row lock content' -> 'enq: TX - row lock contention' when unambiguous."""
         if name in self._events_top or name in self._events_full:
             return name
-        known = [n for n in (*self._events_top, *LONG_EVENT_NAMES) if n.startswith(name)]
+        known = [n for n in self._events_top if n.startswith(name)]
+        known += _long_names(name) if len(name) <= CACHED_HEADER else _long_names.__wrapped__(name)
         return known[0] if len(set(known)) == 1 else name
 
     def _enqueue_row(
@@ -1486,6 +1566,13 @@ class WaitsParser(Parser):
             )
         rows.sort(key=lambda r: (r.idle, -(r.waited_s or 0.0), -(r.count or 0.0), r.event))
         return rows
+
+
+@lru_cache(maxsize=1024)
+def _long_names(name: str) -> tuple[str, ...]:
+    """The LONG_EVENT_NAMES a cut name may stand for: the same few cut names in every report of
+    an archive (each asked of all of them was ~2 % of its parse)."""
+    return tuple(n for n in LONG_EVENT_NAMES if n.startswith(name))
 
 
 def _r(x: float) -> float:

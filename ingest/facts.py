@@ -23,6 +23,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ingest.model import new_dict
+
 SYSCALL_SOURCES = ("truss", "strace")
 EVENT_SOURCES = ("tkprof", "waits", "trace10046")
 FUNCTION_SOURCES = ("stack", "dtrace", "perf")
@@ -341,12 +343,12 @@ class BlockChart(BaseModel):
     limit: int = 12
     when: str | None = None
     unless: str | None = None
-    requires: dict[str, Literal["number", "nonzero"]] = Field(default_factory=dict)
+    requires: dict[str, Literal["number", "nonzero"]] = Field(default_factory=new_dict)
     details: str = ""
     series: dict[str, str] | None = None
     threshold: str | None = None
     threshold_label: str = ""
-    columns: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    columns: dict[str, tuple[str, ...]] = Field(default_factory=new_dict)
     total: str | None = None
     parts: tuple[ChartPart, ...] = ()
     since_boot: str = ""

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ingest.model import new_dict, new_list
 from kb.models import Entry
 from kb.search_file import INDEX_SCHEMA_VERSION, ident_key  # ident_key's home: no pydantic
 from kb.search_query import Page
@@ -35,11 +36,11 @@ class IndexDoc(BaseModel):
     root_cause: str = ""
     fix: str = ""
     commands: str = ""
-    identifiers: list[str] = Field(default_factory=list)
-    platforms: list[str] = Field(default_factory=list)
-    sources: list[str] = Field(default_factory=list)
-    products: list[str] = Field(default_factory=list)
-    tags: list[str] = Field(default_factory=list)
+    identifiers: list[str] = Field(default_factory=new_list)
+    platforms: list[str] = Field(default_factory=new_list)
+    sources: list[str] = Field(default_factory=new_list)
+    products: list[str] = Field(default_factory=new_list)
+    tags: list[str] = Field(default_factory=new_list)
     versions: str = "[]"  # JSON list of VersionRange, for version: filtering
     digest: str = ""  # of the entry JSON, so `check` can tell a stale document
 
@@ -131,11 +132,13 @@ class SearchHit(BaseModel):
     id: str
     title: str
     score: float
-    snippet: list[SnippetPart] = Field(default_factory=list)  # the field holding most query words
-    platforms: list[str] = Field(default_factory=list)
-    sources: list[str] = Field(default_factory=list)
-    tags: list[str] = Field(default_factory=list)
-    products: list[str] = Field(default_factory=list)
+    snippet: list[SnippetPart] = Field(
+        default_factory=new_list
+    )  # the field holding most query words
+    platforms: list[str] = Field(default_factory=new_list)
+    sources: list[str] = Field(default_factory=new_list)
+    tags: list[str] = Field(default_factory=new_list)
+    products: list[str] = Field(default_factory=new_list)
 
 
 class SearchPage(BaseModel):
@@ -146,8 +149,8 @@ class SearchPage(BaseModel):
     total: int
     page: int
     per_page: int
-    results: list[SearchHit] = Field(default_factory=list)
-    facets: dict[str, dict[str, int]] = Field(default_factory=dict)
+    results: list[SearchHit] = Field(default_factory=new_list)
+    facets: dict[str, dict[str, int]] = Field(default_factory=new_dict)
 
     @classmethod
     def of(cls, page: Page) -> SearchPage:

@@ -16,6 +16,7 @@ from pydantic import (
     model_validator,
 )
 
+from ingest.model import new_list
 from kb.errors import EntryError
 from kb.search_query import PLATFORMS  # defined there: `perfkb search` checks platform: without us
 from kb.signatures import Signature, reject_controls
@@ -70,8 +71,8 @@ class VersionRange(_Strict):
 
     product: str = Field("oracle", min_length=1, max_length=40)
     introduced: str | None = Field(None, max_length=MAX_VERSION_LENGTH)
-    fixed: list[str] = Field(default_factory=list)
-    observed_fixed: list[str] = Field(default_factory=list)
+    fixed: list[str] = Field(default_factory=new_list)
+    observed_fixed: list[str] = Field(default_factory=new_list)
     note: str = Field("", max_length=2000)
 
     @field_validator("product", "note")
@@ -216,13 +217,13 @@ class Entry(_Strict):
     symptom: str = Field(min_length=1, max_length=MAX_PROSE)
     root_cause: str = Field(min_length=1, max_length=MAX_PROSE)
     fix: str = Field(min_length=1, max_length=MAX_PROSE)
-    differential: list[Differential] = Field(default_factory=list)
-    affected_versions: list[VersionRange] = Field(default_factory=list)
+    differential: list[Differential] = Field(default_factory=new_list)
+    affected_versions: list[VersionRange] = Field(default_factory=new_list)
     platforms: list[Platform] = Field(min_length=1, max_length=len(PLATFORMS))
-    tags: list[str] = Field(default_factory=list)
-    references: list[str] = Field(default_factory=list)
-    next_commands: list[NextCommand] = Field(default_factory=list)
-    signatures: list[Signature] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=new_list)
+    references: list[str] = Field(default_factory=new_list)
+    next_commands: list[NextCommand] = Field(default_factory=new_list)
+    signatures: list[Signature] = Field(default_factory=new_list)
     author: str = Field("perfkb", min_length=1, max_length=MAX_LINE)
     created: datetime = Field(default_factory=_now)
     updated: datetime = Field(default_factory=_now)

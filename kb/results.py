@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from ingest.model import Block, Context
+from ingest.model import Block, Context, new_dict, new_list
 
 Confidence = Literal["high", "medium", "low"]
 
@@ -27,8 +27,8 @@ class SignatureOutcome(BaseModel):
     weight: float
     held: bool
     specific: bool
-    block_formats: list[str] = Field(default_factory=list)
-    conditions: list[ConditionOutcome] = Field(default_factory=list)
+    block_formats: list[str] = Field(default_factory=new_list)
+    conditions: list[ConditionOutcome] = Field(default_factory=new_list)
 
 
 class Match(BaseModel):
@@ -36,17 +36,19 @@ class Match(BaseModel):
     title: str
     score: float
     confidence: Confidence
-    evidence: list[str] = Field(default_factory=list, description="observations that held")
-    versions: list[str] = Field(default_factory=list, description="version verdicts")
-    signatures: list[SignatureOutcome] = Field(default_factory=list)
+    evidence: list[str] = Field(default_factory=new_list, description="observations that held")
+    versions: list[str] = Field(default_factory=new_list, description="version verdicts")
+    signatures: list[SignatureOutcome] = Field(default_factory=new_list)
     related_only: bool = Field(False, description="surfaced by text similarity, no signature held")
-    feedback: dict[str, int] = Field(default_factory=dict)
+    feedback: dict[str, int] = Field(default_factory=new_dict)
     reason: str = Field("", description="why this confidence, in one line a person can follow")
     near_misses: list[str] = Field(
-        default_factory=list, description="'would match if ...; it is ...' for the closest misses"
+        default_factory=new_list,
+        description="'would match if ...; it is ...' for the closest misses",
     )
     mentions: list[str] = Field(
-        default_factory=list, description="names of this entry the evidence mentions (text only)"
+        default_factory=new_list,
+        description="names of this entry the evidence mentions (text only)",
     )
 
 
@@ -67,11 +69,11 @@ class Finding(BaseModel):
 
 
 class AnalysisResult(BaseModel):
-    blocks: list[Block] = Field(default_factory=list)
+    blocks: list[Block] = Field(default_factory=new_list)
     context: Context = Field(default_factory=Context)
-    findings: list[Finding] = Field(default_factory=list, description="triage sentences")
-    matches: list[Match] = Field(default_factory=list)
-    next_commands: list[SuggestedCommand] = Field(default_factory=list)
+    findings: list[Finding] = Field(default_factory=new_list, description="triage sentences")
+    matches: list[Match] = Field(default_factory=new_list)
+    next_commands: list[SuggestedCommand] = Field(default_factory=new_list)
     platform: str | None = None
     fingerprint: str = ""
     elapsed_ms: float = 0.0

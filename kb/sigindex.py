@@ -677,6 +677,8 @@ class SignatureIndex:
         self._programs: dict[tuple, tuple[np.ndarray, Program]] = {}
         # compiled for a save or read from one, not used yet: moved to _programs on first use
         self._pending: dict[tuple, tuple[np.ndarray, Program]] = {}
+        # a saved index's programs not made yet: their arrays and document (see from_parts)
+        self._saved: dict[tuple, tuple[Mapping[str, np.ndarray], Mapping]] = {}
         self._lock = threading.Lock()
         # compile the slot table up front so views built before a program exists see every slot
         for sig in self.signatures:
@@ -706,8 +708,16 @@ class SignatureIndex:
             with self._lock:
                 found = self._programs.get(key)
                 if found is None:
-                    found = self._pending.pop(key, None) or self._compile(members)
+                    found = self._take_pending(key) or self._compile(members)
                     self._programs[key] = found
+        return found
+
+    def _take_pending(self, key: tuple) -> tuple[np.ndarray, Program] | None:
+        """The program compiled aside or saved for `key`, if any (a saved one is made now)."""
+        found = self._pending.pop(key, None)
+        if found is None and key in self._saved:
+            arrays, doc = self._saved.pop(key)
+            found = (arrays["gids"], Program.from_parts(arrays, doc))
         return found
 
     def _compile(self, members: list[int]) -> tuple[np.ndarray, Program]:
@@ -730,6 +740,8 @@ class SignatureIndex:
         arrays: dict[str, np.ndarray] = {}
         programs = []
         with self._lock:  # every program, the ones not used yet compiled aside (_pending)
+            for key in list(self._saved):
+                self._pending[key] = self._take_pending(key)  # type: ignore[assignment]
             for key, members in self._all_keys():
                 if key not in self._programs and key not in self._pending:
                     self._pending[key] = self._compile(members)
@@ -765,17 +777,21 @@ class SignatureIndex:
         index._pending = {}
         # each program's arrays in one pass over the names ("p12_gids": program 12's "gids");
         # a pass over every name per program was 46 x 1,334 prefix tests with the starter KB
-        # (~5 ms CPU of every `perfkb analyze`, issue #19)
+        # (~5 ms CPU of every `perfkb analyze`, issue #19). A program is made from its arrays
+        # when first used (_take_pending): an analysis of one block format uses one or two of
+        # the 46 (starter KB), and making all of them was ~2 % of a 1-line `perfkb analyze`.
         per_program: dict[str, dict[str, np.ndarray]] = defaultdict(dict)
         for name, a in arrays.items():
             head, _, rest = name.partition("_")
             per_program[head][rest] = a
+        index._saved = {}
         for k, p in enumerate(doc["programs"]):
             mine = per_program[f"p{k}"]
-            index._pending[_key_from_json(p["key"])] = (
-                mine["gids"],
-                Program.from_parts(mine, p["doc"]),
-            )
+            # what making it would read, checked now: a damaged file is a cache miss at load
+            # (Matcher.load), not an error in the middle of an analysis
+            if not mine.keys() >= _SAVED_NAMES or not p["doc"].keys() >= _SAVED_DOC:
+                raise ValueError(f"saved program {k} is incomplete")
+            index._saved[_key_from_json(p["key"])] = (mine, p["doc"])
         return index
 
     def view(self, facts: Mapping, text: str) -> View:
@@ -792,6 +808,24 @@ class SignatureIndex:
             gids, prog = self.program(key, members)
             best[gids] = np.maximum(best[gids], prog.ranks(view))
         return best
+
+
+# what Program.from_parts reads of a saved program (its arrays, with the gids, and its document)
+_SAVED_NAMES = frozenset(
+    [
+        "gids",
+        *Program._ARRAYS,
+        "step_kind",
+        *(f"step_{name}{ptr}" for name in ("nodes", "flat", "offsets") for ptr in ("", "_ptr")),
+        "by_slot_slot",
+        "by_slot_leaf",
+        "leaf_blob",
+        "leaf_ptr",
+        "bucket_blob",
+        "bucket_ptr",
+    ]
+)
+_SAVED_DOC = frozenset(["n_sigs", "n_leaves", "size", "python_leaves", "always", "bucket_keys"])
 
 
 def _key_json(key: tuple) -> list:

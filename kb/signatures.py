@@ -29,7 +29,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ingest.facts import FACTS
-from ingest.model import FORMATS
+from ingest.model import FORMATS, new_list
 from kb.regex_safety import UnsafeRegex, check_regex
 
 # what a signature may read: every parsed format (not "unknown"), or the whole pasted text
@@ -109,7 +109,7 @@ class FactRef(_Strict):
     fact: str
     key: str | None = None
     times: float = 1.0
-    plus: list["FactOperand"] = Field(default_factory=list, max_length=MAX_PLUS)
+    plus: list["FactOperand"] = Field(default_factory=new_list, max_length=MAX_PLUS)
 
     @model_validator(mode="after")
     def _known(self) -> "FactRef":

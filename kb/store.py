@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Generic, Literal, TypeVar, cast
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticSerializationError
 
+from ingest.model import new_dict, new_list
 from kb.errors import (
     BadQuery,
     EntryExists,
@@ -102,7 +103,7 @@ class Revision(BaseModel):
     author: str
     at: datetime
     action: Action
-    changed_fields: list[str] = Field(default_factory=list)
+    changed_fields: list[str] = Field(default_factory=new_list)
     entry: Entry | None = None
 
 
@@ -111,14 +112,14 @@ class CheckReport(BaseModel):
 
     entries: int
     indexed: int
-    missing: list[str] = Field(default_factory=list)  # in SQLite, not in the index
-    extra: list[str] = Field(default_factory=list)  # in the index, not live in SQLite
-    stale: list[str] = Field(default_factory=list)  # indexed from an older revision
+    missing: list[str] = Field(default_factory=new_list)  # in SQLite, not in the index
+    extra: list[str] = Field(default_factory=new_list)  # in the index, not live in SQLite
+    stale: list[str] = Field(default_factory=new_list)  # indexed from an older revision
     database: str = "ok"  # SQLite's integrity_check verdict
     index_problem: str | None = None  # the index could not be read at all
     # live entries stored but no longer valid: id -> why (check --repair quarantines them)
-    unreadable: dict[str, str] = Field(default_factory=dict)
-    quarantined: list[str] = Field(default_factory=list)
+    unreadable: dict[str, str] = Field(default_factory=new_dict)
+    quarantined: list[str] = Field(default_factory=new_list)
     repaired: bool = False
 
     @property

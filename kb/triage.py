@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ingest.datafile import load_yaml
 from ingest.facts import FACTS, number, show, spec_of
-from ingest.model import Block, Evidence
+from ingest.model import Block, Evidence, new_dict, new_list
 from ingest.oracle_events import is_idle as _oracle_idle
 from kb import command_fill
 from kb.evaluate import quick
@@ -120,8 +120,8 @@ class TriageRule(_Strict):
     sources: list[Source] = Field(min_length=1)
     when: Condition | None = None
     finding: str = Field("", max_length=1000)
-    fill: dict[str, FillFrom] = Field(default_factory=dict)
-    commands: list[RuleCommand] = Field(default_factory=list)
+    fill: dict[str, FillFrom] = Field(default_factory=new_dict)
+    commands: list[RuleCommand] = Field(default_factory=new_list)
 
     @model_validator(mode="after")
     def _checked(self) -> "TriageRule":
@@ -152,7 +152,7 @@ class SentenceRule(TriageRule):
 
 class RuleBook(_Strict):
     rules: list[TriageRule]
-    sentences: list[SentenceRule] = Field(default_factory=list)
+    sentences: list[SentenceRule] = Field(default_factory=new_list)
     baseline: TriageRule
 
 
@@ -180,9 +180,9 @@ class Command(BaseModel):
 
 
 class Triage(BaseModel):
-    findings: list[Finding] = Field(default_factory=list)
-    commands: list[Command] = Field(default_factory=list)
-    fired: list[str] = Field(default_factory=list, description="rules that held")
+    findings: list[Finding] = Field(default_factory=new_list)
+    commands: list[Command] = Field(default_factory=new_list)
+    fired: list[str] = Field(default_factory=new_list, description="rules that held")
 
 
 # -- helpers over facts -----------------------------------------------------------------------------

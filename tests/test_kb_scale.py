@@ -18,7 +18,7 @@ from benchmarks.synth_kb import synthetic_entries
 from ingest.detect import parse_text
 from kb import analysis, sigindex
 from kb.analysis import COMPILED_NAME, _full_text, analyze_text, matcher_for
-from kb.matcher import Matcher
+from kb.matcher import Matcher, _read_arrays, _write_arrays
 from kb.migrations import data_checksum
 from kb.models import validate_entry
 from kb.store import Store
@@ -206,6 +206,44 @@ def test_a_saved_matcher_answers_as_the_one_built_from_the_entries(tmp_path, com
         assert _same(a, b), name
     assert compiles[0] - compiled_before == len(reference.index._programs)  # only the reference
     assert reads and len(set(reads)) < len(entries) // 2  # entries read for shown matches only
+
+
+def test_a_loaded_kb_makes_only_the_programs_an_analysis_uses_and_checks_each_at_load(
+    tmp_path, monkeypatch
+):
+    """A saved program is made from its arrays when an analysis first uses it (a 1-line truss
+    file uses one or two of the starter KB's 46); what each one reads is still checked at load,
+    so a damaged program is a cache miss (a rebuild), never an error in mid-analysis."""
+    entries = synthetic_entries(200)
+    built = Matcher(entries)
+    path = tmp_path / "saved.kb"
+    built.save(path, "s", [1] * len(entries))  # compiles every program
+    by_id = {e.id: e for e in entries}
+    made: list[int] = []
+    original = sigindex.Program.from_parts.__func__
+
+    def counting(cls, arrays, doc):
+        made.append(doc["n_sigs"])
+        return original(cls, arrays, doc)
+
+    monkeypatch.setattr(sigindex.Program, "from_parts", classmethod(counting))
+    loaded = Matcher.load(path, "s", lambda i, r: by_id[i])
+    assert loaded is not None
+    saved = len(loaded.index._saved)
+    assert saved > 3 and not made and not loaded.index._programs
+    assert _same(analyze_text(TRUSS, matcher=loaded), analyze_text(TRUSS, entries=entries))
+    used = len(loaded.index._programs)
+    assert 0 < len(made) == used < saved and len(loaded.index._saved) == saved - used
+    arrays, doc = _read_arrays(path)
+    for missing in [k for k in arrays if k.endswith("_leaf_blob")][:1] + ["i_p1_gids"]:
+        damaged = tmp_path / "damaged.kb"
+        with open(damaged, "wb") as f:
+            _write_arrays(f, {k: a for k, a in arrays.items() if k != missing}, doc)
+        assert Matcher.load(damaged, "s", lambda i, r: by_id[i]) is None, missing
+    del doc["index"]["programs"][2]["doc"]["always"]
+    with open(damaged, "wb") as f:
+        _write_arrays(f, arrays, doc)
+    assert Matcher.load(damaged, "s", lambda i, r: by_id[i]) is None
 
 
 def test_the_store_saves_the_compiled_kb_and_the_next_process_only_loads_it(

@@ -35,7 +35,7 @@ from pydantic import BaseModel, Field
 
 from ingest.base import MAX_LINE, Parser
 from ingest.facts import number
-from ingest.model import Block
+from ingest.model import Block, new_dict, new_list
 
 try:  # built by `pip install` (setup.py); without it the pure-Python aggregator does everything
     from ingest import _syscore
@@ -275,7 +275,7 @@ class SlowCall(BaseModel):
     line: int = Field(description="line in the input (block-relative until Parser.finish)")
     ret: str | None = None
     err: str | None = None
-    notes: list[str] = Field(default_factory=list, description="-v continuation lines")
+    notes: list[str] = Field(default_factory=new_list, description="-v continuation lines")
 
 
 class Gap(BaseModel):
@@ -296,12 +296,12 @@ class SyscallDetails(BaseModel):
     latency_histogram: list[tuple[float, int]]
     errnos: dict[str, int]
     signals: dict[str, int]
-    faults: dict[str, int] = Field(default_factory=dict)
-    children: list[dict] = Field(default_factory=list)
-    exits: list[dict] = Field(default_factory=list)
+    faults: dict[str, int] = Field(default_factory=new_dict)
+    children: list[dict] = Field(default_factory=new_list)
+    exits: list[dict] = Field(default_factory=new_list)
     continuation_lines: int = 0
     elisions: int = 0
-    summary_extra: dict[str, float] = Field(default_factory=dict)
+    summary_extra: dict[str, float] = Field(default_factory=new_dict)
     processes_capped: bool = False
 
 

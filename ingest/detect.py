@@ -247,7 +247,7 @@ def _gate(regex: str) -> tuple[frozenset[str] | None, frozenset[str] | None, int
     """The gate of one regex: the ASCII characters a match's first and last characters can be
     when it is anchored there (None: no gate) and the least number of ASCII digits a match holds.
     Looser is allowed (a lookaround is read as matching anything), tighter never: a construct
-    this does not know gives no gate. tests/test_detect_gates.py checks it on every line."""
+    this does not know gives no gate. tests/test_detect_cheap.py checks it on every line."""
     try:
         parsed = _sre_parser.parse(regex)
     except re.error:

@@ -87,7 +87,10 @@ class Parser(ABC):
         the end of the text); return (where it stopped, lines taken). It may take only lines that
         `feed` would accept exactly as it would have, and that the detector would have handed to
         this parser: lines this parser's `start_score` scores 2 or it `claims`, or lines that
-        `plain` (the detector's memo, keyed (type(self), line)) says no other format starts on. The lines
+        `plain` (the detector's memo, keyed (type(self), line)) says no other format starts on:
+        `plain.get(key) is False`. The detector's memo (ingest/detect.py:Answers) works out an
+        answer it does not hold yet, so ask it after the cheaper tests; `dict.get(plain, key)`
+        asks only what it holds (a plain dict, as tests pass, holds what it was given). The lines
         contain no fence and no control character; trailing CR characters are part of the line
         here (the detector strips them before `feed`). It must stop at a line longer than
         MAX_LINE (the detector cuts those) and at the first line it cannot vouch for, which then
@@ -109,7 +112,15 @@ class Parser(ABC):
             return -1
         line = text[pos:end].rstrip("\r")
         me = type(self)
-        if not (plain.get((me, line)) is False or self.claims(line) or me.start_score(line) == 2):
+        key = (me, line)
+        if not (
+            # what the detector asks before feeding: a known answer, then the parser's own tests,
+            # then (the detector's memo works a missing answer out) whether another format starts
+            dict.get(plain, key) is False
+            or self.claims(line)
+            or me.start_score(line) == 2
+            or plain.get(key) is False
+        ):
             return -1
         if not self.feed(line):
             return -1

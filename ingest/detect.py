@@ -16,6 +16,9 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable, Iterable, Iterator
+from re import _compiler as _sre_compiler  # the gates read shapes as re parses them
+from re import _constants as _sre
+from re import _parser as _sre_parser
 from types import ModuleType
 from typing import BinaryIO
 
@@ -39,8 +42,16 @@ CONFIRM_LINES = 3
 TIE_LINES = 64
 HAND_OVER_LINES = 3  # a block this short may still go to the format its next line starts
 CONTEXT_LINES_PER_BLOCK = 50  # header lines of a block also feed context (TKPROF: Release ...)
+# A fast parser's block takes runs (Parser.feed_run) from its line after the ones _hand_over may
+# still give away, its first CONTEXT_LINES_PER_BLOCK lines fed to the context in a batch. Each AWR
+# report's block took its first 50 lines one by one, a third of an archive's lines (set to
+# CONTEXT_LINES_PER_BLOCK: the reference, runs only after those).
+RUNS_FROM = HAND_OVER_LINES + 1
 STRONG_MEMO = 16384  # lines whose "does another format start here?" answer is remembered...
 STRONG_MEMO_LINE = 256  # ...if at most this long (so the memo stays under ~6 MB)
+# A run asks the memo (Answers.get) about a line it has no answer for instead of leaving the run
+# for it; off: runs stop there and the line takes the detector's per-line path (the reference).
+ANSWERS_IN_RUNS = True
 _FENCE = "```"
 _FENCE_LANG = re.compile(r"^[A-Za-z0-9_+.-]{1,20}$")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
@@ -69,7 +80,9 @@ class Prefilter:
     registry order. Each distinct set of admitted formats is one cached tuple of classes, their
     modules imported when first needed."""
 
-    def __init__(self, entries: tuple[Registered, ...] = REGISTRY) -> None:
+    def __init__(self, entries: tuple[Registered, ...] = REGISTRY, gates: bool = True) -> None:
+        """`gates`: search a shape only in lines whose first and last characters and count of
+        digits it allows (`_Gates`); off, every shape is searched as before (the reference)."""
         self.entries = entries
         shapes: dict[tuple[str, tuple[str, ...]], int] = {}  # shape -> the formats it admits
         for i, e in enumerate(entries):
@@ -80,6 +93,8 @@ class Prefilter:
             (re.compile(regex).search, bits, (1 << k) if needs else 0)
             for k, ((regex, needs), bits) in enumerate(shapes.items())
         ]
+        self._gates = _Gates([regex for regex, _ in shapes], gates)
+        self._shape_lists: dict[int, tuple[tuple[Callable, int, int], ...]] = {}
         words = sorted({w for e in entries for w in e.words} | {w for r, n in shapes for w in n})
         # per word: the formats it admits, and the shapes it lets be searched. A word of one
         # repeated character (two blanks) is tested with `in` (a C scan): the automaton reports
@@ -129,7 +144,12 @@ class Prefilter:
                 mask |= self._nocase_mask(line)
         except (UnicodeError, ValueError):  # a string Rust cannot take: ask everyone
             return self._everything
-        for search, bits, need in self._shapes:
+        allowed = self._gates.allowed(line)
+        shapes = self._shape_lists.get(allowed)
+        if shapes is None:
+            shapes = tuple(s for k, s in enumerate(self._shapes) if allowed >> k & 1)
+            self._shape_lists[allowed] = shapes
+        for search, bits, need in shapes:
             if bits & ~mask and (not need or needs & need) and search(line) is not None:
                 mask |= bits
         return mask
@@ -167,6 +187,147 @@ class Prefilter:
             return _Loading(entries)
         got = self._by_mask[mask] = tuple(load(e) for e in entries)
         return got
+
+
+_ASCII = tuple(chr(i) for i in range(128))
+_DIGITS = frozenset("0123456789")
+_NOT_DIGITS = bytes(b for b in range(128) if chr(b) not in _DIGITS)
+_ONE_CHAR = {_sre.LITERAL, _sre.NOT_LITERAL, _sre.IN, _sre.ANY}
+_REPEATS = {_sre.MAX_REPEAT, _sre.MIN_REPEAT, _sre.POSSESSIVE_REPEAT}
+_ZERO_WIDTH = {_sre.AT, _sre.ASSERT, _sre.ASSERT_NOT}
+_STARTS = {_sre.AT_BEGINNING, _sre.AT_BEGINNING_STRING}
+_ENDS = {_sre.AT_END, _sre.AT_END_STRING}
+
+
+class _Gates:
+    """Which shapes (the registry's prefilter regexes) may match a line, told from the line's
+    first and last characters and how many digits it holds, before searching them. Each shape's
+    gate is read off its parsed regex (re's own parser), so a new or changed shape gets its own:
+    for a shape anchored at the start (`^` on every branch) the characters a match can start
+    with, at the end (`$` on every branch) those it can end with (each only if something must
+    be matched there), and the digits every match holds. Why: a line no format claims (the
+    first SQL text line of each tkprof statement, unique) searched the six unconditional shapes,
+    10 of the prefilter's 12 us; most start, end or count digits unlike any of them. Lines
+    beyond ASCII pass every gate but the first and last character's when those are ASCII."""
+
+    def __init__(self, regexes: list[str], enabled: bool = True) -> None:
+        self.all = (1 << len(regexes)) - 1
+        self.first: dict[str, int] = {}  # character (or "" for an empty line) -> shapes allowed
+        self.last: dict[str, int] = {}
+        self.digits: list[int] = []  # shapes allowed by n digits (the last: n or more)
+        if not enabled:  # every shape allowed: the reference
+            return
+        needed = [0] * len(regexes)
+        firsts: list[frozenset[str] | None] = []
+        lasts: list[frozenset[str] | None] = []
+        for k, regex in enumerate(regexes):
+            first, last, needed[k] = _gate(regex)
+            firsts.append(first)
+            lasts.append(last)
+        for table, edges in ((self.first, firsts), (self.last, lasts)):
+            for c in _ASCII + ("",):
+                if c != "\n":  # `$` matches before a last newline: no gate on it
+                    table[c] = sum(1 << k for k, e in enumerate(edges) if e is None or c in e)
+        self.digits = [
+            sum(1 << k for k, need in enumerate(needed) if need <= n)
+            for n in range(max(needed, default=0) + 1)
+        ]
+
+    def allowed(self, line: str) -> int:
+        """The shapes `line` may match, as bits in the order of the regexes."""
+        allowed = self.first.get(line[:1], self.all) & self.last.get(line[-1:], self.all)
+        digits = self.digits
+        if len(digits) > 1 and allowed & ~digits[0] and line.isascii():
+            n = len(line.encode("ascii").translate(None, _NOT_DIGITS))
+            allowed &= digits[n] if n < len(digits) else digits[-1]
+        return allowed
+
+
+def _gate(regex: str) -> tuple[frozenset[str] | None, frozenset[str] | None, int]:
+    """The gate of one regex: the ASCII characters a match's first and last characters can be
+    when it is anchored there (None: no gate) and the least number of ASCII digits a match holds.
+    Looser is allowed (a lookaround is read as matching anything), tighter never: a construct
+    this does not know gives no gate. tests/test_detect_cheap.py checks it on every line."""
+    try:
+        parsed = _sre_parser.parse(regex)
+    except re.error:
+        return None, None, 0
+    flags = parsed.state.flags
+    if flags & (re.MULTILINE | re.VERBOSE):
+        return None, None, 0
+    known: dict[int, frozenset[str]] = {}
+
+    def chars(node: tuple) -> frozenset[str]:
+        got = known.get(id(node))
+        if got is None:
+            one = _sre_compiler.compile(_sre_parser.SubPattern(parsed.state, [node]), flags)
+            got = known[id(node)] = frozenset(c for c in _ASCII if one.fullmatch(c))
+        return got
+
+    everything = frozenset(_ASCII)
+
+    def edge(seq: list, backwards: bool) -> tuple[frozenset[str], bool]:
+        # the characters a match of `seq` can start (end) with, and whether it can be empty
+        got: frozenset[str] = frozenset()
+        for node in reversed(seq) if backwards else seq:
+            op, av = node
+            if op in _ONE_CHAR:
+                return got | chars(node), False
+            if op in _ZERO_WIDTH:
+                continue
+            if op is _sre.SUBPATTERN and not av[1] and not av[2]:
+                more, empty = edge(av[3].data, backwards)
+            elif op is _sre.ATOMIC_GROUP:
+                more, empty = edge(av.data, backwards)
+            elif op is _sre.BRANCH:
+                ends = [edge(b.data, backwards) for b in av[1]]
+                more = frozenset().union(*(e for e, _ in ends))
+                empty = any(x for _, x in ends)
+            elif op in _REPEATS:
+                more, empty = edge(av[2].data, backwards)
+                empty = empty or av[0] == 0
+            else:  # a back reference, scoped flags...: anything
+                return everything, True
+            got |= more
+            if not empty:
+                return got, False
+        return got, True
+
+    def anchored(seq: list, backwards: bool) -> frozenset[str] | None:
+        # the edge characters if every match of `seq` touches that end of the line
+        nodes = list(reversed(seq)) if backwards else list(seq)
+        if not nodes:
+            return None
+        op, av = nodes[0]
+        if op is _sre.AT and av in (_ENDS if backwards else _STARTS):
+            rest = nodes[1:]
+            got, empty = edge(list(reversed(rest)) if backwards else rest, backwards)
+            return None if empty else got
+        if op is _sre.SUBPATTERN and not av[1] and not av[2]:
+            return anchored(av[3].data, backwards)
+        if op is _sre.BRANCH:
+            ends = [anchored(b.data, backwards) for b in av[1]]
+            return None if any(e is None for e in ends) else frozenset().union(*ends)
+        return None
+
+    def digits(seq: list) -> int:
+        n = 0
+        for node in seq:
+            op, av = node
+            if op in _ONE_CHAR:
+                got = chars(node)
+                n += bool(got) and got <= _DIGITS
+            elif op is _sre.SUBPATTERN:
+                n += digits(av[3].data)
+            elif op is _sre.ATOMIC_GROUP:
+                n += digits(av.data)
+            elif op is _sre.BRANCH:
+                n += min(digits(b.data) for b in av[1])
+            elif op in _REPEATS:
+                n += av[0] * digits(av[2].data)
+        return n
+
+    return anchored(parsed.data, False), anchored(parsed.data, True), digits(parsed.data)
 
 
 def _fold(line: str) -> str:
@@ -208,6 +369,51 @@ class _Everyone:
         return self.parsers
 
 
+class Answers(dict):
+    """The detector's memo of "does a format other than the open block's start on this line?",
+    keyed (the open parser's type, the line): True or False. Runs read it (`Parser.feed_run`'s
+    `plain`): `known` is the plain lookup; `get` answers every key, working a missing answer out
+    (`answer`, the detector's question to the prefilter's admitted formats) and remembering it
+    if the line is at most STRONG_MEMO_LINE long. So a run is not left for a line seen the first
+    time: the first SQL text line of each tkprof statement (unique) left `feed_run` for the
+    detector's per-line path and came back, ~35 of its ~60 us (docs/benchmarks.md, "tkprof
+    statements in C"). With ANSWERS_IN_RUNS off, `get` answers only what is known, as a dict."""
+
+    __slots__ = ("_answer", "_last")
+
+    known = dict.get
+
+    def __init__(self, answer: Callable[[str, type[Parser]], bool]) -> None:
+        super().__init__()
+        self._answer = answer
+        # the last answer not remembered (a long line): a run and the detector may both ask
+        self._last: tuple[tuple[type[Parser], str], bool] | None = None
+
+    def get(self, key: tuple[type[Parser], str], default: object = None) -> object:  # type: ignore[override]
+        known = dict.get(self, key)
+        if known is not None or not ANSWERS_IN_RUNS:
+            return default if known is None else known
+        return self.other(*key)
+
+    def other(self, current: type[Parser], line: str) -> bool:
+        """Does a format other than `current` score `line` 2?"""
+        key = (current, line)
+        known = dict.get(self, key)
+        if known is not None:
+            return known
+        last = self._last
+        if last is not None and last[0] == key:
+            return last[1]
+        found = self._answer(line, current)
+        if len(line) <= STRONG_MEMO_LINE:
+            if len(self) >= STRONG_MEMO:
+                self.clear()
+            self[key] = found
+        else:
+            self._last = (key, found)
+        return found
+
+
 class _Open:
     """A parser with the line range it has taken so far."""
 
@@ -236,7 +442,7 @@ class Detector:
         self.unknown_bytes = 0
         self.total_lines = 0
         self.total_bytes = 0
-        self._strong_memo: dict[tuple[type[Parser], str], bool] = {}
+        self._strong_memo = Answers(self._answer)
         self.shared_text = 0  # text kept so far by blocks of `Parser.shared_text` formats
 
     @property
@@ -254,8 +460,8 @@ class Detector:
         """Feed many lines at once: `text` holds whole lines, each ending in "\n" (only the
         input's last line may lack it). Gives exactly what `feed_lines` gives for the same lines
         (split after each "\n"), but once a parser with a fast path (truss, strace) owns a block
-        and its first lines are in the context, runs of its lines go to `Parser.feed_run`
-        instead of one by one."""
+        of RUNS_FROM lines, runs of its lines go to `Parser.feed_run` instead of one by one (the
+        first CONTEXT_LINES_PER_BLOCK of them still fed to the context, in batches)."""
         n = len(text)
         pos = 0
         bad = -1  # where the next fence or control character is (n: none), once looked for
@@ -264,7 +470,7 @@ class Detector:
             cur = self.current
             if cur is not None and not self.candidates:
                 p = cur.parser
-                if p.fast and p.lines >= CONTEXT_LINES_PER_BLOCK:
+                if p.fast and p.lines >= RUNS_FROM:
                     if bad < pos:
                         bad = _first_bad(text, pos) if _first_bad is not None else -1
                         if bad < 0:  # not built, or text beyond Latin-1
@@ -284,6 +490,12 @@ class Detector:
                         new, taken = p.feed_run(text, pos, endpos, self._strong_memo)
                         if taken:
                             new = min(new, n)
+                            early = CONTEXT_LINES_PER_BLOCK - p.lines
+                            if early > 0:  # what _account gives the context, in one batch
+                                k = min(early, taken)
+                                self.context.feed_evidence(
+                                    [x.rstrip("\r") for x in text[pos:new].split("\n", k)[:k]]
+                                )
                             if not p.text_truncated:
                                 keep = p.keep
                                 for line in text[pos:new].split("\n", taken)[:taken]:
@@ -387,7 +599,7 @@ class Detector:
                 # a line seen before that no other format starts on (the blank line between
                 # two mpstat intervals, a repeated header): the memo answers before the parser
                 # is asked; each test is pure, so their order changes only the cost
-                self._strong_memo.get((ptype, line)) is False
+                self._strong_memo.known((ptype, line)) is False
                 or parser.claims(line)
                 or ptype.start_score(line) == 2
                 or not self._strong_other(line, ptype)
@@ -444,20 +656,15 @@ class Detector:
         # start_score is a pure function of the line, and captures repeat lines verbatim (truss
         # -v continuation lines such as `15697: fd=9 ev=POLLIN rev=0`): asking every other
         # parser about each of them was a quarter of the time spent on a large truss capture.
-        key = (current, line)
-        known = self._strong_memo.get(key)
-        if known is not None:
-            return known
-        found = False
+        return self._strong_memo.other(current, line)
+
+    def _answer(self, line: str, current: type[Parser]) -> bool:
+        """Does a format other than `current` score `line` 2? (Asked once per distinct line:
+        the memo remembers.)"""
         for ptype in self._admitted(line):
             if ptype is not current and ptype.start_score(line) == 2:
-                found = True
-                break
-        if len(line) <= STRONG_MEMO_LINE:
-            if len(self._strong_memo) >= STRONG_MEMO:
-                self._strong_memo.clear()
-            self._strong_memo[key] = found
-        return found
+                return True
+        return False
 
     def _start(self, line: str, lineno: int) -> None:
         if not line.strip():

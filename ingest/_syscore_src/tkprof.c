@@ -12,7 +12,8 @@
  * attribute lines and table headers (`_attr`: Misses, Optimizer, Parsing user id, Number of plan,
  * Rows, call, Elapsed times, Event waited, the wait table's dashes) are read here too, SQL text
  * (`_add_text`) when the detector's memo says no other format starts on the line (what feed_one
- * asks first), and stars and a SQL ID line call the parser's own _on_stars / _new_stmt (closing a
+ * asks; a memo that is not a plain dict, detect.Answers, works a missing answer out when asked
+ * its `get`), and stars and a SQL ID line call the parser's own _on_stars / _new_stmt (closing a
  * statement stays in Python) and the run goes on.
  *
  * The Python reader stays the definition: this accepts a strict subset of what feed_run reads, in
@@ -827,10 +828,18 @@ PyObject *tkprof_tables(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
                 if (key == NULL)
                     goto fail;
                 PyObject *other = PyDict_GetItemWithError(plain, key);
+                int alone = other == Py_False; /* no other format starts on the line */
+                if (other == NULL && !PyErr_Occurred() && !PyDict_CheckExact(plain)) {
+                    /* the detector's memo (detect.Answers) works a missing answer out: asked
+                     * here, the run goes on in C instead of leaving for the line */
+                    other = PyObject_CallMethod(plain, "get", "(O)", key);
+                    alone = other == Py_False;
+                    Py_XDECREF(other);
+                }
                 Py_DECREF(key);
-                if (other == NULL && PyErr_Occurred())
+                if (PyErr_Occurred())
                     goto fail;
-                if (other != Py_False)
+                if (!alone)
                     break;
                 if (sql_text(stmt, s, i, e, excerpt) < 0)
                     goto fail;

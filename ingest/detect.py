@@ -16,11 +16,15 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable, Iterable, Iterator
-from re import _compiler as _sre_compiler  # the gates read shapes as re parses them
-from re import _constants as _sre
-from re import _parser as _sre_parser
 from types import ModuleType
 from typing import BinaryIO
+
+try:  # CPython's own regex parser, private but only read: the gates (`_gate`) parse shapes with it
+    from re import _compiler as _sre_compiler
+    from re import _constants as _sre
+    from re import _parser as _sre_parser
+except ImportError:  # pragma: no cover - a Python without them: no gates, every shape searched
+    _sre = None
 
 from ingest.base import MAX_LINE, Parser
 from ingest.context import ContextExtractor
@@ -192,11 +196,12 @@ class Prefilter:
 _ASCII = tuple(chr(i) for i in range(128))
 _DIGITS = frozenset("0123456789")
 _NOT_DIGITS = bytes(b for b in range(128) if chr(b) not in _DIGITS)
-_ONE_CHAR = {_sre.LITERAL, _sre.NOT_LITERAL, _sre.IN, _sre.ANY}
-_REPEATS = {_sre.MAX_REPEAT, _sre.MIN_REPEAT, _sre.POSSESSIVE_REPEAT}
-_ZERO_WIDTH = {_sre.AT, _sre.ASSERT, _sre.ASSERT_NOT}
-_STARTS = {_sre.AT_BEGINNING, _sre.AT_BEGINNING_STRING}
-_ENDS = {_sre.AT_END, _sre.AT_END_STRING}
+if _sre is not None:
+    _ONE_CHAR = {_sre.LITERAL, _sre.NOT_LITERAL, _sre.IN, _sre.ANY}
+    _REPEATS = {_sre.MAX_REPEAT, _sre.MIN_REPEAT, _sre.POSSESSIVE_REPEAT}
+    _ZERO_WIDTH = {_sre.AT, _sre.ASSERT, _sre.ASSERT_NOT}
+    _STARTS = {_sre.AT_BEGINNING, _sre.AT_BEGINNING_STRING}
+    _ENDS = {_sre.AT_END, _sre.AT_END_STRING}
 
 
 class _Gates:
@@ -215,7 +220,7 @@ class _Gates:
         self.first: dict[str, int] = {}  # character (or "" for an empty line) -> shapes allowed
         self.last: dict[str, int] = {}
         self.digits: list[int] = []  # shapes allowed by n digits (the last: n or more)
-        if not enabled:  # every shape allowed: the reference
+        if not enabled or _sre is None:  # every shape allowed: the reference
             return
         needed = [0] * len(regexes)
         firsts: list[frozenset[str] | None] = []
@@ -247,7 +252,16 @@ def _gate(regex: str) -> tuple[frozenset[str] | None, frozenset[str] | None, int
     """The gate of one regex: the ASCII characters a match's first and last characters can be
     when it is anchored there (None: no gate) and the least number of ASCII digits a match holds.
     Looser is allowed (a lookaround is read as matching anything), tighter never: a construct
-    this does not know gives no gate. tests/test_detect_cheap.py checks it on every line."""
+    this does not know gives no gate. tests/test_detect_cheap.py checks it on every line.
+    The parse tree is re's private one: if a release changes it so that reading it fails, the
+    shape gets no gate (looser), not an error at import."""
+    try:
+        return _read_gate(regex)
+    except Exception:  # noqa: BLE001 - see above: no gate is always a correct answer
+        return None, None, 0
+
+
+def _read_gate(regex: str) -> tuple[frozenset[str] | None, frozenset[str] | None, int]:
     try:
         parsed = _sre_parser.parse(regex)
     except re.error:

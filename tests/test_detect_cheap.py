@@ -372,3 +372,18 @@ def test_context_check_can_fail(texts, monkeypatch):
 
     monkeypatch.setattr(ContextExtractor, "feed_evidence", joined_only)
     assert _context_misses([], _CONTEXT) > 0
+
+
+def test_a_parse_tree_the_gates_cannot_read_gives_no_gate(monkeypatch):
+    """re's parse tree is private: a release that changes it must cost the gates, not the
+    detector (no gate: every shape searched, as with gates off)."""
+
+    def changed(regex, *args, **kwargs):
+        raise AttributeError("a parse tree of another shape")
+
+    monkeypatch.setattr(detect._sre_parser, "parse", changed)
+    assert _gate(r"^\d+ procs") == (None, None, 0)
+    lines = ["kthr      memory            page", "procs -----------memory----------", ""]
+    with_gates = Prefilter()
+    reference = Prefilter(gates=False)
+    assert [with_gates.mask(x) for x in lines] == [reference.mask(x) for x in lines]

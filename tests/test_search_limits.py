@@ -118,9 +118,21 @@ def test_a_cheap_search_answers_while_heavy_ones_hammer_the_server(big_kb):
     """Four clients hammer the heavy query, and some hang up at once; a cheap search keeps
     answering, and the server is idle soon after the last of them. The budget is 0.5 s here,
     not the 0.05 s above: the cheap search shares two cores with four heavy ones, so its wall
-    time is theirs too (at 0.05 s `shmdt` itself was cut on a slower box, 2026-12-02 CI: 400)."""
+    time is theirs too (at 0.05 s `shmdt` itself was cut on a slower box, 2026-12-02 CI: 400).
+
+    The bound is the time one heavy search takes on this server before its budget stops it,
+    twice for each hammering client: a client that hung up starts its next search while the
+    server may still be working on the last one, because neither the budget nor the hang-up
+    cuts what whoosh does before the first match (see the test above: ~0.5 s of CPU on a slow
+    box). The fixed 3 s bound this had failed on such a box at load 1 (3.28 s, 2026-12-02
+    fresh-clone CI; 3.68 s at load 5-7); one heavy search took 0.52 s there, the worst cheap
+    one 2.07 s in a later run."""
     budget = 0.5
     with serve(big_kb, {"PERFKB_SEARCH_TIME_BUDGET": str(budget)}) as server:
+        with httpx.Client(base_url=server.url, timeout=30) as client:
+            started = time.monotonic()
+            assert client.get("/api/search", params={"q": HEAVY}).status_code == 400
+            one_heavy = time.monotonic() - started
         stop = threading.Event()
 
         def hammer(hang_up: bool) -> None:
@@ -142,7 +154,7 @@ def test_a_cheap_search_answers_while_heavy_ones_hammer_the_server(big_kb):
                     started = time.monotonic()
                     assert client.get("/api/search", params={"q": "shmdt"}).status_code == 200
                     worst = max(worst, time.monotonic() - started)
-            assert worst < 3.0, worst
+            assert worst < 2 * len(threads) * one_heavy, (worst, one_heavy)
         finally:
             stop.set()
             for t in threads:

@@ -288,6 +288,22 @@ class Program:
         "ref_times",
         "ref_op",
     ]
+    # every array name and document key `parts` writes and `from_parts` reads, here beside
+    # them: a saved KB's load checks them before any program is made (on first use)
+    SAVED_ARRAYS = frozenset(
+        [
+            *_ARRAYS,
+            "step_kind",
+            *(f"step_{name}{ptr}" for name in ("nodes", "flat", "offsets") for ptr in ("", "_ptr")),
+            "by_slot_slot",
+            "by_slot_leaf",
+            "leaf_blob",
+            "leaf_ptr",
+            "bucket_blob",
+            "bucket_ptr",
+        ]
+    )
+    SAVED_DOC = frozenset(["n_sigs", "n_leaves", "size", "python_leaves", "always", "bucket_keys"])
 
     def parts(self) -> tuple[dict[str, np.ndarray], dict]:
         """(arrays, JSON-able document) holding everything evaluation reads. The RE2 sets are
@@ -667,6 +683,10 @@ def _compare_by_code(ops: np.ndarray, left: np.ndarray, right: np.ndarray) -> np
     return out & np.isfinite(left) & np.isfinite(right)
 
 
+# a saved program: what Program.from_parts reads, and its signatures' ids
+_SAVED_NAMES = Program.SAVED_ARRAYS | {"gids"}
+
+
 class SignatureIndex:
     """Programs per view kind, compiled on first use and kept for the life of the KB state."""
 
@@ -789,7 +809,7 @@ class SignatureIndex:
             mine = per_program[f"p{k}"]
             # what making it would read, checked now: a damaged file is a cache miss at load
             # (Matcher.load), not an error in the middle of an analysis
-            if not mine.keys() >= _SAVED_NAMES or not p["doc"].keys() >= _SAVED_DOC:
+            if not mine.keys() >= _SAVED_NAMES or not p["doc"].keys() >= Program.SAVED_DOC:
                 raise ValueError(f"saved program {k} is incomplete")
             index._saved[_key_from_json(p["key"])] = (mine, p["doc"])
         return index
@@ -808,24 +828,6 @@ class SignatureIndex:
             gids, prog = self.program(key, members)
             best[gids] = np.maximum(best[gids], prog.ranks(view))
         return best
-
-
-# what Program.from_parts reads of a saved program (its arrays, with the gids, and its document)
-_SAVED_NAMES = frozenset(
-    [
-        "gids",
-        *Program._ARRAYS,
-        "step_kind",
-        *(f"step_{name}{ptr}" for name in ("nodes", "flat", "offsets") for ptr in ("", "_ptr")),
-        "by_slot_slot",
-        "by_slot_leaf",
-        "leaf_blob",
-        "leaf_ptr",
-        "bucket_blob",
-        "bucket_ptr",
-    ]
-)
-_SAVED_DOC = frozenset(["n_sigs", "n_leaves", "size", "python_leaves", "always", "bucket_keys"])
 
 
 def _key_json(key: tuple) -> list:

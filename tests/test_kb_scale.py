@@ -246,6 +246,16 @@ def test_a_loaded_kb_makes_only_the_programs_an_analysis_uses_and_checks_each_at
     assert Matcher.load(damaged, "s", lambda i, r: by_id[i]) is None
 
 
+def test_what_a_load_checks_is_what_a_saved_program_holds():
+    """Program.SAVED_ARRAYS / SAVED_DOC (checked at load) name exactly what `parts` writes."""
+    index = Matcher(synthetic_entries(50)).index
+    key, members = next(iter(index._all_keys()))
+    arrays, doc = index._compile(members)[1].parts()
+    assert (
+        arrays.keys() == sigindex.Program.SAVED_ARRAYS and doc.keys() == sigindex.Program.SAVED_DOC
+    )
+
+
 def test_the_store_saves_the_compiled_kb_and_the_next_process_only_loads_it(
     settings, make_entry, compiles
 ):

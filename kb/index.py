@@ -44,6 +44,7 @@ from kb.index_fast import (
     BulkWriter,
     SearchState,
     binary_unions,
+    budgeted,
     index_key,
     literal_prefix,
     term_docs,
@@ -669,12 +670,14 @@ class SearchIndex:
         return Budget(self.limits.time_budget, search_cancelled.get())
 
     def _timed_search(self, searcher: Any, q: Any, budget: Budget | None, **kw: Any) -> Any:
-        """searcher.search(q, **kw), stopped with QueryError once over `budget` (whoosh spends
-        its time collecting matches: the check is per match)."""
+        """searcher.search(q, **kw), stopped with QueryError once over `budget`: checked before
+        each leaf's matcher is built (where wildcards spend most of their time) and between
+        matches."""
         allow = kw.pop("filter", None)
         collector = searcher.collector(**kw)
         if budget is not None:
             collector = BudgetCollector(collector, budget)
+            q = budgeted(q, budget)
         if allow:  # as searcher.collector() does: filtering wraps last, so it sees docs first
             collector = FilterCollector(collector, allow)
         try:

@@ -8,19 +8,16 @@ fails them."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
 from ingest.base import MAX_LINE
 from ingest.parsers import waits
+from tests.test_awr_native import _same
+from tests.test_awr_reader_fast import _report_files, generated_archive
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # benchmarks/ is not an installed package: run from the checkout
-    sys.path.insert(0, str(ROOT))
-from tests.test_awr_native import _same  # noqa: E402  (evidence with the core on and off)
-from tests.test_awr_reader_fast import _report_files, generated_archive  # noqa: E402
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ silently never ran fails them."""
 from __future__ import annotations
 
 import io
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,17 +19,15 @@ from ingest.base import MAX_LINE
 from ingest.detect import parse_lines, parse_stream
 from ingest.parsers import awr_report, waits
 from ingest.parsers.waits import WaitsParser, _split_row
-
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # benchmarks/ is not an installed package: run from the checkout
-    sys.path.insert(0, str(ROOT))
-from tests.test_awr_reader_fast import (  # noqa: E402  (the corpus reports, the paste variants)
+from tests.test_awr_reader_fast import (
     _collapsed,
     _prefixed,
     _report_files,
     _wrapped,
     generated_archive,
 )
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture

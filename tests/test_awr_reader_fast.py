@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import io
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
+from benchmarks import gen_awr
 from ingest.detect import parse_stream
 from ingest.parsers import awr_report, waits
 from ingest.parsers.awr_report import _SECTIONS, RE_MINUTES, RE_SNAP, section_of
@@ -36,10 +36,6 @@ from ingest.parsers.waits import (
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpus" / "snippets"
 FIXTURES = ROOT / "tests" / "fixtures"
-
-if str(ROOT) not in sys.path:  # benchmarks/ is not an installed package: run from the checkout
-    sys.path.insert(0, str(ROOT))
-from benchmarks import gen_awr  # noqa: E402
 
 # -- the reference: the reader as it was before these shortcuts ------------------------------------
 

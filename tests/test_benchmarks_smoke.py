@@ -15,16 +15,14 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:  # benchmarks/ is not an installed package: run from the checkout
-    sys.path.insert(0, str(REPO))
+from benchmarks import gen_os_tables, gen_stacks, gen_trace10046, gen_traces
+from benchmarks.report import Figure, Run, machine, now, write_json
+from benchmarks.search import QUERIES, build_fts5, build_whoosh, fts_match, fts_page, whoosh_page
+from benchmarks.synth_kb import real_entries, synthetic_docs, synthetic_entries
+from benchmarks.web import parse_wrk
+from ingest.detect import parse_lines
 
-from benchmarks import gen_os_tables, gen_stacks, gen_trace10046, gen_traces  # noqa: E402
-from benchmarks.report import Figure, Run, machine, now, write_json  # noqa: E402
-from benchmarks.search import QUERIES, build_fts5, build_whoosh, fts_match, fts_page, whoosh_page  # noqa: E402
-from benchmarks.synth_kb import real_entries, synthetic_docs, synthetic_entries  # noqa: E402
-from benchmarks.web import parse_wrk  # noqa: E402
-from ingest.detect import parse_lines  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 SIZE = 300 * 1024
 

@@ -13,14 +13,12 @@ from pathlib import Path
 
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # run as a script from anywhere
-    sys.path.insert(0, str(ROOT))
+from ingest.detect import parse_text
+from kb.analysis import analyze_evidence
+from kb.entry_yaml import load_entry
+from kb.matcher import Matcher
 
-from ingest.detect import parse_text  # noqa: E402
-from kb.analysis import analyze_evidence  # noqa: E402
-from kb.entry_yaml import load_entry  # noqa: E402
-from kb.matcher import Matcher  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 CORPUS = ROOT.parent / "shared" / "corpus"
 # Problem snippets whose top match is medium or high. Raise it when a change recognises more;

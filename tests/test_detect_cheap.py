@@ -13,7 +13,6 @@ from __future__ import annotations
 import io
 import random
 import re
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,12 +23,10 @@ from ingest import detect
 from ingest.context import ContextExtractor
 from ingest.detect import Answers, Detector, Prefilter, _gate, parse_stream, parse_text
 from ingest.parsers import all_parsers
+from tests.test_awr_reader_fast import _collapsed, _prefixed, _wrapped
+from tests.test_prefilter import _lines, _texts
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # benchmarks/ is not an installed package: run from the checkout
-    sys.path.insert(0, str(ROOT))
-from tests.test_awr_reader_fast import _collapsed, _prefixed, _wrapped  # noqa: E402
-from tests.test_prefilter import _lines, _texts  # noqa: E402
 
 GEN_BYTES = 48 * 1024
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import io
 import random
-import sys
 from pathlib import Path
 
 import pytest
 
+from benchmarks import gen_traces
 from ingest import detect
 from ingest.detect import Detector, parse_stream, parse_text
 from ingest.parsers import syscalls
@@ -21,10 +21,6 @@ from ingest.parsers import syscalls
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
 OTHERS = sorted(FIXTURES.rglob("*.txt"))
-
-if str(ROOT) not in sys.path:  # benchmarks/ is not an installed package: run from the checkout
-    sys.path.insert(0, str(ROOT))
-from benchmarks import gen_traces  # noqa: E402
 
 MODES = [("truss", m) for m in gen_traces.TRUSS_MODES] + [
     ("strace", m) for m in gen_traces.STRACE_MODES

@@ -5,7 +5,6 @@ the memo and with the check recomputed on every line, and must give the same evi
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
@@ -39,7 +38,6 @@ def test_memo_changes_no_block_in_any_fixture(path):
 
 
 def test_memo_keeps_boundaries_in_repetitive_generated_captures(tmp_path):
-    sys.path.insert(0, str(ROOT))
     from benchmarks.gen_traces import generate
 
     for kind in ("truss", "strace"):

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import io
 import random
-import sys
 from pathlib import Path
 
 import pytest
 
+from benchmarks import gen_awr, gen_oracle, gen_trace10046
 from ingest import detect
 from ingest.base import Parser
 from ingest.detect import parse_lines, parse_stream, parse_text
@@ -22,9 +22,6 @@ from ingest.parsers.tkprof import TkprofParser
 from ingest.parsers.trace10046 import Trace10046Parser
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # benchmarks/ is not an installed package: run from the checkout
-    sys.path.insert(0, str(ROOT))
-from benchmarks import gen_awr, gen_oracle, gen_trace10046  # noqa: E402
 
 
 def _paths(data: bytes) -> list[str]:

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import io
 import random
-import sys
 from pathlib import Path
 
 import pytest
 
+from benchmarks import gen_trace10046
 from ingest import detect
 from ingest.detect import Detector, parse_lines, parse_stream, parse_text
 from ingest.parsers.trace10046 import PROFILE_CPU, PROFILE_UNACC_IN, Trace10046Parser
@@ -24,9 +24,6 @@ from tests.parser_helpers import (
 )
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:  # benchmarks/ is not an installed package: run from the checkout
-    sys.path.insert(0, str(ROOT))
-from benchmarks import gen_trace10046  # noqa: E402
 
 CS = fixture_lines("oracle/trace10046_817_cs.trc")
 PASTED = fixture_lines("oracle/trace10046_19c_pasted.txt")

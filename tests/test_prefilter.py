@@ -35,18 +35,15 @@ def _texts(tmp: Path) -> list[str]:
     paths += [p for p in sorted((ROOT / "tests" / "fixtures").rglob("*")) if p.is_file()]
     paths += [p for p in sorted(SEEDS.rglob("*")) if p.is_file()]
     texts = [p.read_text(encoding="utf-8", errors="replace") for p in paths]
-    sys.path.insert(0, str(ROOT))
-    try:
-        from benchmarks import (
-            gen_awr,
-            gen_oracle,
-            gen_os_tables,
-            gen_stacks,
-            gen_trace10046,
-            gen_traces,
-        )
-    finally:
-        sys.path.remove(str(ROOT))
+    from benchmarks import (
+        gen_awr,
+        gen_oracle,
+        gen_os_tables,
+        gen_stacks,
+        gen_trace10046,
+        gen_traces,
+    )
+
     out = tmp / "gen"
     out.mkdir(parents=True, exist_ok=True)
     jobs = [

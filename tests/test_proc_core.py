@@ -13,21 +13,17 @@ from __future__ import annotations
 
 import random
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
+from benchmarks import gen_os_tables
 from ingest.parsers import ostable, top
+from tests.test_table_core import _same
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "snippets"
 FIXTURES = ROOT / "tests" / "fixtures"
-
-if str(ROOT) not in sys.path:  # benchmarks/ is not an installed package: run from the checkout
-    sys.path.insert(0, str(ROOT))
-from benchmarks import gen_os_tables  # noqa: E402
-from tests.test_table_core import _same  # noqa: E402  (the C-on/off comparison of every path)
 
 SIZE = 96 * 1024
 

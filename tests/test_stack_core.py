@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import io
 import random
-import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from benchmarks import gen_stacks
 from ingest import detect
 from ingest.detect import parse_stream, parse_text
 from ingest.parsers import functions
@@ -23,10 +23,6 @@ from ingest.parsers import functions
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpus" / "snippets"
 FIXTURES = ROOT / "tests" / "fixtures"
-
-if str(ROOT) not in sys.path:  # benchmarks/ is not an installed package: run from the checkout
-    sys.path.insert(0, str(ROOT))
-from benchmarks import gen_stacks  # noqa: E402
 
 
 def _read(data: bytes, chunk: int) -> str:

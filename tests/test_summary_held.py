@@ -9,19 +9,16 @@ from __future__ import annotations
 
 import io
 import random
-import sys
 from pathlib import Path
 
 import pytest
 
+from benchmarks import gen_traces
 from ingest.detect import Detector, parse_stream, parse_text
 from ingest.parsers import strace
 from ingest.parsers.syscalls import MAX_SYSCALLS
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # benchmarks/ is not an installed package: run from the checkout
-    sys.path.insert(0, str(ROOT))
-from benchmarks import gen_traces  # noqa: E402
 
 
 def _alike(data: bytes, monkeypatch) -> str:

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import io
 import random
-import sys
 from pathlib import Path
 
 import pytest
 
+from benchmarks import gen_traces
 from ingest import detect
 from ingest.base import MAX_LINE
 from ingest.detect import Detector, parse_stream, parse_text
@@ -23,9 +23,6 @@ from ingest.parsers import strace
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpus" / "snippets"
-if str(ROOT) not in sys.path:  # benchmarks/ is not an installed package: run from the checkout
-    sys.path.insert(0, str(ROOT))
-from benchmarks import gen_traces  # noqa: E402
 
 HEAD = (
     "% time     seconds  usecs/call     calls    errors syscall\n"

@@ -16,11 +16,11 @@ from __future__ import annotations
 import io
 import random
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
+from benchmarks import gen_os_tables
 from ingest import detect
 from ingest.detect import Detector, parse_stream, parse_text
 from ingest.parsers import iostat, mpstat, ostable, sar
@@ -28,10 +28,6 @@ from ingest.parsers import iostat, mpstat, ostable, sar
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "snippets"
 OS_FIXTURES = sorted((ROOT / "tests" / "fixtures" / "os").glob("*.txt"))
-
-if str(ROOT) not in sys.path:  # benchmarks/ is not an installed package: run from the checkout
-    sys.path.insert(0, str(ROOT))
-from benchmarks import gen_os_tables  # noqa: E402
 
 SIZE = 96 * 1024
 

@@ -13,13 +13,13 @@ from __future__ import annotations
 import io
 import random
 import re
-import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from benchmarks import gen_os_tables, gen_traces
 from ingest import detect
 from ingest.detect import Detector, parse_stream, parse_text
 from ingest.parsers import mpstat, ostable, pidstat, prstat, sar, top
@@ -28,10 +28,6 @@ from ingest.parsers.strace import StraceParser
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "snippets"
 OS_FIXTURES = sorted((ROOT / "tests" / "fixtures" / "os").rglob("*.txt"))
-
-if str(ROOT) not in sys.path:  # benchmarks/ is not an installed package: run from the checkout
-    sys.path.insert(0, str(ROOT))
-from benchmarks import gen_os_tables, gen_traces  # noqa: E402
 
 SIZE = 160 * 1024
 TABLE_FORMATS = ("mpstat", "vmstat", "iostat", "sar", "pidstat", "prstat", "top")

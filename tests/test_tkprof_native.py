@@ -13,11 +13,11 @@ from __future__ import annotations
 import io
 import random
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
+from benchmarks import gen_oracle
 from ingest import detect
 from ingest.base import MAX_LINE
 from ingest.detect import parse_lines, parse_stream, parse_text
@@ -26,9 +26,6 @@ from ingest.parsers import tkprof
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpus" / "snippets"
 FIXTURES = ROOT / "tests" / "fixtures"
-if str(ROOT) not in sys.path:  # benchmarks/ is not an installed package: run from the checkout
-    sys.path.insert(0, str(ROOT))
-from benchmarks import gen_oracle  # noqa: E402
 
 
 def _ways(data: bytes) -> list[str]:

@@ -9,22 +9,17 @@ read half-way. Each test checks the core started frames, so a core that never ra
 from __future__ import annotations
 
 import random
-import sys
 from pathlib import Path
 
 import pytest
 
+from benchmarks import gen_os_tables
 from ingest.detect import Detector
 from ingest.parsers import ostable, top
 from ingest.parsers.pasted import unpaste
 from ingest.parsers.top import TopParser
-
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # tests/ is not an installed package: run from the checkout
-    sys.path.insert(0, str(ROOT))
-from benchmarks import gen_os_tables  # noqa: E402
-from tests import test_proc_core  # noqa: E402
-from tests.test_proc_core import (  # noqa: E402
+from tests import test_proc_core
+from tests.test_proc_core import (
     TOP_PROCPS32,
     TOP_PROCPS33_H,
     _capture,
@@ -32,6 +27,8 @@ from tests.test_proc_core import (  # noqa: E402
     _repeat,
     _same,
 )
+
+ROOT = Path(__file__).resolve().parents[1]
 
 rows_read = test_proc_core.rows_read  # the fixture: [1] counts the frames the core started
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks import gen_awr, gen_oracle, gen_os_tables, gen_stacks, gen_trace10046, gen_traces
 from ingest import detect
 from ingest.detect import Detector, Prefilter, prefilter
 from ingest.html_report import SNIFF, html_lines, looks_like_html
@@ -35,14 +36,6 @@ def _texts(tmp: Path) -> list[str]:
     paths += [p for p in sorted((ROOT / "tests" / "fixtures").rglob("*")) if p.is_file()]
     paths += [p for p in sorted(SEEDS.rglob("*")) if p.is_file()]
     texts = [p.read_text(encoding="utf-8", errors="replace") for p in paths]
-    from benchmarks import (
-        gen_awr,
-        gen_oracle,
-        gen_os_tables,
-        gen_stacks,
-        gen_trace10046,
-        gen_traces,
-    )
 
     out = tmp / "gen"
     out.mkdir(parents=True, exist_ok=True)

@@ -160,13 +160,19 @@ def test_a_cheap_search_answers_while_heavy_ones_hammer_the_server(big_kb):
     twice for each hammering client. The fixed 3 s bound this had failed on a slower box at load
     1 (3.28 s, 2026-12-02 fresh-clone CI; 3.68 s at load 5-7), when neither the budget nor a
     hang-up cut whoosh's matcher building (they do now, leaf by leaf: see the tests above); one
-    heavy search took 0.52 s there, the worst cheap one 2.07 s in a later run."""
+    heavy search took 0.52 s there, the worst cheap one 2.07 s in a later run. On a faster box
+    the heavy query can finish just inside the 0.5 s (the whole search took ~0.5 s of CPU there
+    on 2026-12-02, and a fresh-clone CI got 200), so either answer is taken: what is measured
+    is how long it takes, whichever way it ends."""
     budget = 0.5
     with serve(big_kb, {"PERFKB_SEARCH_TIME_BUDGET": str(budget)}) as server:
         with httpx.Client(base_url=server.url, timeout=30) as client:
             started = time.monotonic()
-            assert client.get("/api/search", params={"q": HEAVY}).status_code == 400
+            heavy = client.get("/api/search", params={"q": HEAVY})
             one_heavy = time.monotonic() - started
+            assert heavy.status_code in (200, 400), heavy.text[:200]
+            if heavy.status_code == 400:  # cut by the budget, and the message says so
+                assert f"longer than {budget:g} s" in heavy.json()["detail"]
         stop = threading.Event()
 
         def hammer(hang_up: bool) -> None:

@@ -991,7 +991,7 @@ PyObject *Core_proc(Core *c, PyObject *pid)
 #define SET(obj, name, value)                                          \
     do {                                                               \
         PyObject *_v = (value);                                        \
-        if (_v == NULL || PyObject_SetAttrString(obj, name, _v) < 0) { \
+        if (_v == NULL || set_attr(obj, name, _v) < 0) { \
             Py_XDECREF(_v);                                            \
             goto fail;                                                 \
         }                                                              \

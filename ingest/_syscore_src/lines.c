@@ -20,6 +20,33 @@ int route_line(PyObject *routed_list, PyObject *text, Py_ssize_t pos, Py_ssize_t
     return r;
 }
 
+/* interned(): open addressing on the literal's address. The C core names fewer than a hundred
+ * attributes, so the table never fills; if it did, the name is still interned and returned,
+ * its one reference kept (an interned str lives as long as the interpreter anyway). */
+#define NAMES 512
+static struct {
+    const char *key;
+    PyObject *name;
+} names[NAMES];
+
+PyObject *interned(const char *name)
+{
+    size_t i = (size_t)(((uintptr_t)name >> 3) * 0x9e3779b97f4a7c15ULL >> 55) & (NAMES - 1);
+    for (size_t probe = 0; probe < NAMES; probe++, i = (i + 1) & (NAMES - 1)) {
+        if (names[i].key == name)
+            return names[i].name;
+        if (names[i].key == NULL) {
+            PyObject *s = PyUnicode_InternFromString(name);
+            if (s != NULL) {
+                names[i].key = name;
+                names[i].name = s;
+            }
+            return s;
+        }
+    }
+    return PyUnicode_InternFromString(name);
+}
+
 /* Is every byte printable ASCII or a tab? (what the scanners read; anything else is left to
  * the Python path) */
 int plain_line(const unsigned char *p, Py_ssize_t n)

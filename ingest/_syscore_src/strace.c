@@ -331,7 +331,7 @@ static Py_ssize_t strace_close(const unsigned char *s, Py_ssize_t from, Py_ssize
  * for read_state to find. */
 static int attr_number(PyObject *parser, const char *name, int *has, long long *ll, double *d)
 {
-    PyObject *v = PyObject_GetAttrString(parser, name);
+    PyObject *v = get_attr(parser, name);
     if (v == NULL)
         return -1;
     int given = v != Py_None;
@@ -348,7 +348,7 @@ static int attr_number(PyObject *parser, const char *name, int *has, long long *
 
 static int attr_truth(PyObject *parser, const char *name, int *out)
 {
-    PyObject *v = PyObject_GetAttrString(parser, name);
+    PyObject *v = get_attr(parser, name);
     if (v == NULL)
         return -1;
     *out = PyObject_IsTrue(v);
@@ -361,7 +361,7 @@ static int read_state(PyObject *parser, StraceState *st, long long *n, PyObject 
     if (attr_number(parser, "_n", NULL, n, NULL) < 0 ||
         attr_number(parser, "_main_pid", &st->has_main, &st->main_pid, NULL) < 0)
         return -1;
-    PyObject *v = PyObject_GetAttrString(parser, "_hm");
+    PyObject *v = get_attr(parser, "_hm");
     if (v == NULL)
         return -1;
     Py_ssize_t hn;
@@ -381,7 +381,7 @@ static int read_state(PyObject *parser, StraceState *st, long long *n, PyObject 
         attr_truth(parser, "_decided", &st->decided) < 0 ||
         attr_truth(parser, "_any_dur", &st->any_dur) < 0)
         return -1;
-    if ((v = PyObject_GetAttrString(parser, "_unfinished")) == NULL)
+    if ((v = get_attr(parser, "_unfinished")) == NULL)
         return -1;
     if (!PyDict_Check(v)) {
         Py_DECREF(v);
@@ -397,7 +397,7 @@ static int write_state(PyObject *parser, const StraceState *st, long long n)
 #define PUT(name, expr)                                                      \
     do {                                                                     \
         PyObject *_v = (expr);                                               \
-        if (_v == NULL || PyObject_SetAttrString(parser, name, _v) < 0) {    \
+        if (_v == NULL || set_attr(parser, name, _v) < 0) {    \
             Py_XDECREF(_v);                                                  \
             return -1;                                                       \
         }                                                                    \
@@ -846,7 +846,7 @@ PyObject *Core_strace_run(Core *c, PyObject *const *args, Py_ssize_t nargs)
     if (write_state(parser, &st, n) < 0)
         return NULL;
     if (n - n0 > events) { /* as feed: a signal or an exit line alone is not a call seen */
-        if (PyObject_SetAttrString(parser, "_seen_call", Py_True) < 0)
+        if (set_attr(parser, "_seen_call", Py_True) < 0)
             return NULL;
     }
     return Py_BuildValue("(nLi)", pos, n, status);

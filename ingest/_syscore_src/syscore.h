@@ -354,6 +354,26 @@ int core_continuation(Core *c, const char *p, Py_ssize_t n);
 
 /* lines.c: what the scanners (and the aggregator) share */
 int route_line(PyObject *routed_list, PyObject *text, Py_ssize_t pos, Py_ssize_t le, long long n);
+/* lines.c: an attribute or method name as an interned str, made the first time each name (a
+ * string literal, told apart by its address) is asked for and kept: borrowed, NULL with an
+ * exception set. `name` must be a string literal (or text that never changes or moves): its
+ * address is the key. Why: PyObject_GetAttrString / SetAttrString make, hash (siphash) and free a new
+ * str on every call, and the readers touch their parser's attributes per run and per
+ * statement: in tkprof_tables and trace10046_waits that was about a tenth of a 10 MB parse's
+ * instructions (callgrind). */
+PyObject *interned(const char *name);
+
+static inline PyObject *get_attr(PyObject *o, const char *name)
+{
+    PyObject *k = interned(name);
+    return k == NULL ? NULL : PyObject_GetAttr(o, k);
+}
+
+static inline int set_attr(PyObject *o, const char *name, PyObject *v)
+{
+    PyObject *k = interned(name);
+    return k == NULL ? -1 : PyObject_SetAttr(o, k, v);
+}
 void strip_span(const char **p, Py_ssize_t *n);
 PyObject *joined(const char *prefix, const unsigned char *p, Py_ssize_t n);
 int parse_decimal(const char *p, Py_ssize_t n, double *out);

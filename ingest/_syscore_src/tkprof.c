@@ -110,7 +110,7 @@ static int plan_line(PyObject *stmt, const unsigned char *s, Py_ssize_t pos, Py_
             return 0;
     if (s[e - 1] != ')')
         return 0;
-    PyObject *o = PyObject_GetAttrString(stmt, "rs_three");
+    PyObject *o = get_attr(stmt, "rs_three");
     if (o == NULL)
         return -1;
     int three = PyObject_IsTrue(o);
@@ -154,9 +154,9 @@ static int plan_line(PyObject *stmt, const unsigned char *s, Py_ssize_t pos, Py_
     if (close >= e)
         return 0;
 
-    PyObject *lines = PyObject_GetAttrString(stmt, "row_source_lines");
-    PyObject *rows = PyObject_GetAttrString(stmt, "row_source");
-    PyObject *base = PyObject_GetAttrString(stmt, "rs_base_col");
+    PyObject *lines = get_attr(stmt, "row_source_lines");
+    PyObject *rows = get_attr(stmt, "row_source");
+    PyObject *base = get_attr(stmt, "rs_base_col");
     PyObject *stats = NULL, *row = NULL, *tmp = NULL;
     int result = -1;
     if (lines == NULL || rows == NULL || base == NULL || !PyList_Check(rows) ||
@@ -167,7 +167,7 @@ static int plan_line(PyObject *stmt, const unsigned char *s, Py_ssize_t pos, Py_
         goto done;
     if (PyList_GET_SIZE(rows) >= max_rows) { /* counted, not kept */
         if ((tmp = PyLong_FromLong(nlines + 1)) == NULL ||
-            PyObject_SetAttrString(stmt, "row_source_lines", tmp) < 0)
+            set_attr(stmt, "row_source_lines", tmp) < 0)
             goto done;
         result = 1;
         goto done;
@@ -216,7 +216,7 @@ static int plan_line(PyObject *stmt, const unsigned char *s, Py_ssize_t pos, Py_
     if (base == Py_None) {
         base_col = (long)col;
         if ((tmp = PyLong_FromLong(base_col)) == NULL ||
-            PyObject_SetAttrString(stmt, "rs_base_col", tmp) < 0)
+            set_attr(stmt, "rs_base_col", tmp) < 0)
             goto done;
         Py_CLEAR(tmp);
     } else {
@@ -239,7 +239,7 @@ static int plan_line(PyObject *stmt, const unsigned char *s, Py_ssize_t pos, Py_
     if (row == NULL || PyList_Append(rows, row) < 0)
         goto done;
     if ((tmp = PyLong_FromLong(nlines + 1)) == NULL ||
-        PyObject_SetAttrString(stmt, "row_source_lines", tmp) < 0)
+        set_attr(stmt, "row_source_lines", tmp) < 0)
         goto done;
     result = 1;
 done:
@@ -295,7 +295,7 @@ static int set_attr_str(PyObject *o, const char *name, const unsigned char *s, P
     PyObject *v = PyUnicode_FromStringAndSize((const char *)s, n);
     if (v == NULL)
         return -1;
-    int r = PyObject_SetAttrString(o, name, v);
+    int r = set_attr(o, name, v);
     Py_DECREF(v);
     return r;
 }
@@ -305,7 +305,7 @@ static int set_attr_long(PyObject *o, const char *name, long n)
     PyObject *v = PyLong_FromLong(n);
     if (v == NULL)
         return -1;
-    int r = PyObject_SetAttrString(o, name, v);
+    int r = set_attr(o, name, v);
     Py_DECREF(v);
     return r;
 }
@@ -313,7 +313,7 @@ static int set_attr_long(PyObject *o, const char *name, long n)
 /* *out = o.name, an int attribute; -1 on an error */
 static int read_attr_long(PyObject *o, const char *name, long long *out)
 {
-    PyObject *v = PyObject_GetAttrString(o, name);
+    PyObject *v = get_attr(o, name);
     if (v == NULL)
         return -1;
     *out = PyLong_AsLongLong(v);
@@ -330,7 +330,7 @@ static int add_attr_long(PyObject *o, const char *name, long long n)
     PyObject *w = PyLong_FromLongLong(cur + n);
     if (w == NULL)
         return -1;
-    int r = PyObject_SetAttrString(o, name, w);
+    int r = set_attr(o, name, w);
     Py_DECREF(w);
     return r;
 }
@@ -416,8 +416,8 @@ static int attr_line(PyObject *stmt, const unsigned char *s, Py_ssize_t i, Py_ss
                 is3 = 0;
         if (is3 < 0)
             return 0;
-        if (PyObject_SetAttrString(stmt, "rs_three", is3 ? Py_True : Py_False) < 0 ||
-            PyObject_SetAttrString(stmt, "rs_base_col", Py_None) < 0)
+        if (set_attr(stmt, "rs_three", is3 ? Py_True : Py_False) < 0 ||
+            set_attr(stmt, "rs_base_col", Py_None) < 0)
             return -1;
         *state = st_rowsrc;
         return 1;
@@ -475,7 +475,7 @@ static int sql_text(PyObject *stmt, const unsigned char *s, Py_ssize_t i, Py_ssi
 {
     if (add_attr_long(stmt, "text_lines", 1) < 0)
         return -1;
-    PyObject *text = PyObject_GetAttrString(stmt, "text");
+    PyObject *text = get_attr(stmt, "text");
     if (text == NULL)
         return -1;
     if (!PyUnicode_Check(text)) {
@@ -517,7 +517,7 @@ static int sql_text(PyObject *stmt, const unsigned char *s, Py_ssize_t i, Py_ssi
     Py_XDECREF(words);
     if (out == NULL)
         return -1;
-    int r = PyObject_SetAttrString(stmt, "text", out);
+    int r = set_attr(stmt, "text", out);
     Py_DECREF(out);
     return r;
 }
@@ -527,7 +527,7 @@ static int set_state(PyObject *p, long state)
     PyObject *v = PyLong_FromLong(state);
     if (v == NULL)
         return -1;
-    int r = PyObject_SetAttrString(p, "_state", v);
+    int r = set_attr(p, "_state", v);
     Py_DECREF(v);
     return r;
 }
@@ -539,7 +539,7 @@ static int resync(PyObject *p, long *state, PyObject **stmt, PyObject **calls, P
     Py_CLEAR(*calls);
     Py_CLEAR(*waits);
     Py_CLEAR(*stmt);
-    if ((*stmt = PyObject_GetAttrString(p, "_stmt")) == NULL)
+    if ((*stmt = get_attr(p, "_stmt")) == NULL)
         return -1;
     long long st;
     if (read_attr_long(p, "_state", &st) < 0)
@@ -555,7 +555,7 @@ static int in_parser(PyObject *p, const char *method, PyObject *kw, long *state,
 {
     if (set_state(p, *state) < 0)
         return -1;
-    PyObject *m = PyObject_GetAttrString(p, method);
+    PyObject *m = get_attr(p, method);
     PyObject *args = m == NULL ? NULL : PyTuple_New(0);
     PyObject *got = args == NULL ? NULL : PyObject_Call(m, args, kw);
     Py_XDECREF(m);
@@ -652,7 +652,7 @@ PyObject *tkprof_tables(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
     if (read_attr_long(p, "_state", &st0) < 0)
         return NULL;
     long state = (long)st0, state0 = state;
-    PyObject *stmt = PyObject_GetAttrString(p, "_stmt");
+    PyObject *stmt = get_attr(p, "_stmt");
     if (stmt == NULL)
         return NULL;
     PyObject *calls = NULL, *waits = NULL; /* the statement's dicts, fetched when first needed */
@@ -745,7 +745,7 @@ PyObject *tkprof_tables(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
             }
             if (!ok || j != e)
                 break;
-            if (calls == NULL && (calls = PyObject_GetAttrString(stmt, "calls")) == NULL)
+            if (calls == NULL && (calls = get_attr(stmt, "calls")) == NULL)
                 goto fail;
             PyObject *key = PyTuple_GET_ITEM(kinds, kind);
             int has = PyDict_Contains(calls, key);
@@ -804,7 +804,7 @@ PyObject *tkprof_tables(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
         }
         if (state != st_start && state != st_trailer && stmt != Py_None) {
             if (s[i] == 'c' && call_header(s, i, e)) { /* _on_call_header */
-                if (calls == NULL && (calls = PyObject_GetAttrString(stmt, "calls")) == NULL)
+                if (calls == NULL && (calls = get_attr(stmt, "calls")) == NULL)
                     goto fail;
                 if (!PyDict_Check(calls) || PyDict_GET_SIZE(calls) > 0)
                     break; /* a new statement: Python's */
@@ -832,7 +832,7 @@ PyObject *tkprof_tables(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
                 if (other == NULL && !PyErr_Occurred() && !PyDict_CheckExact(plain)) {
                     /* the detector's memo (detect.Answers) works a missing answer out: asked
                      * here, the run goes on in C instead of leaving for the line */
-                    other = PyObject_CallMethod(plain, "get", "(O)", key);
+                    other = PyObject_CallMethodOneArg(plain, interned("get"), key);
                     alone = other == Py_False;
                     Py_XDECREF(other);
                 }
@@ -888,7 +888,7 @@ PyObject *tkprof_tables(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
         for (int c = 0; c < 3; c++)
             if (parse_decimal((const char *)s + cut[c], stop[c] - cut[c], &v[c]) < 0)
                 goto fail;
-        if (waits == NULL && (waits = PyObject_GetAttrString(stmt, "waits")) == NULL)
+        if (waits == NULL && (waits = get_attr(stmt, "waits")) == NULL)
             goto fail;
         PyObject *name = PyUnicode_FromStringAndSize((const char *)s + i, j - i);
         if (name == NULL)

@@ -119,7 +119,7 @@ static int set_float_item(PyObject *list, Py_ssize_t k, double v)
 /* the optional float attributes: None or a float */
 static int get_opt(PyObject *obj, const char *name, int *has, double *v)
 {
-    PyObject *o = PyObject_GetAttrString(obj, name);
+    PyObject *o = get_attr(obj, name);
     if (o == NULL)
         return -1;
     if (o == Py_None) {
@@ -135,11 +135,11 @@ static int get_opt(PyObject *obj, const char *name, int *has, double *v)
 static int set_opt(PyObject *obj, const char *name, int has, double v)
 {
     if (!has)
-        return PyObject_SetAttrString(obj, name, Py_None);
+        return set_attr(obj, name, Py_None);
     PyObject *f = PyFloat_FromDouble(v);
     if (f == NULL)
         return -1;
-    int r = PyObject_SetAttrString(obj, name, f);
+    int r = set_attr(obj, name, f);
     Py_DECREF(f);
     return r;
 }
@@ -175,14 +175,14 @@ PyObject *trace10046_waits(PyObject *mod, PyObject *const *args, Py_ssize_t narg
     PyObject *result = NULL;
     Py_ssize_t taken = 0;
 
-    events = PyObject_GetAttrString(p, "events");
-    pending = PyObject_GetAttrString(p, "pending");
+    events = get_attr(p, "events");
+    pending = get_attr(p, "pending");
     if (events == NULL || pending == NULL || !PyDict_Check(events))
         goto fail;
-    append = PyObject_GetAttrString(pending, "append");
-    popleft = PyObject_GetAttrString(pending, "popleft");
-    max_wait = PyObject_GetAttrString(p, "max_wait");
-    max_gap = PyObject_GetAttrString(p, "max_gap");
+    append = get_attr(pending, "append");
+    popleft = get_attr(pending, "popleft");
+    max_wait = get_attr(p, "max_wait");
+    max_gap = get_attr(p, "max_gap");
     if (append == NULL || popleft == NULL || max_wait == NULL || max_gap == NULL)
         goto fail;
     int has_prev, has_first, has_last;
@@ -193,19 +193,19 @@ PyObject *trace10046_waits(PyObject *mod, PyObject *const *args, Py_ssize_t narg
         goto fail;
     double think, inside;
     long digits_max, dropped;
-    if ((o = PyObject_GetAttrString(p, "think")) == NULL)
+    if ((o = get_attr(p, "think")) == NULL)
         goto fail;
     think = PyFloat_AsDouble(o);
     Py_CLEAR(o);
-    if ((o = PyObject_GetAttrString(p, "inside")) == NULL)
+    if ((o = get_attr(p, "inside")) == NULL)
         goto fail;
     inside = PyFloat_AsDouble(o);
     Py_CLEAR(o);
-    if ((o = PyObject_GetAttrString(p, "tim_digits_max")) == NULL)
+    if ((o = get_attr(p, "tim_digits_max")) == NULL)
         goto fail;
     digits_max = PyLong_AsLong(o);
     Py_CLEAR(o);
-    if ((o = PyObject_GetAttrString(p, "dropped_events")) == NULL)
+    if ((o = get_attr(p, "dropped_events")) == NULL)
         goto fail;
     dropped = PyLong_AsLong(o);
     Py_CLEAR(o);
@@ -377,30 +377,30 @@ PyObject *trace10046_waits(PyObject *mod, PyObject *const *args, Py_ssize_t narg
         if (set_opt(p, "prev_end", has_prev, prev) < 0 ||
             set_opt(p, "first_tim", has_first, first) < 0 ||
             set_opt(p, "last_tim", has_last, last) < 0 ||
-            PyObject_SetAttrString(p, "max_wait", max_wait) < 0 ||
-            PyObject_SetAttrString(p, "max_gap", max_gap) < 0 ||
-            PyObject_SetAttrString(p, "timed_waits", Py_True) < 0 ||
-            PyObject_SetAttrString(p, "seen_body", Py_True) < 0)
+            set_attr(p, "max_wait", max_wait) < 0 ||
+            set_attr(p, "max_gap", max_gap) < 0 ||
+            set_attr(p, "timed_waits", Py_True) < 0 ||
+            set_attr(p, "seen_body", Py_True) < 0)
             goto fail;
-        if ((f = PyFloat_FromDouble(think)) == NULL || PyObject_SetAttrString(p, "think", f) < 0) {
+        if ((f = PyFloat_FromDouble(think)) == NULL || set_attr(p, "think", f) < 0) {
             Py_XDECREF(f);
             goto fail;
         }
         Py_DECREF(f);
         if ((f = PyFloat_FromDouble(inside)) == NULL ||
-            PyObject_SetAttrString(p, "inside", f) < 0) {
+            set_attr(p, "inside", f) < 0) {
             Py_XDECREF(f);
             goto fail;
         }
         Py_DECREF(f);
         if ((f = PyLong_FromLong(digits_max)) == NULL ||
-            PyObject_SetAttrString(p, "tim_digits_max", f) < 0) {
+            set_attr(p, "tim_digits_max", f) < 0) {
             Py_XDECREF(f);
             goto fail;
         }
         Py_DECREF(f);
         if ((f = PyLong_FromLong(dropped)) == NULL ||
-            PyObject_SetAttrString(p, "dropped_events", f) < 0) {
+            set_attr(p, "dropped_events", f) < 0) {
             Py_XDECREF(f);
             goto fail;
         }

@@ -21,6 +21,7 @@ from ingest import detect
 from ingest.detect import Detector, Prefilter, prefilter
 from ingest.html_report import SNIFF, html_lines, looks_like_html
 from ingest.parsers import PARSERS, REGISTRY, load, parser_for
+from ingest.parsers.uptime import UptimeParser
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
@@ -165,6 +166,27 @@ def test_lines_a_prefilter_words_cannot_start_are_not_asked():
     truss = "15697: read(3, 0x1, 10) = 10"
     assert "truss" in [p.format for p in pre.admitted(truss)]
     assert "strace" in [p.format for p in pre.admitted(truss)]
+
+
+def test_uptime_is_asked_about_slashes_only_in_lines_shaped_like_proc_loadavg():
+    """uptime scores a `/` line only as /proc/loadavg's (`0.52 0.58 0.59 2/407 12345`): its
+    shape's gate turns away SQL comments and paths, which the tkprof reader asks about for
+    every statement. Every form uptime scores 2 (pasted, prefixed, padded) is still admitted."""
+    pre = Prefilter()
+    loadavg = [
+        "0.52 0.58 0.59 2/407 12345",
+        "  0.52 0.58 0.59 2/407 12345  ",
+        "# 12.00 8.50 4.25 17/1203 998877",
+        "> 0.00 0.01 0.05 1/123 4567",
+        "Mar 14 09:12:44 db01 cat[123]: 0.52 0.58 0.59 2/407 12345",
+        " 10:15:01 up 12 days,  3:04,  2 users,  load average: 0.52, 0.58, 0.59",
+    ]
+    for line in loadavg:
+        assert UptimeParser.start_score(line) == 2, line
+        assert UptimeParser in tuple(pre.admitted(line)), line
+    for line in ("SELECT /* bench 1 */ ID, STATUS, AMOUNT", "Trace file: /u01/app/ora_42.trc"):
+        assert UptimeParser.start_score(line) == 0
+        assert UptimeParser not in tuple(pre.admitted(line)), line
 
 
 # Runs `perfkb analyze --json FILE` in this interpreter and prints the modules loaded by the end.

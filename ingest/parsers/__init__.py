@@ -192,7 +192,14 @@ REGISTRY: tuple[Registered, ...] = (
         "top:TopParser",
         ("top -", "last pid", "Tasks", "Threads", "Processes", "Cpu", "CPU states", "Mem", "PID"),
     ),
-    Registered("uptime", "uptime:UptimeParser", ("load av", "/")),
+    # /proc/loadavg's line (_LOADAVG) ends in digits, so most lines holding a `/` (SQL comments,
+    # paths) are turned away by the shape's gate before uptime is asked
+    Registered(
+        "uptime",
+        "uptime:UptimeParser",
+        ("load av",),
+        (Shape(r"\d\.\d+\s+\d+\.\d+\s+\d+\.\d+\s+\d+/\d+\s+\d+\s*$", ("/",)),),
+    ),
     # _LINE (`Name:  123`, a letter first), _COMMAND
     Registered(
         "meminfo", "meminfo:MeminfoParser", ("meminfo",), (Shape(r":(?<=[\w()]:)\s+\d", (":",)),)

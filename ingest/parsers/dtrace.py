@@ -255,6 +255,7 @@ class DtraceParser(Parser):
     def __init__(self) -> None:
         super().__init__()
         self.s = _State()
+        self._finishing = False  # set by finish(): _settled closes the state itself
         self._frame_cache: dict[tuple[str, str], Frame] = {}  # for feed_run
         self._native_cache: dict[str, Frame] = {}  # the C reader's, keyed "module\0func"
 
@@ -716,14 +717,24 @@ class DtraceParser(Parser):
 
     # -- results --------------------------------------------------------------------------------
 
+    def _close_pending(self) -> None:
+        """Close the pending row, stack and histogram (each a no-op when none is open)."""
+        self._flush_row()
+        self._end_stack(None)
+        self._end_hist()
+
     def _settled(self) -> _State:
-        """A copy of the state with pending rows, stacks and histograms closed."""
+        """The state with pending rows, stacks and histograms closed: a copy while lines may
+        still come, the state itself once finish() has begun. No line is fed after finish, and
+        its two deep copies (facts, then the stack test) were ~5 % of analysing the seed
+        incidents at 10,000 entries (cProfile of the web pool's analysis)."""
+        if self._finishing:
+            self._close_pending()
+            return self.s
         saved = self.s
         self.s = copy.deepcopy(saved)
         try:
-            self._flush_row()
-            self._end_stack(None)
-            self._end_hist()
+            self._close_pending()
             return self.s
         finally:
             self.s = saved
@@ -773,6 +784,7 @@ class DtraceParser(Parser):
         return facts, details, identifiers, platform
 
     def finish(self, start_line: int, end_line: int) -> Block:
+        self._finishing = True
         block = super().finish(start_line, end_line)
         if self._plain_stack(self._settled()):
             block = block.model_copy(update={"format": "stack"})

@@ -832,7 +832,8 @@ PyObject *tkprof_tables(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
                 if (other == NULL && !PyErr_Occurred() && !PyDict_CheckExact(plain)) {
                     /* the detector's memo (detect.Answers) works a missing answer out: asked
                      * here, the run goes on in C instead of leaving for the line */
-                    other = PyObject_CallMethodOneArg(plain, interned("get"), key);
+                    PyObject *get = interned("get");
+                    other = get == NULL ? NULL : PyObject_CallMethodOneArg(plain, get, key);
                     alone = other == Py_False;
                     Py_XDECREF(other);
                 }

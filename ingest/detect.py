@@ -863,6 +863,14 @@ def _html() -> ModuleType:
     return html_report
 
 
+def load_readers() -> None:
+    """Import every reader the detector loads on first use (each parser module, the HTML
+    reader) now: a long-lived process (kb.analysis.warm) pays for them while it starts, not in
+    the first request whose paste needs them."""
+    all_parsers()
+    _html()
+
+
 def _with_html(lines: Iterable[str]) -> Iterator[str]:
     """The lines, except that from the first line opening an HTML document (an uploaded
     awrrpt_*.html, maybe under a message's own words) on, the text its tables lay out

@@ -1035,19 +1035,38 @@ def _html_line(text: str) -> int:
 
 def line_chunks(lines: Iterable[str], size: int = CHUNK) -> Iterator[str]:
     """Lines (with or without their "\n") joined into pieces of about `size` characters for
-    `parse_chunks`: a line source (a download, a file object) then takes the batch path too."""
+    `parse_chunks`: a line source (a download, a file object) then takes the batch path too.
+    Lines are taken LINES_AT_ONCE at a time (islice, in C) and measured with one sum: a Python
+    step per line cost the Slack file path a tenth of a 10 MB truss analysis. A piece holds at
+    most `size` characters plus LINES_AT_ONCE lines."""
+    it = iter(lines)
     batch: list[str] = []
     n = 0
-    for line in lines:
-        if not line.endswith("\n"):
-            line += "\n"
-        batch.append(line)
-        n += len(line)
+    while True:
+        more = list(itertools.islice(it, LINES_AT_ONCE))
+        if not more:
+            break
+        batch += more
+        n += sum(map(len, more)) + len(more)
         if n >= size:
-            yield "".join(batch)
+            yield _whole_lines(batch)
             batch, n = [], 0
     if batch:
-        yield "".join(batch)
+        yield _whole_lines(batch)
+
+
+LINES_AT_ONCE = 256
+
+
+def _whole_lines(batch: list[str]) -> str:
+    """`batch` joined, a "\n" after each line that lacks one; lines of one kind (a Slack
+    download's arrive without, a file object's with) are joined in one call."""
+    ends = list(map(str.endswith, batch, itertools.repeat("\n")))
+    if not any(ends):
+        return "\n".join(batch) + "\n"
+    if all(ends):
+        return "".join(batch)
+    return "".join([line if end else line + "\n" for line, end in zip(batch, ends, strict=True)])
 
 
 BINARY_SAMPLE = 8192  # how much of an input is looked at to tell text from binary data

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from starlette.datastructures import UploadFile
 
-from ingest.detect import line_chunks, parse_chunks, parse_lines, parse_text
+from ingest.detect import LINES_AT_ONCE, line_chunks, parse_chunks, parse_lines, parse_text
 from kb.analysis import analyze_chunks, analyze_lines, analyze_text
 from kb.web import pages
 
@@ -43,6 +43,20 @@ def test_every_way_in_parses_like_the_line_by_line_reference(path: Path):
     assert _evidence(parse_chunks(line_chunks(io.StringIO(text)))) == want
     stripped = [line.rstrip("\n") for line in io.StringIO(text)]
     assert _evidence(parse_chunks(line_chunks(stripped, size=256))) == want
+
+
+@pytest.mark.parametrize("size", [1, 64, 1 << 20])
+def test_line_chunks_end_every_line_whatever_kind_of_lines_it_is_given(size: int):
+    lines = ["a", "", "b\n", "c", "\n", "d\n"] * 300  # lines with and without their newline
+    pieces = list(line_chunks(lines, size=size))
+    assert "".join(pieces) == "a\n\nb\nc\n\nd\n" * 300
+    for kind in (
+        [x.rstrip("\n") for x in lines],
+        [x if x.endswith("\n") else x + "\n" for x in lines],
+    ):
+        assert "".join(line_chunks(kind, size=size)) == "a\n\nb\nc\n\nd\n" * 300
+    if size == 1:  # a piece closes once it holds `size` characters: here after each batch
+        assert len(pieces) == -(-len(lines) // LINES_AT_ONCE)
 
 
 HTML_DOC = (

@@ -220,7 +220,7 @@ ROWS: tuple[Row, ...] = (
             for metric, label in (
                 ("paste / API / Slack message: analyze_text", "paste"),
                 ("upload: analyze_chunks, 1 MB blocks", "upload"),
-                ("Slack file: analyze_lines", "Slack file"),
+                ("Slack file: decode_text, analyze_chunks", "Slack file"),
             )
         ),
     ),

@@ -1,6 +1,7 @@
 """One analysis path: a 10 MB paste analysed the way the web page, the API and the Slack bot do
 it (`kb.analysis.analyze_text`; an upload through `analyze_chunks` in 1 MB blocks; a Slack file's
-lines through `analyze_lines`), against what `perfkb analyze FILE` does with the same bytes
+bytes, as the download hands them on in 64 KB chunks, through the bot's decoder
+(`bot.download.decode_text`) and `analyze_chunks`), against what `perfkb analyze FILE` does with the same bytes
 (`ingest.detect.parse_stream` and `analyze_evidence`), in the same process and run, CPU time
 (process_time), median of the repetitions. The line-by-line path the surfaces used before
 (`parse_lines`) is measured too, as the old figure.
@@ -18,6 +19,8 @@ import time
 from benchmarks.gen_traces import MB, ensure
 from benchmarks.report import Figure, ratio
 from benchmarks.synth_kb import real_entries
+from bot.download import CHUNK as DOWNLOAD_CHUNK
+from bot.download import decode_text
 from ingest.detect import parse_lines, parse_stream
 from kb.analysis import analyze_chunks, analyze_evidence, analyze_lines, analyze_text
 from kb.matcher import Matcher
@@ -42,14 +45,18 @@ def run(full: bool) -> list[Figure]:
     text = data.decode("utf-8", errors="replace")
     m = Matcher(list(real_entries()))
     blocks = [text[i : i + MB] for i in range(0, len(text), MB)]
-    lines = text.splitlines()  # a Slack download arrives as lines already
+    lines = text.splitlines()
+    downloaded = [data[i : i + DOWNLOAD_CHUNK] for i in range(0, len(data), DOWNLOAD_CHUNK)]
     cases = {
         "CLI: parse_stream of the file": lambda: analyze_evidence(
             parse_stream(io.BytesIO(data)), matcher=m
         ),
         "paste / API / Slack message: analyze_text": lambda: analyze_text(text, matcher=m),
         "upload: analyze_chunks, 1 MB blocks": lambda: analyze_chunks(iter(blocks), matcher=m),
-        "Slack file: analyze_lines": lambda: analyze_lines(lines, matcher=m),
+        "Slack file: decode_text, analyze_chunks": lambda: analyze_chunks(
+            decode_text(iter(downloaded), "file", len(data)), matcher=m
+        ),
+        "a file's lines: analyze_lines": lambda: analyze_lines(lines, matcher=m),
         "before: line by line (parse_lines)": lambda: analyze_evidence(
             parse_lines(io.StringIO(text)), matcher=m
         ),

@@ -18,7 +18,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 
 from bot.events import EventLog
 from bot.render import Message, has_evidence, render_analysis
-from kb.analysis import analyze_lines, analyze_text
+from kb.analysis import analyze_chunks, analyze_text
 from kb.results import AnalysisResult
 from kb.settings import Settings
 from kb.store import Store
@@ -99,10 +99,11 @@ def report_failure(
 
 
 def analyze(
-    d: BotDeps, *, text: str | None = None, lines: Iterable[str] | None = None
+    d: BotDeps, *, text: str | None = None, chunks: Iterable[str] | None = None
 ) -> AnalysisResult:
-    if lines is not None:
-        return analyze_lines(lines, d.store)
+    """A message's text, or a file's text arriving in pieces (bot.download.iter_text)."""
+    if chunks is not None:
+        return analyze_chunks(chunks, d.store)
     return analyze_text(text or "", d.store)
 
 

@@ -25,7 +25,7 @@ from bot.common import (
     report_failure,
     say_short,
 )
-from bot.download import DownloadError, iter_lines, too_large_message
+from bot.download import DownloadError, iter_text, too_large_message
 from bot.escape import code
 from bot.render import has_evidence, render_help
 
@@ -200,7 +200,7 @@ def _read_and_answer(
     cap = d.settings.max_file_bytes
     token = d.settings.slack_bot_token or ""
     try:
-        lines = iter_lines(
+        pieces = iter_text(
             url,
             token=token,
             api_url=d.settings.slack_api_url,
@@ -208,8 +208,9 @@ def _read_and_answer(
             name=name,
             expect_html=(file.get("mimetype") or "") == "text/html",
         )
-        head = prefix.splitlines() if prefix.strip() else []
-        result = analyze(d, lines=itertools.chain(head, lines))
+        # the message's own words come first, as lines of the same text
+        head = [line + "\n" for line in prefix.splitlines()] if prefix.strip() else []
+        result = analyze(d, chunks=itertools.chain(head, pieces))
     except DownloadError as exc:
         log.warning("file %s from %s not analysed: %s", file.get("id"), channel, exc)
         say_short(client, channel, f":warning: {exc}", thread_ts)

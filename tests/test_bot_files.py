@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from slack_stub import TOKEN, Harness, SlackStub, running_harness
 
-from bot.download import DownloadError, FileTooLarge, _decode_lines, allowed_url, iter_lines
+from bot.download import DownloadError, FileTooLarge, allowed_url, decode_text, iter_text
 
 SEEDS = Path(__file__).parent / "fixtures" / "seeds"
 CAP = 64 * 1024
@@ -178,24 +178,48 @@ def test_allowed_url(url: str, ok: bool):
 def test_lines_are_split_across_chunks_and_utf8_is_decoded_incrementally():
     data = "αβ line one\r\nsecond\nthird without newline".encode()
     chunks = [data[i : i + 3] for i in range(0, len(data), 3)]  # splits inside characters
-    assert list(_decode_lines(iter(chunks), "f", 1000)) == [
-        "αβ line one",
-        "second",
-        "third without newline",
-    ]
+    pieces = list(decode_text(iter(chunks), "f", 1000))
+    assert "".join(pieces) == "αβ line one\nsecond\nthird without newline"
+    assert all(p.endswith("\n") for p in pieces[:-1])  # whole lines, but the file's last
+
+
+def _reference(data: bytes, max_line: int) -> str:
+    """What the download hands on, line by line: each line decoded, cut at max_line
+    characters, one CR before its LF dropped; the file's last line without a newline."""
+    lines = data.decode("utf-8", errors="replace").split("\n")
+    cut = [line[:max_line].removesuffix("\r") for line in lines]
+    return "\n".join(cut) if cut[-1] else "\n".join(cut[:-1]) + "\n" * (len(cut) > 1)
+
+
+@pytest.mark.parametrize("size", [1, 3, 7, 64])
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"one\r\ntwo\r\n\r\nthree",
+        b"a very long first line\r\nshort\nanother long line here\nx\r\r\n",
+        b"\n\nab\r",
+        "naïve — ünïcode line\r\nand more\n".encode(),
+    ],
+)
+def test_pieces_hold_the_lines_a_line_reader_gives(monkeypatch, data: bytes, size: int):
+    from bot import download
+
+    monkeypatch.setattr(download, "MAX_LINE", 10)
+    chunks = [data[i : i + size] for i in range(0, len(data), size)]
+    assert "".join(decode_text(iter(chunks), "f", 1000)) == _reference(data, 10)
 
 
 def test_a_huge_single_line_keeps_memory_bounded():
     from bot import download
 
     chunks = [b"a" * 65536] * 40  # 2.5 MB without a newline
-    (line,) = list(_decode_lines(iter(chunks), "f", 10 * 1024 * 1024))
+    (line,) = list(decode_text(iter(chunks), "f", 10 * 1024 * 1024))
     assert len(line) == download.MAX_LINE
 
 
 def test_stream_cap_raises_too_large():
     with pytest.raises(FileTooLarge, match="perfkb reads files up to 1.0 KB"):
-        list(_decode_lines(iter([b"x\n" * 400, b"y\n" * 400]), "f", 1024))
+        list(decode_text(iter([b"x\n" * 400, b"y\n" * 400]), "f", 1024))
 
 
 def test_refused_download_names_the_scope():
@@ -203,7 +227,7 @@ def test_refused_download_names_the_scope():
         file = stub.add_file("a.txt", b"hello\n")
         with pytest.raises(DownloadError, match="files:read"):
             list(
-                iter_lines(
+                iter_text(
                     file["url_private"], token="xoxp-user", api_url=stub.api_url, max_bytes=100
                 )
             )

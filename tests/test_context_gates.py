@@ -94,3 +94,34 @@ def test_non_ascii_case_folds_still_reach_the_case_blind_regexes():
         ["ora_smon_X"],
     )
     assert e.versions == ["19.3.0.0"]
+
+
+def test_every_version_match_holds_what_the_version_gate_searches_for():
+    lines = _lines()
+    seen = 0
+    for line in lines:
+        for rx in (ctx._VERSION_NEAR_WORD, ctx._LONG_VERSION, ctx._MARKETING):
+            for m in rx.finditer(line):
+                # the gate finds a match inside the regex's own match
+                assert ctx._VERSIONISH.search(m.group(0)), (rx.pattern, line)
+                seen += 1
+    assert seen > 20
+
+
+def _context(lines: list[str]) -> dict:
+    c = ctx.ContextExtractor()
+    for k, line in enumerate(lines):
+        c.feed(line, prose=k % 3 != 0)  # prose and a block's first lines
+    c.feed_evidence(lines[:400])
+    return c.build([]).model_dump()
+
+
+def test_the_needle_automaton_reads_what_one_test_per_needle_reads(monkeypatch):
+    lines = _lines()
+    chunks = [lines[i : i + 50] for i in range(0, len(lines), 50)]
+    assert ctx._NEEDLES is not None  # ahocorasick_rs is a dependency: the automaton is built
+    with_automaton = [_context(chunk) for chunk in chunks]
+    monkeypatch.setattr(ctx, "_NEEDLES", None)
+    assert [_context(chunk) for chunk in chunks] == with_automaton
+    found = [c for c in with_automaton if c["platform_hints"] or c["processes"] or c["ora_errors"]]
+    assert len(found) > 10  # the comparison is not between empty contexts

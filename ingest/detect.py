@@ -1035,10 +1035,10 @@ def _html_line(text: str) -> int:
 
 def line_chunks(lines: Iterable[str], size: int = CHUNK) -> Iterator[str]:
     """Lines (with or without their "\n") joined into pieces of about `size` characters for
-    `parse_chunks`: a line source (a download, a file object) then takes the batch path too.
-    Lines are taken LINES_AT_ONCE at a time (islice, in C) and measured with one sum: a Python
-    step per line cost the Slack file path a tenth of a 10 MB truss analysis. A piece holds at
-    most `size` characters plus LINES_AT_ONCE lines."""
+    `parse_chunks`: a line source (a file object, any iterable of lines) then takes the batch
+    path too. Lines are taken LINES_AT_ONCE at a time (islice, in C) and measured with one sum:
+    a Python step and a new string per line cost a tenth of a 10 MB truss analysis. A piece
+    holds at most `size` characters plus LINES_AT_ONCE lines."""
     it = iter(lines)
     batch: list[str] = []
     n = 0
@@ -1059,8 +1059,8 @@ LINES_AT_ONCE = 256
 
 
 def _whole_lines(batch: list[str]) -> str:
-    """`batch` joined, a "\n" after each line that lacks one; lines of one kind (a Slack
-    download's arrive without, a file object's with) are joined in one call."""
+    """`batch` joined, a "\n" after each line that lacks one; lines of one kind (str.splitlines'
+    come without, a file object's with) are joined in one call."""
     ends = list(map(str.endswith, batch, itertools.repeat("\n")))
     if not any(ends):
         return "\n".join(batch) + "\n"

@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 from starlette.datastructures import UploadFile
 
-from ingest.detect import LINES_AT_ONCE, line_chunks, parse_chunks, parse_lines, parse_text
+from ingest.detect import (
+    LINES_AT_ONCE,
+    Detector,
+    line_chunks,
+    parse_chunks,
+    parse_lines,
+    parse_text,
+)
 from kb.analysis import analyze_chunks, analyze_lines, analyze_text
 from kb.web import pages
 
@@ -119,3 +126,40 @@ def test_uploads_are_read_in_blocks_and_keep_what_they_kept(monkeypatch, cap, bl
     assert text == reference.read()  # universal newlines, U+FFFD for the bad byte
     assert max(len(c) for c in chunks) <= block
     assert "".join(kept) == _old_kept(data, cap)
+
+
+# -- blank lines on the batch path -------------------------------------------------------------
+# Detector.feed_text hands a bare "\n" line straight to _line (what _raw would do for it after
+# its checks, none of which can fire on an empty line): iostat, DTrace and mpstat print one
+# between every report or stack. The evidence and the line accounting must be what the
+# line-by-line reference gives, whatever opens or closes around the blank lines.
+
+_BLANKS = sorted(
+    p
+    for p in (FIXTURES / "os").glob("*.txt")
+    if p.name.split("_")[0] in {"iostat", "mpstat", "vmstat", "pstack", "gdb", "sar", "pidstat"}
+) + sorted((FIXTURES.parents[2] / "shared" / "corpus" / "snippets").glob("*_iostat-x_*.txt"))
+
+
+@pytest.mark.parametrize("path", _BLANKS, ids=lambda p: p.name)
+def test_blank_lines_on_the_batch_path_read_as_line_by_line(path):
+    text = path.read_text(errors="replace")
+    # blank lines doubled, at the start, between blocks and in a fence, and a paste ending in
+    # blank lines: every place a bare newline can reach the detector from
+    variants = [
+        text,
+        "\n\n" + text.replace("\n\n", "\n\n\n") + "\n\n",
+        "some prose\n\n```\n" + text + "\n```\n\nafter\n",
+    ]
+    for variant in variants:
+        want = Detector()
+        want.feed_lines(variant.splitlines(keepends=True))
+        expected = want.finish()
+        got = Detector()
+        got.feed_text(variant)
+        evidence = got.finish()
+        assert evidence.model_dump_json() == expected.model_dump_json(), path.name
+        assert (evidence.total_lines, evidence.total_bytes) == (
+            variant.count("\n") + (not variant.endswith("\n")),
+            len(variant),
+        )

@@ -13,7 +13,7 @@ import copy
 import re
 from typing import ClassVar
 
-from ingest.base import Parser
+from ingest.base import Parser, line_at
 from ingest.model import Format, Platform
 from ingest.parsers import functions
 from ingest.parsers.functions import MAX_FRAMES, TICK_FRAME, Frame, FunctionStats
@@ -308,12 +308,30 @@ class StackParser(Parser):
                 taken += 1
                 pos = m.end()  # type: ignore[union-attr]
                 continue
-            nxt = self.feed_one(text, pos, endpos, plain)
+            # (perf script's sample headers score 1: they never take this way)
+            nxt = self._strong_header(text, pos, endpos) if self._perf is None else -1
             if nxt < 0:
-                break
+                nxt = self.feed_one(text, pos, endpos, plain)
+                if nxt < 0:
+                    break
             taken += 1
             pos = nxt
         return min(pos, endpos + 1) if taken else pos, taken
+
+    def _strong_header(self, text: str, pos: int, endpos: int) -> int:
+        """feed_one for a header start_score scores 2 (gdb's `Thread N (...)`, pstack's
+        `--- lwp# N / thread# N ---`, eu-stack's TID and PID lines, a core's): feed_one would
+        take it on that score alone and feed reads it with _header when no Oracle hint word
+        is in it, so this does just that, without the memo, claims, start_score and feed's own
+        tests. Where the next line starts, or -1 (feed_one then decides). Why: one such
+        header a stack, and asking start_score before feed read it twice over (cachegrind:
+        see the commit)."""
+        if pos >= endpos:
+            return -1
+        end, line = line_at(text, pos, endpos)
+        if end - pos > MAX_LINE or _ORACLE_HINT.search(line) is not None:
+            return -1
+        return end + 1 if self._header(line, strong_only=True) else -1
 
     def _native_run(self, text: str, pos: int, endpos: int) -> tuple[int, int]:
         """The frame lines from `pos` read by the C reader (functions.stack_frames) with what
@@ -419,7 +437,10 @@ class StackParser(Parser):
             self._innermost.append(frames[0].function)
         self._commit()
 
-    def _header(self, line: str) -> bool:
+    def _header(self, line: str, strong_only: bool = False) -> bool:
+        """A stack's header line starts a new stack. The first five shapes are those
+        start_score scores 2 (whatever comes before them there scores 2 as well); with
+        `strong_only`, only they are read."""
         if m := _LWP.match(line):
             self._vote("solaris")
             self._new_stack(f"lwp# {m['lwp']} / thread# {m['thread']}")
@@ -436,6 +457,8 @@ class StackParser(Parser):
         elif m := _CORE.match(line):
             self._vote("solaris")
             self._new_stack(f"pid {m['pid']}: {m['cmd'].strip()[:80]}")
+        elif strong_only:
+            return False
         elif (m := _PID.match(line)) and not _TRUSS_LIKE.match(line):
             self._new_stack(f"pid {m['pid']}: {m['cmd'].strip()[:80]}")
         elif m := _PERF_HEADER.match(line):

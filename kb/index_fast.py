@@ -16,7 +16,7 @@ import re
 import sqlite3
 from array import array
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from itertools import accumulate, chain
 from pathlib import Path
 from pickle import dumps
@@ -533,6 +533,9 @@ class BulkWriter:
         # is set: the search file's documents without reading the stored column back)
         self.kept_stored: list[dict[str, Any]] = []
         self._freqs = [pack_uint(n) for n in range(64)]  # Frequency's value for n
+        # the committed segment's id (the search file's name for it; None before a commit or
+        # when there were no documents)
+        self.segment_id: str | None = None
 
     def add(self, fields: dict[str, Any]) -> None:
         """SegmentWriter.add_document(**fields) (whoosh-reloaded 2.7.5), with the postings of
@@ -666,8 +669,12 @@ class BulkWriter:
             tails = self._tails[id(fmt)] = _Tails(fmt.encode)
         return tails
 
-    def commit(self) -> None:
-        """SegmentWriter.commit() for a writer that only added documents to an empty index."""
+    def commit(self, more: Callable[[], list[Any]] | None = None) -> None:
+        """SegmentWriter.commit() for a writer that only added documents to an empty index.
+
+        `more`, asked once this segment is written and before the commit lists it, returns
+        segments another writer put into this index's directory (kb.index_part's second half):
+        the commit lists them after this one."""
         w = self._w
         w._check_state()
         segments = []
@@ -686,8 +693,11 @@ class BulkWriter:
             w._close_segment()
             w._assemble_segment()
             segments.append(w.get_segment())
+            self.segment_id = _segment_id_of(segments[0])
         else:
             w._close_segment()
+        if more is not None:
+            segments += more()
         w._commit_toc(segments)
         w._finish()
 
@@ -903,6 +913,10 @@ def _segment_id(reader: Any) -> str:
     segment = reader.segment() if hasattr(reader, "segment") else None
     if segment is None:
         raise Unsupported("a reader that is not one whoosh segment")
+    return _segment_id_of(segment)
+
+
+def _segment_id_of(segment: Any) -> str:
     return str(segment.segment_id())
 
 
@@ -924,6 +938,8 @@ def write_search_file(
     stamp_json: str,
     held: dict[str, dict[bytes, tuple[Any, Any]]] | None = None,
     stored: list[dict[str, Any]] | None = None,
+    held_segment: str | None = None,
+    base: Path | None = None,
 ) -> bool:
     """Write kb.search_file's file for the commit `searcher` reads into the directory `where`.
 
@@ -939,7 +955,10 @@ def write_search_file(
 
     `held` (BulkWriter.kept, a rebuild's postings still in memory: field -> word -> (docnums,
     weights)) saves decoding every posting block again, and `stored` (BulkWriter.kept_stored,
-    its documents' stored fields by docnum) reading the stored column back."""
+    its documents' stored fields by docnum) reading the stored column back; both are of the
+    segment `held_segment` (BulkWriter.segment_id). `base`, a file segment_rows wrote (a split
+    rebuild's other segment, kb/index_part.py), becomes the new file: its segment's rows are
+    not made again."""
     from kb.search_file import FIELD_BOOSTS, FILE_NAME, FORMAT
 
     path = where / FILE_NAME
@@ -955,25 +974,32 @@ def write_search_file(
         path.unlink(missing_ok=True)
         return False
     analyzers = json.dumps(specs, sort_keys=True)
-    if path.is_file() and held is None:
+    if path.is_file() and held is None and base is None:
         try:
             if _update_search_file(searcher, path, stamp_json, analyzers, FORMAT):
                 return True
         except (sqlite3.Error, Unsupported, ValueError, KeyError):
             pass  # written whole below
     tmp = where / f".{FILE_NAME}.{os.getpid()}.tmp"
-    tmp.unlink(missing_ok=True)
-    conn = sqlite3.connect(tmp)
+    if base is not None:
+        os.replace(base, tmp)
+    conn = _rows_file(tmp, fresh=base is None)
     try:
-        conn.execute("PRAGMA journal_mode = OFF")
-        conn.execute("PRAGMA synchronous = OFF")
-        for sql in _SCHEMA_SQL:
-            conn.execute(sql)
         conn.execute("BEGIN")
-        leaves = _segment_readers(searcher)
-        for reader in leaves:
-            fresh = held is not None and len(leaves) == 1 and not reader.has_deletions()
+        done = set()
+        if base is not None:
+            done = {seg for (seg,) in conn.execute("SELECT DISTINCT seg FROM lengths")}
+        for reader in _segment_readers(searcher):
+            seg = _segment_id(reader)
+            if seg in done:
+                done.discard(seg)
+                if not reader.has_deletions():
+                    continue
+                _delete_segment(conn, seg)
+            fresh = held is not None and seg == held_segment and not reader.has_deletions()
             _insert_segment(conn, reader, held if fresh else None, stored if fresh else None)
+        for seg in done:  # in the base and not in this commit (none in a split rebuild)
+            _delete_segment(conn, seg)
         _write_totals(conn, searcher, stamp_json, analyzers, FORMAT)
         conn.execute("COMMIT")
     except Unsupported:  # a segment this cannot read: no file (whoosh answers)
@@ -988,6 +1014,38 @@ def write_search_file(
     conn.close()
     os.replace(tmp, path)
     return True
+
+
+def _rows_file(path: Path, *, fresh: bool) -> sqlite3.Connection:
+    """A connection to the search file being written at `path` (created anew when `fresh`),
+    its tables made; nothing else reads it until it is renamed into place, so no journal."""
+    if fresh:
+        path.unlink(missing_ok=True)
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA journal_mode = OFF")
+    conn.execute("PRAGMA synchronous = OFF")
+    for sql in _SCHEMA_SQL:
+        conn.execute(sql)
+    return conn
+
+
+def segment_rows(
+    path: Path,
+    searcher: Any,
+    held: dict[str, dict[bytes, tuple[Any, Any]]] | None,
+    stored: list[dict[str, Any]] | None,
+) -> None:
+    """The search file's rows of the one segment `searcher` reads (`held` and `stored` as
+    write_search_file takes them), in a new file at `path` without totals: a split rebuild's
+    second process writes them, and the index's file starts from them (its `base`)."""
+    conn = _rows_file(path, fresh=True)
+    try:
+        conn.execute("BEGIN")
+        for reader in _segment_readers(searcher):
+            _insert_segment(conn, reader, held, stored)
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
 
 
 def _update_search_file(
@@ -1021,8 +1079,7 @@ def _update_search_file(
                     "DELETE FROM docs WHERE seg = ? AND local = ?", ((seg, d) for d in gone)
                 )
         for seg in old - now:
-            for table in ("docs", "postings", "lengths", "deleted"):
-                conn.execute(f"DELETE FROM {table} WHERE seg = ?", (seg,))
+            _delete_segment(conn, seg)
         _write_totals(conn, searcher, stamp_json, analyzers, fmt)
         conn.execute("COMMIT")
         return True
@@ -1032,6 +1089,11 @@ def _update_search_file(
         raise
     finally:
         conn.close()
+
+
+def _delete_segment(conn: Any, seg: str) -> None:
+    for table in ("docs", "postings", "lengths", "deleted"):
+        conn.execute(f"DELETE FROM {table} WHERE seg = ?", (seg,))
 
 
 def _write_totals(conn: Any, searcher: Any, stamp_json: str, analyzers: str, fmt: int) -> None:

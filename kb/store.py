@@ -608,7 +608,8 @@ class Store:
             try:
                 live, bad = _readable(rows)
                 self._warn_unreadable(bad)
-                docs = (doc_from_entry(e) for e in live)
+                # a list, not a generator: a long one is split between two processes
+                docs = [doc_from_entry(e) for e in live]
                 count = self._index.rebuild(docs, stamp)
                 self._build = stamp.build  # before the count is even again (see _read_index)
             except OSError as exc:

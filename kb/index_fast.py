@@ -490,6 +490,11 @@ def _held_terms(
         yield vocab[wid].encode("utf-8"), ids[a:b], weights[a:b], values[a:b]
 
 
+# a rebuild's postings kept in memory for the search file: field -> word bytes -> (docnums,
+# weights)
+Held = dict[str, dict[bytes, tuple[Any, Any]]]
+
+
 class BulkWriter:
     """Writes documents into a new, empty index as one segment, as whoosh's SegmentWriter would
     with add_document for each and commit(): `add` a document's fields, then `commit` (or
@@ -528,7 +533,7 @@ class BulkWriter:
         # field -> word -> (docnums, weights) of the fields named in keep_fields, kept from the
         # commit for the search file (write_search_file's `held`); None when any went to the pool
         self.keep_fields: frozenset[str] = frozenset()
-        self.kept: dict[str, dict[bytes, tuple[Any, Any]]] | None = None
+        self.kept: Held | None = None
         # each document's stored fields by docnum, as whoosh stores them (kept when keep_fields
         # is set: the search file's documents without reading the stored column back)
         self.kept_stored: list[dict[str, Any]] = []
@@ -936,7 +941,7 @@ def write_search_file(
     searcher: Any,
     where: Path,
     stamp_json: str,
-    held: dict[str, dict[bytes, tuple[Any, Any]]] | None = None,
+    held: Held | None = None,
     stored: list[dict[str, Any]] | None = None,
     held_segment: str | None = None,
     base: Path | None = None,
@@ -1032,7 +1037,7 @@ def _rows_file(path: Path, *, fresh: bool) -> sqlite3.Connection:
 def segment_rows(
     path: Path,
     searcher: Any,
-    held: dict[str, dict[bytes, tuple[Any, Any]]] | None,
+    held: Held | None,
     stored: list[dict[str, Any]] | None,
 ) -> None:
     """The search file's rows of the one segment `searcher` reads (`held` and `stored` as
@@ -1134,7 +1139,7 @@ def _unpack_ids(blob: bytes) -> array:
 def _insert_segment(
     conn: Any,
     reader: Any,
-    held: dict[str, dict[bytes, tuple[Any, Any]]] | None,
+    held: Held | None,
     stored: list[dict[str, Any]] | None,
 ) -> None:
     """Rows of one whoosh segment: its live documents' stored fields, every posting of every

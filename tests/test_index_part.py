@@ -48,12 +48,12 @@ def _build(tmp: Path, name: str, docs: list[IndexDoc], **kw) -> SearchIndex:
     return ix
 
 
-def _segment_files(ix: SearchIndex) -> list[dict[str, bytes]]:
-    """Per segment in docnum order: name -> bytes of each file in its compound file, the
-    segment's random id taken out of the names."""
+def _segment_files(ix: index.Index) -> list[dict[str, bytes]]:
+    """Per segment of a whoosh index, in docnum order: name -> bytes of each file in its
+    compound file, the segment's random id taken out of the names."""
     out = []
-    for segment in ix._ix._segments():
-        storage = segment.open_compound_file(ix._ix.storage)
+    for segment in ix._segments():
+        storage = segment.open_compound_file(ix.storage)
         files = {}
         for name in storage.list():
             f = storage.open_file(name)
@@ -100,10 +100,9 @@ def _up_to_ties(answers: dict[str, object]) -> dict[str, object]:
 
 def test_each_half_is_the_segment_whooshs_own_writer_makes_of_it(tmp_path):
     docs = synthetic_docs(401)
-    split = ix_split = None
     ix_split = _build(tmp_path, "split", docs, part_min_docs=100)
     try:
-        split = _segment_files(ix_split)
+        split = _segment_files(ix_split._ix)
         assert len(split) == 2
         # the reference: whoosh's add_document for each half, committed as two segments
         ref = index.create_in(str(tmp_path), ix_split._schema)
@@ -114,16 +113,7 @@ def test_each_half_is_the_segment_whooshs_own_writer_makes_of_it(tmp_path):
             for doc in part:
                 w.add_document(**_whoosh_fields(doc))
             w.commit(merge=False)
-        want = []
-        for segment in ref._segments():
-            storage = segment.open_compound_file(ref.storage)
-            files = {}
-            for name in storage.list():
-                f = storage.open_file(name)
-                files[name.replace(segment.segid, "SEG")] = f.read()
-                f.close()
-            storage.close()
-            want.append(files)
+        want = _segment_files(ref)
         assert [sorted(f) for f in split] == [sorted(f) for f in want]
         for got, ref_files in zip(split, want, strict=True):
             for name, data in ref_files.items():

@@ -430,17 +430,17 @@ class SearchIndex:
         if bulk is not None:  # what the search file is made of, kept from the commit
             bulk.keep_fields = KEEP_FIELDS
         part: Part | None = None
-        if bulk is not None and isinstance(docs, Sequence):
-            split = split_at(len(docs), self.part_min_docs)
-            if split < len(docs):
-                rest = [_whoosh_fields(doc) for doc in docs[split:]]
-                part = Part(where / ".part", self._schema, rest, self._bulk_postings)
-                docs = docs[:split]
         collecting = gc.isenabled()
         gc.disable()
         count = 0
         try:
             try:
+                if bulk is not None and isinstance(docs, Sequence):
+                    split = split_at(len(docs), self.part_min_docs)
+                    if split < len(docs):  # the second half to another process, started first
+                        rest = [_whoosh_fields(doc) for doc in docs[split:]]
+                        part = Part(where / ".part", self._schema, rest, self._bulk_postings)
+                        docs = docs[:split]
                 for doc in docs:
                     if bulk is not None:
                         bulk.add(_whoosh_fields(doc))

@@ -50,8 +50,8 @@ from kb.search_query import FACETS
 
 log = logging.getLogger("perfkb.index")
 
-# Below this many documents a rebuild is written by one process: 2,000 took 2.4-2.6 s of CPU in
-# one (docs/benchmarks.md, "whoosh index build"), against ~0.4 s to start a child.
+# Below this many documents a rebuild is written by one process: a child's start-up is ~0.4 s of
+# CPU, and 2,000 documents took 3.0 s in one process against 1.9-2.2 s split (2026-12-03).
 PART_MIN_DOCS = 2_000
 INPUT = "documents.pickle"  # the child's documents and schema
 ROWS = "rows.sqlite3"  # the child's segment's rows of the search file

@@ -16,7 +16,6 @@ and is the oracle the tests compare the file's answers with (`fast=False`).
 
 from __future__ import annotations
 
-import gc
 import json
 import math
 import os
@@ -45,6 +44,7 @@ from kb.index_fast import (
     SearchState,
     binary_unions,
     budgeted,
+    collector_off,
     index_key,
     literal_prefix,
     term_docs,
@@ -424,42 +424,38 @@ class SearchIndex:
         ix = index.create_in(str(where), self._schema)
         writer = self._writer(ix)
         # BulkWriter writes the segment whoosh's add_document + commit would, in half (1k) to a
-        # quarter (10k) of the CPU time. The build makes millions of small containers and no cycles: the cyclic
-        # collector, left on, would walk them again and again (~10% of a 10k build).
+        # quarter (10k) of the CPU time
         bulk = BulkWriter(writer, self._bulk_postings) if self.bulk else None
         if bulk is not None:  # what the search file is made of, kept from the commit
             bulk.keep_fields = KEEP_FIELDS
         part: Part | None = None
-        collecting = gc.isenabled()
-        gc.disable()
         count = 0
         try:
-            try:
-                if bulk is not None and isinstance(docs, Sequence):
-                    split = split_at(len(docs), self.part_min_docs)
-                    if split < len(docs):  # the second half to another process, started first
-                        rest = [_whoosh_fields(doc) for doc in docs[split:]]
-                        part = Part(where / ".part", self._schema, rest, self._bulk_postings)
-                        docs = docs[:split]
-                for doc in docs:
-                    if bulk is not None:
-                        bulk.add(_whoosh_fields(doc))
-                    else:
-                        writer.add_document(**_whoosh_fields(doc))
-                    count += 1
-            except BaseException:
-                (bulk or writer).cancel()
-                raise
-            if part is not None:
-                count += len(part)
-                bulk.commit(lambda: part.finish(where))
-            else:
-                (bulk or writer).commit()
+            with collector_off():
+                try:
+                    if bulk is not None and isinstance(docs, Sequence):
+                        split = split_at(len(docs), self.part_min_docs)
+                        if split < len(docs):  # the second half to another process, first
+                            rest = [_whoosh_fields(doc) for doc in docs[split:]]
+                            part = Part(where / ".part", self._schema, rest, self._bulk_postings)
+                            docs = docs[:split]
+                    for doc in docs:
+                        if bulk is not None:
+                            bulk.add(_whoosh_fields(doc))
+                        else:
+                            writer.add_document(**_whoosh_fields(doc))
+                        count += 1
+                except BaseException:
+                    (bulk or writer).cancel()
+                    raise
+                if part is not None:
+                    count += len(part)
+                    bulk.commit(lambda: part.finish(where))
+                else:
+                    (bulk or writer).commit()
         finally:
             if part is not None:
                 part.close()
-            if collecting:
-                gc.enable()
         if bulk is not None:
             base = part.rows if part is not None else None
             self._write_search_file(

@@ -9,6 +9,7 @@ Everything else reaches whoosh through its public API in kb/index.py."""
 
 from __future__ import annotations
 
+import gc
 import json
 import operator
 import os
@@ -17,6 +18,7 @@ import sqlite3
 from array import array
 from collections import defaultdict
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from itertools import accumulate, chain
 from pathlib import Path
 from pickle import dumps
@@ -488,6 +490,19 @@ def _held_terms(
     for k, wid in enumerate(order):
         a, b = bounds[k], bounds[k + 1]
         yield vocab[wid].encode("utf-8"), ids[a:b], weights[a:b], values[a:b]
+
+
+@contextmanager
+def collector_off() -> Iterator[None]:
+    """The cyclic GC off while a rebuild writes: it makes millions of small containers and no
+    cycles, and the collector, left on, walks them again and again (~10% of a 10k build)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
 
 
 # a rebuild's postings kept in memory for the search file: field -> word bytes -> (docnums,

@@ -30,7 +30,6 @@ This module is also the child's entry point: `python -m kb.index_part DIR`."""
 
 from __future__ import annotations
 
-import gc
 import logging
 import os
 import pickle
@@ -44,7 +43,7 @@ from typing import Any
 from whoosh import index
 from whoosh.index import TOC
 
-from kb.index_fast import BulkWriter, segment_rows
+from kb.index_fast import BulkWriter, collector_off, segment_rows
 from kb.search_file import SCORED_FIELDS
 from kb.search_query import FACETS
 
@@ -83,9 +82,7 @@ def write_part(where: Path, schema: Any, fields: Sequence[dict[str, Any]], bulk:
     ix = index.create_in(str(where), schema)
     writer = BulkWriter(ix.writer(), bulk)
     writer.keep_fields = KEEP_FIELDS
-    collecting = gc.isenabled()
-    gc.disable()  # millions of small containers and no cycles (see SearchIndex._write_new)
-    try:
+    with collector_off():
         try:
             for doc in fields:
                 writer.add(doc)
@@ -98,9 +95,6 @@ def write_part(where: Path, schema: Any, fields: Sequence[dict[str, Any]], bulk:
             segment_rows(where / ROWS, searcher, writer.kept, writer.kept_stored)
         finally:
             searcher.close()
-    finally:
-        if collecting:
-            gc.enable()
 
 
 class Part:

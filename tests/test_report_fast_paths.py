@@ -264,6 +264,17 @@ _STACK_OTHERS = [
     b"\t               0 [unknown] ([unknown])\n",
     b"dd 29776 666709.771979:   10101010 cpu-clock: \n",
     b"oracle 4242/4243 [002] 66.000001: cycles:\n",
+    # perf script headers StackParser._perf_step must leave to feed: each also matches, or
+    # starts like, a header _header tries before perf's (gdb's Thread, eu-stack's PID, a
+    # core's, pstack's `pid: cmd`) or holds an Oracle hint word
+    b"Thread 1 (x 4001 666000.01: cpu-clock):\n",
+    b"PID 4001 - 4001 [000] 66.000001: cpu-clock:\n",
+    b"core 'x' of 77: oracle 4001 [000] 66.000001: cpu-clock:\n",
+    b"4001: 4001 [000] 66.000001: cpu-clock:\n",
+    b"4001: ora 4001 [000] 66.000001: cpu-clock:\n",
+    b"java Stack 4001 [000] 66.000001: cpu-clock:\n",
+    b"oradebug dump 4001 [000] 66.000001: cpu-clock:\n",
+    b"ora_dbw0_orcl 4001/4002 [003] 66.000002:   250000 cpu-clock:   \r\n",
     b'4242  10:00:00.000001 read(9, "x", 512) = 512 <0.000010>\n',
     b"15697: 1.5426 1.0901 0.0000 pollsys(0x10041CDA8, 2, 0x0, 0x0) = 1\n",
     b"              libc.so.1`__pollsys+0xa\n",
@@ -307,16 +318,44 @@ def test_cut_crlf_damaged_and_mixed_dumps_read_alike(dumps, kind, monkeypatch):
         _same(b"".join(out), monkeypatch)
 
 
+def test_perf_headers_the_run_must_leave_to_feed_read_alike(monkeypatch):
+    """Each perf-like header of _STACK_OTHERS (and a blank line) after a perf script sample,
+    where the block's run reads the next header itself: as the reference reads it."""
+    frames = [f"\t    {j + 4096:x} fn{j}+0x{j:x} (/u01/bin/oracle)\n" for j in range(11)]
+    tricky = [x for x in _STACK_OTHERS if b"66.0" in x or b"666000.01" in x] + [b"   \n"]
+    assert len(tricky) == 10
+    head = "".join(h + "\n" for h in _HEADS["perf"]).encode()
+    for line in tricky:
+        _same(head + line + "".join(frames).encode() + b"\n" + head, monkeypatch)
+
+
 _STACK_LINE = st.sampled_from([x.decode().rstrip("\n") for x in _STACK_OTHERS[:-1]])
+
+
+_HEADS = {
+    "gdb": [f"#{i}  0x00000000{i:08x} in f{i % 7} () from /lib64/libc.so.6" for i in range(60)],
+    # perf script samples: once the block has read a sample header, its runs take the next
+    # headers and blank lines themselves (StackParser._perf_step)
+    "perf": [
+        line
+        for i in range(5)
+        for line in (
+            f"oracle 4242 [001] 66.{i:06d}:   10101 cpu-clock: ",
+            *(f"\t    {j + 4096:x} fn{j}+0x{j:x} (/u01/bin/oracle)" for j in range(11)),
+            "",
+        )
+    ],
+}
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     body=st.lists(st.one_of(_STACK_LINE, st.text(max_size=40)), max_size=80),
     crlf=st.booleans(),
+    layout=st.sampled_from(sorted(_HEADS)),
 )
-def test_drawn_stack_text_reads_alike(body, crlf):
-    head = [f"#{i}  0x00000000{i:08x} in f{i % 7} () from /lib64/libc.so.6" for i in range(60)]
+def test_drawn_stack_text_reads_alike(body, crlf, layout):
+    head = _HEADS[layout]
     data = ("\r\n" if crlf else "\n").join([*head, *body]).encode("utf-8", errors="replace")
     with pytest.MonkeyPatch.context() as mp:
         _same(data, mp)

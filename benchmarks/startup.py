@@ -103,16 +103,27 @@ def run(full: bool) -> list[Figure]:
     wall = {name: statistics.median(v) for name, v in walls.items()}
     cpu = {name: statistics.median(v) for name, v in cpus.items()}
     floor, tr = "python -c pass", "import typer, rich"
-    figures = [
-        Figure(
+
+    def timed(name: str, metric: str, figs: dict, ref: str, label: str = "", **kw) -> Figure:
+        """`name`'s median beside `ref`'s in `figs` (seconds), both in ms, with their ratio."""
+        return Figure(
             bench=BENCH,
             case=name,
-            metric="wall, median",
-            value=round(wall[name] * 1000, 1),
+            metric=metric,
+            value=round(figs[name] * 1000, 1),
             unit="ms",
-            reference="python -c pass",
-            ref_value=round(wall[floor] * 1000, 1),
-            ratio=ratio(wall[name], wall[floor]),
+            reference=label or ref,
+            ref_value=round(figs[ref] * 1000, 1),
+            ratio=ratio(figs[name], figs[ref]),
+            **kw,
+        )
+
+    figures = [
+        timed(
+            name,
+            "wall, median",
+            wall,
+            floor,
             extra={"runs": reps, "cpu_ms": round(cpu[name] * 1000, 1)},
         )
         for name in (floor, tr, LIBS, ANALYZE_LIBS)
@@ -121,15 +132,11 @@ def run(full: bool) -> list[Figure]:
         for metric, figs in (("wall", wall), ("CPU", cpu)):
             r = ratio(figs[name], figs[tr])
             figures.append(
-                Figure(
-                    bench=BENCH,
-                    case=name,
-                    metric=f"{metric}, median",
-                    value=round(figs[name] * 1000, 1),
-                    unit="ms",
-                    reference="import typer, rich",
-                    ref_value=round(figs[tr] * 1000, 1),
-                    ratio=r,
+                timed(
+                    name,
+                    f"{metric}, median",
+                    figs,
+                    tr,
                     target=f"≤ {TARGET_RATIO:g}×",
                     met=r is not None and r <= TARGET_RATIO,
                     extra={
@@ -141,15 +148,12 @@ def run(full: bool) -> list[Figure]:
             )
     # search beside what it cannot start without (no target: the share that is perfkb's own)
     figures.append(
-        Figure(
-            bench=BENCH,
-            case="perfkb search shmdt",
-            metric="CPU, median",
-            value=round(cpu["perfkb search shmdt"] * 1000, 1),
-            unit="ms",
-            reference="its libraries (LIBS)",
-            ref_value=round(cpu[LIBS] * 1000, 1),
-            ratio=ratio(cpu["perfkb search shmdt"], cpu[LIBS]),
+        timed(
+            "perfkb search shmdt",
+            "CPU, median",
+            cpu,
+            LIBS,
+            "its libraries (LIBS)",
             note=LIBS,
             extra={"runs": reps},
         )
@@ -157,15 +161,11 @@ def run(full: bool) -> list[Figure]:
     name = "perfkb analyze, 1-line file"
     for metric, figs in (("wall", wall), ("CPU", cpu)):
         figures.append(
-            Figure(
-                bench=BENCH,
-                case=name,
-                metric=f"{metric}, median",
-                value=round(figs[name] * 1000, 1),
-                unit="ms",
-                reference="import typer, rich",
-                ref_value=round(figs[tr] * 1000, 1),
-                ratio=ratio(figs[name], figs[tr]),
+            timed(
+                name,
+                f"{metric}, median",
+                figs,
+                tr,
                 target=f"≤ {TARGET_ANALYZE_S * 1000:g} ms",
                 met=figs[name] <= TARGET_ANALYZE_S,
                 extra={"runs": reps, "vs_python_floor": ratio(figs[name], figs[floor])},
@@ -173,15 +173,12 @@ def run(full: bool) -> list[Figure]:
         )
     # analyze beside what it cannot start without (no target: what is left for perfkb's code)
     figures.append(
-        Figure(
-            bench=BENCH,
-            case=name,
-            metric="wall, median, vs its libraries",
-            value=round(wall[name] * 1000, 1),
-            unit="ms",
-            reference="its libraries (ANALYZE_LIBS)",
-            ref_value=round(wall[ANALYZE_LIBS] * 1000, 1),
-            ratio=ratio(wall[name], wall[ANALYZE_LIBS]),
+        timed(
+            name,
+            "wall, median, vs its libraries",
+            wall,
+            ANALYZE_LIBS,
+            "its libraries (ANALYZE_LIBS)",
             note=ANALYZE_LIBS,
             extra={"runs": reps, "libraries_over_bound": wall[ANALYZE_LIBS] > TARGET_ANALYZE_S},
         )

@@ -20,7 +20,6 @@ from pathlib import Path
 import httpx
 import pytest
 from fastapi import FastAPI
-from fastapi.testclient import TestClient
 from server_helpers import serve
 
 from kb import analysis
@@ -62,11 +61,16 @@ def test_render_json_is_what_the_response_model_wrote(starter):
     def old(name: str):
         return results[name].model_dump(mode="json")
 
-    with TestClient(before) as client:
-        for name, result in results.items():
-            old_body = client.get(f"/{name}")
-            assert old_body.headers["content-type"] == "application/json"
-            assert render_json(result) == old_body.content, name
+    async def bodies() -> dict[str, httpx.Response]:
+        # httpx's own ASGI transport: starlette's TestClient is deprecated over httpx
+        transport = httpx.ASGITransport(app=before)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            return {name: await client.get(f"/{name}") for name in results}
+
+    for name, old_body in asyncio.run(bodies()).items():
+        assert old_body.status_code == 200, name
+        assert old_body.headers["content-type"] == "application/json"
+        assert render_json(results[name]) == old_body.content, name
 
 
 def test_pool_size_is_capped_by_the_analyses_allowed_at_once(tmp_path):

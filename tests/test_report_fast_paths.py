@@ -8,6 +8,7 @@ generators' tallies must be what perfkb reports."""
 from __future__ import annotations
 
 import io
+import json
 import random
 from pathlib import Path
 
@@ -327,6 +328,37 @@ def test_perf_headers_the_run_must_leave_to_feed_read_alike(monkeypatch):
     head = "".join(h + "\n" for h in _HEADS["perf"]).encode()
     for line in tricky:
         _same(head + line + "".join(frames).encode() + b"\n" + head, monkeypatch)
+
+
+def test_perf_samples_of_processes_named_like_other_tools_stay_in_the_dump():
+    """`perf record -a` samples every process, sysstat's among them: a sample header whose
+    command another format reads as its command line (vmstat, iostat, sar, pidstat and prstat
+    score `vmstat 4242 ...` 2) or strace as a signal line (`--- x 4242 ...`) continues the dump,
+    every way in. The block's claims say so, and _perf_step reads such headers as feed does (so
+    _same's reference, which claims nothing, would split the dump there: not compared to it)."""
+    names = ["oracle", "vmstat", "iostat", "sar", "pidstat", "prstat", "--- x", "oracle"]
+    frames = "".join(f"\t    {j + 4096:x} fn{j}+0x{j:x} (/u01/bin/oracle)\n" for j in range(12))
+    text = "".join(
+        f"{comm} 4242 [001] 66.{i:06d}:   10101 cpu-clock: \n{frames}\n"
+        for i, comm in enumerate(names * 3)
+    )
+    data = text.encode()
+    for read in PATHS:
+        ev = json.loads(read(data))
+        assert [(b["format"], b["start_line"]) for b in ev["blocks"]] == [("stack", 1)]
+        block = ev["blocks"][0]
+        assert block["facts"]["stack.stacks"] == 24.0
+        assert block["details"]["perf_script"]["samples"] == 24
+        commands = block["details"]["perf_script"]["commands"]
+        assert {c.split()[0] for c in commands} == {
+            "oracle",
+            "vmstat",
+            "iostat",
+            "sar",
+            "pidstat",
+            "prstat",
+            "---",
+        }
 
 
 _STACK_LINE = st.sampled_from([x.decode().rstrip("\n") for x in _STACK_OTHERS[:-1]])

@@ -267,7 +267,8 @@ _STACK_OTHERS = [
     b"oracle 4242/4243 [002] 66.000001: cycles:\n",
     # perf script headers StackParser._perf_step must leave to feed: each also matches, or
     # starts like, a header _header tries before perf's (gdb's Thread, eu-stack's PID, a
-    # core's, pstack's `pid: cmd`) or holds an Oracle hint word
+    # core's, pstack's `pid: cmd`) or holds an Oracle hint word; the last (a thread id,
+    # trailing blanks, a CR) it reads itself
     b"Thread 1 (x 4001 666000.01: cpu-clock):\n",
     b"PID 4001 - 4001 [000] 66.000001: cpu-clock:\n",
     b"core 'x' of 77: oracle 4001 [000] 66.000001: cpu-clock:\n",

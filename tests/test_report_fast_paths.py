@@ -320,6 +320,22 @@ def test_cut_crlf_damaged_and_mixed_dumps_read_alike(dumps, kind, monkeypatch):
         _same(b"".join(out), monkeypatch)
 
 
+_HEADS = {
+    "gdb": [f"#{i}  0x00000000{i:08x} in f{i % 7} () from /lib64/libc.so.6" for i in range(60)],
+    # perf script samples: once the block has read a sample header, its runs take the next
+    # headers and blank lines themselves (StackParser._perf_step)
+    "perf": [
+        line
+        for i in range(5)
+        for line in (
+            f"oracle 4242 [001] 66.{i:06d}:   10101 cpu-clock: ",
+            *(f"\t    {j + 4096:x} fn{j}+0x{j:x} (/u01/bin/oracle)" for j in range(11)),
+            "",
+        )
+    ],
+}
+
+
 def test_perf_headers_the_run_must_leave_to_feed_read_alike(monkeypatch):
     """Each perf-like header of _STACK_OTHERS (and a blank line) after a perf script sample,
     where the block's run reads the next header itself: as the reference reads it."""
@@ -363,22 +379,6 @@ def test_perf_samples_of_processes_named_like_other_tools_stay_in_the_dump():
 
 
 _STACK_LINE = st.sampled_from([x.decode().rstrip("\n") for x in _STACK_OTHERS[:-1]])
-
-
-_HEADS = {
-    "gdb": [f"#{i}  0x00000000{i:08x} in f{i % 7} () from /lib64/libc.so.6" for i in range(60)],
-    # perf script samples: once the block has read a sample header, its runs take the next
-    # headers and blank lines themselves (StackParser._perf_step)
-    "perf": [
-        line
-        for i in range(5)
-        for line in (
-            f"oracle 4242 [001] 66.{i:06d}:   10101 cpu-clock: ",
-            *(f"\t    {j + 4096:x} fn{j}+0x{j:x} (/u01/bin/oracle)" for j in range(11)),
-            "",
-        )
-    ],
-}
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

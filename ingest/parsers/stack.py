@@ -355,11 +355,7 @@ class StackParser(Parser):
         if end - pos > MAX_LINE:
             return -1
         if not line.strip():
-            if not self._frames:
-                return -1
-            self._commit()
-            self._label = ""
-            return end + 1
+            return end + 1 if self._blank() else -1
         if (
             line[0].isdigit()
             or line.startswith(("Thread", "PID", "core"))
@@ -411,14 +407,18 @@ class StackParser(Parser):
         if len(line) > MAX_LINE:
             return False
         if not line.strip():
-            if not self._frames:
-                return False
-            self._commit()
-            self._label = ""
-            return True
+            return self._blank()
         if _ORACLE_HINT.search(line) and self._oracle(line):
             return True
         return self._header(line) or self._frame_line(line) or self._other(line)
+
+    def _blank(self) -> bool:
+        """A blank line: it ends the stack being read, and is taken only when there is one."""
+        if not self._frames:
+            return False
+        self._commit()
+        self._label = ""
+        return True
 
     def _oracle(self, line: str) -> bool:
         """Oracle's own stack shapes; False when the line is none of them."""

@@ -890,7 +890,11 @@ class WaitsParser(Parser):
             if kind == _LINE_BLANK:
                 self._blank()
             else:
-                if not (plain.get((me, line)) is False or claims(line)):
+                # feed_one's test, in its order: the memo's answer only when the block does not
+                # claim the line (working it out asks every other format about a Load Profile
+                # row, 16 of them a report)
+                key = (me, line)
+                if not (dict.get(plain, key) is False or claims(line) or plain.get(key) is False):
                     break
                 if section_of(line) is not None:
                     break

@@ -111,20 +111,24 @@ class Parser(ABC):
         if end - pos > MAX_LINE:
             return -1
         line = text[pos:end].rstrip("\r")
+        if not self.handed(line, plain) or not self.feed(line):
+            return -1
+        return end + 1
+
+    def handed(self, line: str, plain: dict) -> bool:
+        """Would the detector hand `line` to this open block? What it asks before feeding, in
+        its order: a known answer, then the parser's own tests, then (the detector's memo works
+        a missing answer out, asking every other format the prefilter admits) whether another
+        format starts on it. The order only saves work (each test is pure): asking the memo
+        first made it ask the other formats about every Load Profile row of an AWR archive."""
         me = type(self)
         key = (me, line)
-        if not (
-            # what the detector asks before feeding: a known answer, then the parser's own tests,
-            # then (the detector's memo works a missing answer out) whether another format starts
+        return (
             dict.get(plain, key) is False
             or self.claims(line)
             or me.start_score(line) == 2
             or plain.get(key) is False
-        ):
-            return -1
-        if not self.feed(line):
-            return -1
-        return end + 1
+        )
 
     def feed_lines(self, text: str, pos: int, endpos: int, plain: dict) -> tuple[int, int]:
         """A `feed_run` made of `feed_one` alone: line after line until one must take the

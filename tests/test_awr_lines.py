@@ -177,7 +177,7 @@ def test_sql_noise_cap(archive, monkeypatch, lines_read):
 
 def test_claimed_rows_ask_no_other_format(archive, monkeypatch):
     """A Load Profile row the block claims goes in without the detector's memo working out
-    whether another format starts on it (`_report_lines` asks claims first, as feed_one does).
+    whether another format starts on it (`_report_lines` asks `Parser.handed`, feed_one's test).
     Before, the memo was asked first, and every other format admitted was asked about each
     Load Profile row of every report: 1,951 questions on the first 1 MB of the benchmark's
     archive, 284 after; 2,059M -> 1,653M instructions (cachegrind, 2026-12-03)."""

@@ -878,23 +878,18 @@ class WaitsParser(Parser):
         """A run of a report section's lines read by the C core (`awr_lines`): blank lines,
         Load Profile rows, SQL text and the lines of sections read for their title only, each
         applied as `feed` applies it, as long as the detector would hand the line to this
-        parser (`feed_one`'s test) and it is no section title (`section_of`, which awr.c leaves
+        parser (`handed`) and it is no section title (`section_of`, which awr.c leaves
         to Python); the line it stops at goes through `feed_one`."""
         assert _c_lines is not None
         _, lines = _c_lines(text, pos, endpos, section, MAX_LINE)
         taken = 0
-        me = type(self)
-        claims = self.claims
+        handed = self.handed
         report = self._report
         for nxt, line, kind, label, values in lines:
             if kind == _LINE_BLANK:
                 self._blank()
             else:
-                # feed_one's test, in its order: the memo's answer only when the block does not
-                # claim the line (working it out asks every other format about a Load Profile
-                # row, 16 of them a report)
-                key = (me, line)
-                if not (dict.get(plain, key) is False or claims(line) or plain.get(key) is False):
+                if not handed(line, plain):
                     break
                 if section_of(line) is not None:
                     break

@@ -62,12 +62,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             if pool is not None and started is not None:
                 try:
                     await started
-                    app.state.web.pool = pool
+                    app.state.web.use_pool(pool)
                 except Exception:  # a process that cannot start: analyse here, as without one
                     log.exception("the analysis processes did not start; analysing in-process")
             yield
         finally:
-            app.state.web.pool = None
+            app.state.web.use_pool(None)
             if pool is not None:
                 await anyio.to_thread.run_sync(pool.close)
             store.close()

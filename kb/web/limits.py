@@ -213,7 +213,8 @@ class SlotTiming:
 async def analysis_slot(
     limiter: anyio.CapacityLimiter, settings: Settings
 ) -> AsyncIterator[SlotTiming]:
-    """Hold one of the app's analysis slots (PERFKB_WEB_ANALYSES) for the block. Analysis is
+    """Hold one of the app's analysis slots (PERFKB_WEB_ANALYSES, and with analysis processes
+    one more per process: WebState.use_pool) for the block. Analysis is
     CPU-bound (about 1 MB/s of evidence; a 49 MB upload cost 25 s of CPU) and open to anyone,
     so without a bound a few uploads took every core from everyone else. Requests wait for a
     slot up to PERFKB_ANALYZE_QUEUE_SECONDS, then get 503 saying so (and Retry-After). Yields

@@ -41,8 +41,8 @@ class WebState:
         next request submitted its paste (measured, 8 clients posting the seed documents to a
         2-process pool on this 2-core box, five alternating rounds of 1,000 requests: 1.81
         cores busy, 98 requests/s, p99 116 ms; with the extra slots 1.93 cores, 115/s, p99 99
-        ms). The analyses running at once stay bounded by the processes, and the requests
-        admitted by the slots."""
+        ms). The processes still bound the analyses that run at once, and the slots the
+        requests admitted; a request beyond them still waits for a slot, then gets 503."""
         self.pool = pool
         ahead = pool.size if pool is not None else 0
         self.analysis_slots.total_tokens = self.settings.web_analyses + ahead

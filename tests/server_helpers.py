@@ -1,10 +1,12 @@
 """Start the real web server (`python -m kb serve`, so the checkout under test is what runs)
 on a free port, wait until it answers, stop it afterwards; and read a process's CPU time and
-memory from /proc, for tests that measure what a request costs the server."""
+memory from /proc, for tests that measure what a request costs the server; and read the
+Server-Timing header an analysis answers with."""
 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -92,3 +94,14 @@ def rss_kb(pid: int, key: str = "VmRSS") -> int:
         if line.startswith(key + ":"):
             return int(line.split()[1])
     raise AssertionError(f"no {key} in /proc/{pid}/status")
+
+
+def server_timing(response: httpx.Response) -> dict[str, float]:
+    """An analysis's Server-Timing header (kb/web/limits.py SlotTiming: the wait for a slot and
+    the time holding it) as name -> milliseconds; each part must be `name;dur=N.N`."""
+    parts = {}
+    for part in response.headers["server-timing"].split(","):
+        m = re.fullmatch(r"(\w+);dur=(\d+\.\d)", part.strip())
+        assert m is not None, response.headers["server-timing"]
+        parts[m[1]] = float(m[2])
+    return parts

@@ -865,8 +865,8 @@ def _has_content(block: Block) -> bool:
 
 def _html() -> ModuleType:
     """ingest.html_report, imported when an input may hold an HTML document (it has a "<"
-    where a document would start): its HTMLParser subclass pulls in html.parser and
-    html.entities, which a text capture never needs (issue #19: `perfkb analyze` start-up)."""
+    where a document would start): it pulls in lxml's etree (libxml2), which a text capture
+    never needs (issue #19: `perfkb analyze` start-up)."""
     from ingest import html_report
 
     return html_report

@@ -5,17 +5,25 @@ AWR's HTML report holds the same tables as its text twin, as <table> rows of <th
 under <h3> titles (or a bare `<p />Load Profile<p />`). Rather than a second reader for every
 section, each table is laid out as the text report lays it out: header cells, a dashed ruler
 under each column, cells right-aligned to the column's edge, so the one waits parser reads both
-and the two give the same facts. The markup is read with the standard library's HTMLParser
-(never regular expressions over markup); script and style content is dropped; nothing is
-rendered or executed. Memory stays bounded: text is handed on a table at a time, and a table
-keeps at most MAX_ROWS rows.
+and the two give the same facts. The markup is read by an HTML parser, never by regular
+expressions over markup: libxml2's, through lxml's parser-target interface, which calls the
+renderer for each tag and run of text and builds no tree. Script and style content is dropped;
+nothing is rendered or executed. Memory stays bounded: text is handed on a table at a time, and
+a table keeps at most MAX_ROWS rows.
+
+Why libxml2 and not the standard library's HTMLParser, which read these documents until
+2026-12-03: its tokenizer is Python, and on the corpus's 1 MB AWR page (09) it took 324 of the
+405 ms an analysis spent parsing, against 112 ms with the same renderer behind libxml2 (2.9x;
+the whole parse 2.4 -> ~5 MB/s; docs/benchmarks.md). The stdlib tokenizer is kept as the
+reference (`reference_html_lines`): tests hold the two to the same lines.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from html.parser import HTMLParser
+
+from lxml import etree
 
 MAX_ROWS = 5000  # rows kept per table (AWR's longest, SQL text lists, stay far below)
 MAX_CELL = 80  # characters kept per cell: SQL text and module names are long
@@ -31,6 +39,7 @@ _RE_DOCTYPE = re.compile(
     r"^\s*(?:<\?xml[^>]*>\s*)?(?:<!--.{0,2000}?-->\s*){0,3}(?:<!doctype\s+html|<html[\s>])",
     re.I | re.S,
 )
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _RE_NUMBER = re.compile(r"^[-+]?[\d.,]+\s*[KMGT]?(?:ns|us|ms|s)?%?$")
 
 
@@ -40,9 +49,12 @@ def looks_like_html(sample: str) -> bool:
     return _RE_DOCTYPE.match(sample[:SNIFF]) is not None
 
 
-class _Renderer(HTMLParser):
+class _Renderer:
+    """The document's text, built from its tags and text as a parser reports them: lxml's
+    parser-target interface (start, end, data, close), which the reference tokenizer below
+    calls too, so there is one renderer whatever tokenizes."""
+
     def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
         self.out: list[str] = []
         self._text: list[str] = []
         self._skip = 0
@@ -59,7 +71,7 @@ class _Renderer(HTMLParser):
         if text:
             self.out.append(prefix + text)
 
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+    def start(self, tag: str, attrib: object = None) -> None:
         if tag in _SKIP_TAGS:
             self._skip += 1
             return
@@ -75,18 +87,15 @@ class _Renderer(HTMLParser):
             self._cell = []
             if tag == "th":
                 self._row_header = True
+        elif tag == "br" and self._cell is not None:
+            # a line break inside a cell separates words (a parser cannot tell <br> from <br/>)
+            self._cell.append(" ")
         elif tag in _BLOCK_TAGS and not self._tables:
             self._flush_text()
             if tag == "li":
                 self._text.append("-> ")
 
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in _BLOCK_TAGS and not self._tables:
-            self._flush_text()
-        elif tag == "br" and self._cell is not None:
-            self._cell.append(" ")
-
-    def handle_endtag(self, tag: str) -> None:
+    def end(self, tag: str) -> None:
         if tag in _SKIP_TAGS:
             self._skip = max(0, self._skip - 1)
             return
@@ -106,7 +115,7 @@ class _Renderer(HTMLParser):
         elif tag in _BLOCK_TAGS and not self._tables:
             self._flush_text()
 
-    def handle_data(self, data: str) -> None:
+    def data(self, data: str) -> None:
         if self._skip:
             return
         if self._cell is not None:
@@ -123,7 +132,6 @@ class _Renderer(HTMLParser):
                 self._text.append(parts[-1][:MAX_TEXT])
 
     def close(self) -> None:
-        super().close()
         self._flush_text()
 
 
@@ -156,12 +164,56 @@ def render_table(rows: list[tuple[bool, list[str]]]) -> list[str]:
 
 
 def html_lines(chunks: Iterable[str]) -> Iterator[str]:
-    """The text lines of an HTML document given in pieces (a file read a megabyte at a time)."""
+    """The text lines of an HTML document given in pieces (a file read a megabyte at a time).
+
+    libxml2 recovers from broken markup as browsers do and takes no notice of a `<meta
+    charset>` in a str (the text is already decoded). huge_tree: libxml2 releases before 2.14
+    stop at 256 levels of nesting or 10 MB in one text run unless told, which would lose the
+    rest of the report (2.14, in lxml 6, has no such limit: tests/test_parse_awr.py); the
+    renderer bounds what is kept. A lone surrogate (JSON can carry one) cannot be handed to
+    libxml2 as UTF-8: such a chunk goes with U+FFFD in its place, where the stdlib tokenizer
+    kept the character."""
     renderer = _Renderer()
+    parser = etree.HTMLParser(target=renderer, huge_tree=True, no_network=True)
     for chunk in chunks:
-        renderer.feed(chunk)
+        try:
+            parser.feed(chunk)
+        except UnicodeEncodeError:
+            parser.feed(_SURROGATE.sub("\ufffd", chunk))
         if renderer.out:
             yield from renderer.out
             renderer.out = []
+    parser.close()
+    yield from renderer.out
+
+
+def reference_html_lines(chunks: Iterable[str]) -> Iterator[str]:
+    """html_lines with the standard library's tokenizer (pure Python) in libxml2's place: the
+    reference the tests compare html_lines to. Not used to analyse."""
+    from html.parser import HTMLParser
+
+    renderer = _Renderer()
+
+    class _Tokenizer(HTMLParser):
+        def handle_starttag(self, tag: str, attrs: list) -> None:
+            renderer.start(tag)
+
+        def handle_startendtag(self, tag: str, attrs: list) -> None:
+            renderer.start(tag)
+            renderer.end(tag)
+
+        def handle_endtag(self, tag: str) -> None:
+            renderer.end(tag)
+
+        def handle_data(self, data: str) -> None:
+            renderer.data(data)
+
+    tokenizer = _Tokenizer(convert_charrefs=True)
+    for chunk in chunks:
+        tokenizer.feed(chunk)
+        if renderer.out:
+            yield from renderer.out
+            renderer.out = []
+    tokenizer.close()
     renderer.close()
     yield from renderer.out

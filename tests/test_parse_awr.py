@@ -16,7 +16,7 @@ from parser_helpers import (
 )
 
 from ingest.detect import parse_lines, parse_stream, parse_text
-from ingest.html_report import html_lines, looks_like_html
+from ingest.html_report import html_lines, looks_like_html, reference_html_lines
 from ingest.model import Block
 from ingest.oracle_events import is_idle
 from ingest.parsers.waits import WaitsParser, parse_number
@@ -24,6 +24,11 @@ from ingest.parsers.waits import WaitsParser, parse_number
 ORACLE = FIXTURES / "oracle"
 TWIN_TXT = ORACLE / "awr_23ai_twin.txt"
 TWIN_HTML = ORACLE / "awr_23ai_twin.html"
+# a real 11g AWR page (1 MB, 92 tables), published: see the corpus's labels.yaml
+AWR_PAGE = (
+    FIXTURES.parents[1].parent
+    / "shared/corpus/snippets/09_awr-html_solaris-ebs-11g-log-file-sync.html"
+)
 
 
 def drive(lines: list[str]) -> tuple[Block, list[str]]:
@@ -136,6 +141,45 @@ def test_html_report_read_from_a_stream_and_from_lines():
     expected = waits_block(TWIN_HTML.read_text()).facts
     assert [b.facts for b in streamed] == [expected]
     assert [b.facts for b in lines if b.format == "waits"] == [expected]
+
+
+@pytest.mark.parametrize("path", [AWR_PAGE, TWIN_HTML], ids=lambda p: p.name)
+@pytest.mark.parametrize("size", [None, 65_536, 777])
+def test_libxml2_reads_a_report_as_the_stdlib_tokenizer_does(path, size):
+    """html_lines (libxml2 through lxml) against the pure-Python reference tokenizer driving
+    the same renderer, the document whole and cut anywhere (a tag or an entity split across
+    two chunks): the same lines, so the faster reader changed no fact."""
+    doc = path.read_text(errors="replace")
+    chunks = [doc] if size is None else [doc[i : i + size] for i in range(0, len(doc), size)]
+    lines = list(html_lines(chunks))
+    assert lines == list(reference_html_lines(chunks))
+    assert sum(1 for line in lines if set(line) <= {"-", " "} and "-" in line) >= 5  # rulers
+
+
+def test_html_that_libxml2_would_stop_on_is_read_to_its_end():
+    """A lone surrogate (a JSON paste can carry one) cannot go to libxml2 as UTF-8, and
+    libxml2 before 2.14 stopped at 256 levels of nesting or 10 MB of one text run unless told
+    otherwise: each would lose the rest of the report."""
+    table = (
+        "<table><tr><th>Event</th><th>Waits</th></tr>"
+        "<tr><td>log file sync</td><td>1,024</td></tr></table>"
+    )
+    odd = "<html><body><p>bad \ud800 char</p>" + table + "</body></html>"
+    lines = list(html_lines([odd]))
+    assert "bad \ufffd char" in lines and any(line.startswith("log file sync") for line in lines)
+    deep = "<html><body>" + "<div>" * 3000 + "deep" + "</div>" * 3000 + table + "</body></html>"
+    assert any(line.startswith("log file sync") for line in html_lines([deep]))
+    long = "<html><body><p>" + "x" * 11_000_000 + "</p>" + table + "</body></html>"
+    chunks = [long[i : i + (1 << 20)] for i in range(0, len(long), 1 << 20)]
+    assert any(line.startswith("log file sync") for line in html_lines(chunks))
+
+
+def test_a_line_break_in_a_cell_separates_its_words():
+    doc = "<html><body><table><tr><td>log file<br>sync</td><td>db file<br/>sequential read</td>"
+    doc += "</tr></table></body></html>"
+    (row,) = [line for line in html_lines([doc]) if line.strip()]
+    assert row.split("  ") == ["log file sync", "db file sequential read"]
+    assert list(reference_html_lines([doc])) == list(html_lines([doc]))
 
 
 def test_only_a_document_is_taken_for_html():

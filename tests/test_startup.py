@@ -354,13 +354,14 @@ def test_search_keeps_typers_messages_for_bad_values(tmp_path):
 
 
 def test_analyze_of_text_imports_no_html_reader_but_an_html_report_is_still_read(tmp_path):
-    """ingest.detect imports ingest.html_report (html.parser, html.entities) only when an input
-    has a "<" where a document could start: a text capture never needs it (issue #19). A
-    saved AWR page given to the same command still goes through it."""
+    """ingest.detect imports ingest.html_report (lxml's etree, libxml2) only when an input has
+    a "<" where a document could start: a text capture never needs it (issue #19). A saved AWR
+    page given to the same command still goes through it."""
     capture = _one_line_capture(tmp_path)
     modules, stdout = _modules(tmp_path, "analyze", "--json", str(capture))
     assert json.loads(stdout)["blocks"][0]["format"] == "truss"
-    assert [m for m in ("ingest.html_report", "html.parser", "html.entities") if m in modules] == []
+    readers = ("ingest.html_report", "lxml", "lxml.etree", "html.parser", "html.entities")
+    assert [m for m in readers if m in modules] == []
     page = tmp_path / "awrrpt_1_2.html"
     page.write_text(
         "<!DOCTYPE html>\n<html><body><h3>Top 10 Foreground Events by Total Wait Time</h3>\n"
@@ -370,7 +371,7 @@ def test_analyze_of_text_imports_no_html_reader_but_an_html_report_is_still_read
         "<td>Commit</td></tr></table></body></html>\n"
     )
     modules, stdout = _modules(tmp_path, "analyze", "--json", str(page))
-    assert "ingest.html_report" in modules
+    assert "ingest.html_report" in modules and "lxml.etree" in modules
     from ingest.detect import parse_stream
 
     with page.open("rb") as fh:

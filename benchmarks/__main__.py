@@ -40,6 +40,7 @@ BENCHES = (
     "startup",
     "onepath",
     "prefilter",
+    "html_page",
     "gcpause",
     "bot",
     "latency",

@@ -727,3 +727,24 @@ def test_prepare_writes_every_capture_a_full_streaming_run_reads(monkeypatch, tm
     monkeypatch.setattr(streaming, "awr_figures", lambda size, *a: figs(size, "awr"))
     streaming.run(True)
     assert measured == made
+
+
+def test_the_html_page_bench_swaps_the_reader_and_puts_it_back():
+    """benchmarks/html_page.py times parse_stream with each HTML reader in turn: each gives
+    the twin fixture's evidence, and the detector's reader is libxml2's again afterwards."""
+    from benchmarks.html_page import _parse
+    from ingest import html_report
+
+    raw = (Path(__file__).parent / "fixtures/oracle/awr_23ai_twin.html").read_bytes()
+    fast = _parse(raw, html_report.html_lines)
+    assert _parse(raw, html_report.reference_html_lines) == fast
+    assert any(b["format"] == "waits" for b in fast["blocks"])
+
+    def broken(chunks):
+        raise RuntimeError("reader failed")
+        yield ""
+
+    with pytest.raises(RuntimeError):
+        _parse(raw, broken)
+    assert html_report.html_lines.__module__ == "ingest.html_report"
+    assert html_report.html_lines.__name__ == "html_lines"

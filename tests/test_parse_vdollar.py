@@ -195,3 +195,26 @@ def test_ashtop_output_with_capitalised_headings():
     }
     assert f["ash.state_seconds"]["WAITING"] == 1513
     assert f["ash.top_event"] == "ON CPU"
+
+
+def test_a_cut_heading_names_the_first_known_column_it_begins():
+    """vdollar._canon reads cuts from a prefix table; the rule it stands for, written out:
+    the name itself, or (4 characters or more, not a column matched whole only) the first
+    name in KNOWN's order that begins with the token, whatever its case."""
+    from ingest.parsers.vdollar import EXACT_ONLY, KNOWN, _canon
+
+    def rule(token: str) -> str | None:
+        t = token.upper()
+        if t in KNOWN:
+            return t
+        if len(t) >= 4:
+            hits = [k for k in KNOWN if k.startswith(t) and k not in EXACT_ONLY]
+            return hits[0] if hits else None
+        return None
+
+    tokens = {name[:end] for name in KNOWN for end in range(1, len(name) + 1)}
+    tokens |= {t.lower() for t in tokens} | {t + "X" for t in tokens}
+    tokens |= {"", "Seconds", "%This", "Event", "Waits", "DB/Inst:", "sql_id", "ELAPSED_TIME_"}
+    assert [_canon(t) for t in sorted(tokens)] == [rule(t) for t in sorted(tokens)]
+    assert _canon("SESSION") == "SESSION_STATE"  # a 7-wide column cuts SESSION_STATE first
+    assert _canon("sess") is not None and _canon("SES") is None

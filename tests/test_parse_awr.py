@@ -355,6 +355,55 @@ def test_idle_list():
 # -- robustness -----------------------------------------------------------------------------------
 
 
+# well-formed report markup as AWR writes it: cells of words, numbers, entities, inline tags
+_CELL_TEXT = st.text(
+    alphabet=st.sampled_from("abcXYZ019 .,:%/()-_$#\u00e9\u20ac"), min_size=0, max_size=12
+)
+_CELL = st.builds(
+    lambda a, mark, b: f"{a}{mark}{b}",
+    _CELL_TEXT,
+    st.sampled_from(
+        ["", "&amp;", "&lt;", "&nbsp;", "&#233;", "<b>x</b>", "<a href='#a'>y</a>", "<br/>", "<br>"]
+    ),
+    _CELL_TEXT,
+)
+_ROW = st.lists(_CELL, min_size=1, max_size=6)
+_TABLE = st.builds(
+    lambda head, rows: (
+        "<table border='0'>"
+        + "<tr>"
+        + "".join(f"<th class='awrbg'>{c}</th>" for c in head)
+        + "</tr>\n"
+        + "".join(
+            "<tr>" + "".join(f"<td class='awrc'>{c}</td>" for c in r) + "</tr>\n" for r in rows
+        )
+        + "</table>"
+    ),
+    _ROW,
+    st.lists(_ROW, max_size=5),
+)
+_PART = st.one_of(
+    _TABLE,
+    st.builds(lambda t: f"<h3 class='awr'>{t}</h3>", _CELL),
+    st.builds(lambda t: f"<p />{t}<p />", _CELL),
+    st.builds(lambda t: f"<ul><li>{t}</li></ul>", _CELL),
+    st.just("<script>x = '<td>';</script><style>td {}</style>"),
+    _CELL_TEXT.map(lambda t: t + "\n"),
+)
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(_PART, max_size=8), st.integers(min_value=1, max_value=200))
+def test_libxml2_and_the_reference_agree_on_well_formed_report_markup(parts, cut):
+    """Random documents of the markup AWR and Statspack pages are made of, whole and cut
+    every `cut` characters: libxml2 gives the lines the stdlib tokenizer gives."""
+    doc = "<html><head><title>AWR</title></head><body class='awr'>" + "".join(parts)
+    doc += "</body></html>"
+    chunks = [doc[i : i + cut] for i in range(0, len(doc), cut)]
+    assert list(html_lines([doc])) == list(reference_html_lines([doc]))
+    assert list(html_lines(chunks)) == list(reference_html_lines(chunks))
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.text(max_size=400))
 def test_html_of_any_shape_never_raises(junk):

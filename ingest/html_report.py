@@ -12,10 +12,11 @@ nothing is rendered or executed. Memory stays bounded: text is handed on a table
 a table keeps at most MAX_ROWS rows.
 
 Why libxml2 and not the standard library's HTMLParser, which read these documents until
-2026-12-03: its tokenizer is Python, and on the corpus's 1 MB AWR page (09) it took 324 of the
-405 ms an analysis spent parsing, against 112 ms with the same renderer behind libxml2 (2.9x;
-the whole parse 2.4 -> ~5 MB/s; docs/benchmarks.md). The stdlib tokenizer is kept as the
-reference (`reference_html_lines`): tests hold the two to the same lines.
+2026-12-03: its tokenizer is Python, 77 % of a whole parse of the corpus's 1 MB AWR page (09,
+cProfile). Behind libxml2 the same renderer lays the page out in 0.35-0.45x the time and the
+whole parse takes 0.56-0.67x (benchmarks/html_page.py; docs/benchmarks.md). The stdlib
+tokenizer is kept as the reference (`reference_html_lines`): tests hold the two to the same
+lines.
 """
 
 from __future__ import annotations
